@@ -1,0 +1,115 @@
+# aisim - GNU Makefile.
+#
+#   make              optimised build: build/aisim, build/libaisim.a
+#   make demo         install missing Debian packages, build, run the demo
+#   make test         install missing packages, build and run the whole suite
+#   make test SAN=1   the same with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench        reference benchmarks (events/s, sim-s per wall-s, peak memory)
+#   make fuzz FUZZ_SECONDS=60   libFuzzer on the scenario loader (clang)
+#   make DEBUG=1      -O0 build
+#
+# Everything except src/cli/main.c goes into libaisim.a; the CLI, the tests,
+# the benchmarks and the fuzzer link the same objects.
+
+VERSION := 0.1.0
+CC      ?= cc
+PKGS    := yaml-0.1 jansson openblas zlib libpcap ipopt
+LIBS_EXTRA := -lglpk -lm
+
+WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+           -Wpointer-arith -Wformat=2 -Wno-format-nonliteral
+CSTD    := -std=c11 -D_DEFAULT_SOURCE
+OPT     := -O2 -g
+BUILD   := build
+
+ifeq ($(DEBUG),1)
+  OPT   := -O0 -g
+  BUILD := build-debug
+endif
+ifeq ($(SAN),1)
+  OPT   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+           -fno-sanitize-recover=all
+  BUILD := build-san
+  LDSAN := -fsanitize=address,undefined
+endif
+ifeq ($(WERROR),1)
+  WARN  += -Werror
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS  += $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) \
+           -DAISIM_VERSION='"$(VERSION)"' -MMD -MP
+LDLIBS  := $(PKG_LIBS) $(LIBS_EXTRA)
+LDFLAGS += $(LDSAN)
+
+LIB_SRC  := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/examples.o
+EXAMPLES := $(shell find examples -name '*.yaml' | sort)
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+
+.PHONY: all deps demo test test-run bench fuzz clean golden-update
+all: $(BUILD)/aisim
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# The example scenarios are embedded in the binary (aisim list / run NAME).
+$(BUILD)/embed: scripts/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 $< -o $@
+$(BUILD)/gen/examples.c: $(BUILD)/embed $(EXAMPLES)
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed $(EXAMPLES) > $@
+$(BUILD)/gen/examples.o: $(BUILD)/gen/examples.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libaisim.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/aisim: $(BUILD)/src/cli/main.o $(BUILD)/libaisim.a
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libaisim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(shell pkg-config --cflags cmocka) $(LDFLAGS) $< \
+	    $(BUILD)/libaisim.a $(LDLIBS) $(shell pkg-config --libs cmocka) -o $@
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/aisim demo
+
+test: deps
+	@$(MAKE) --no-print-directory $(BUILD)/aisim $(TESTS)
+	@AISIM=$(BUILD)/aisim tests/run.sh $(TESTS)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/aisim bench
+
+# ---- fuzzing (clang + libFuzzer) ----------------------------------------
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := build-fuzz
+FUZZ_CFLAGS := $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+               $(PKG_CFLAGS) -DAISIM_VERSION='"$(VERSION)"'
+fuzz:
+	@scripts/deps.sh fuzz
+	@mkdir -p $(FUZZ_BUILD)/corpus
+	$(MAKE) --no-print-directory $(BUILD)/gen/examples.c
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_scenario.c $(LIB_SRC) $(BUILD)/gen/examples.c \
+	    $(LDLIBS) -o $(FUZZ_BUILD)/fuzz_scenario
+	$(FUZZ_BUILD)/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    -dict=tests/fuzz/yaml.dict -timeout=10 -rss_limit_mb=2048 \
+	    $(FUZZ_BUILD)/corpus tests/fuzz/seeds examples/core tests/scenarios/bad
+
+clean:
+	rm -rf build build-debug build-san build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

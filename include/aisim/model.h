@@ -1,0 +1,61 @@
+/*
+ * model.h - what a scenario runs.
+ *
+ * A scenario names one model (`model: queue`) and configures it in the
+ * section of the same name.  A model is an ops table, in the style of Linux's
+ * Qdisc_ops: the runner allocates `state_size` zeroed bytes, calls
+ * configure() (bind and validate the section, load data files: no events, no
+ * output; `aisim check` stops here), start() (schedule the first events),
+ * runs the engine until the scenario's stop time or until the model calls
+ * sim_stop(), then report() (tables and headline metrics) and fini().
+ *
+ * The registry (src/cli/registry.c) lists every model; `aisim list` prints
+ * them.  The five systems plug in here through their simulator glue, while
+ * their decision logic stays sans-I/O in src/systems/<name>/.
+ */
+#ifndef AISIM_MODEL_H
+#define AISIM_MODEL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aisim/cfg.h"
+#include "aisim/err.h"
+#include "aisim/out.h"
+#include "aisim/sim.h"
+
+typedef struct model_env {
+    uint64_t seed;          /* the run's seed: derive streams with rng_init() */
+    const char *base_dir;   /* resolves relative data paths in the scenario */
+    int64_t stop_ps;        /* the scenario's stop time (SIM_TIME_MAX: none) */
+} model_env;
+
+typedef struct model_ops {
+    const char *name;       /* `model:` value and section key */
+    const char *summary;    /* one line for `aisim list` */
+    size_t state_size;      /* bytes of state, allocated zeroed */
+
+    /* Binds and validates the model's section; loads data files.  Must not
+     * schedule events or write output.  Errors name the scenario location. */
+    int (*configure)(void *st, cfg_node *section, const char *path,
+                     const model_env *env, err *e);
+    /* Schedules the first events. */
+    int (*start)(void *st, sim *s, err *e);
+    /* Fraction of the run done, in [0, 1], or < 0 if the model cannot tell
+     * (the runner then uses the stop time).  May be NULL. */
+    double (*progress)(const void *st, const sim *s);
+    /* Writes the model's tables through o and its headline metrics into
+     * `summary` (a JSON object). */
+    int (*report)(void *st, const sim *s, out *o, json_t *summary, err *e);
+    /* Releases what configure() and start() acquired.  Called whenever
+     * configure() was called, even if it failed. */
+    void (*fini)(void *st);
+} model_ops;
+
+/* The registry. */
+const model_ops *model_find(const char *name);
+/* NULL-terminated array of every model, in `aisim list` order. */
+const model_ops *const *model_all(void);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * out.h - the run directory.
+ *
+ * A run writes one directory: summary.json, CSV tables, scenario.yaml (the
+ * resolved scenario) and run.log.  Every file is written under a temporary
+ * name (".NAME.part") and renamed when the run completes, summary.json last:
+ * a run that fails or is interrupted never leaves a file that looks complete,
+ * and out_abort() removes the temporaries (and the directory, if this run
+ * created it and it is empty).
+ */
+#ifndef AISIM_OUT_H
+#define AISIM_OUT_H
+
+#include <stdio.h>
+
+#include "aisim/err.h"
+
+typedef struct out out;
+
+/* Creates (mkdir -p) or reuses directory `dir`. */
+int out_open(const char *dir, out **o, err *e);
+
+/* Opens DIR/.name.part for writing; the out owns the FILE.  Opening the same
+ * name twice returns the same stream. */
+FILE *out_file(out *o, const char *name, err *e);
+
+const char *out_dir(const out *o);
+
+/* Name of the i-th file opened, or NULL past the end. */
+const char *out_name(const out *o, size_t i);
+
+/* Closes every file, checks for write errors and renames each into place,
+ * summary.json last.  Frees o. */
+int out_commit(out *o, err *e);
+
+/* Closes and removes every temporary; removes the directory if created by
+ * out_open() and now empty.  Frees o.  NULL is fine. */
+void out_abort(out *o);
+
+/* Writes `v` with the shortest "%.*g" that reads back the same double, for
+ * CSV and JSON fields (deterministic, locale-independent). */
+void out_fmt_double(char *buf, size_t len, double v);
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * bench.c - `aisim bench`: reference benchmarks.
+ *
+ * Engine:
+ *   hold N      the classic hold model (Jones, CACM 1986): N events pending;
+ *               each one, when it runs, schedules one more at now + Exp(1us).
+ *               Measures the heap at a steady size of 1k, 100k and 1M.
+ *   timers      a transport-like mix: 10k flows, each a chain of packet
+ *               events (Exp(10us) apart) that re-arms the flow's
+ *               retransmission timer (200us) on every packet, so nearly every
+ *               timer is moved or cancelled before it fires.  Counted: events
+ *               run plus timer re-arms.
+ *   cancel      the same with one-shot events: cancel the old timeout, schedule
+ *               a new one (the pattern of code without embedded timers).
+ * Scenarios: the built-in examples named in `scenarios` below, run end to end
+ * (output to a temporary directory).
+ *
+ * Each case runs in a child process so that its peak resident memory
+ * (wait4's ru_maxrss) is its own.  Times are wall-clock; compare ratios
+ * measured in one run, not absolute numbers across machines.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aisim/rng.h"
+#include "aisim/sim.h"
+#include "aisim/units.h"
+#include "cli/cli.h"
+#include "cli/run.h"
+
+typedef struct bres {
+    double ops;         /* events (plus timer operations) counted */
+    double wall;        /* seconds */
+    double sim_s;       /* simulated seconds */
+} bres;
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- hold model ---- */
+
+typedef struct hold {
+    rng r;
+    uint64_t left;
+} hold;
+
+static void hold_ev(sim *s, void *obj, uint64_t arg)
+{
+    hold *h = obj;
+    if (h->left-- == 0) {
+        sim_stop(s);
+        return;
+    }
+    sim_schedule(s, sim_now(s) + (int64_t)rng_exponential(&h->r, 1e6) + 1, hold_ev, h, arg);
+}
+
+static bres bench_hold(uint64_t pending, uint64_t events)
+{
+    sim *s = sim_create();
+    hold h;
+    rng_init(&h.r, 1, "bench.hold", pending);
+    for (uint64_t i = 0; i < pending; i++)
+        sim_schedule(s, (int64_t)rng_exponential(&h.r, 1e6), hold_ev, &h, i);
+    h.left = pending;       /* warm-up: every initial event runs once */
+    sim_run(s, SIM_TIME_MAX);
+    h.left = events;
+    uint64_t e0 = sim_events_run(s);
+    int64_t t0 = sim_now(s);
+    double w0 = wall_now();
+    sim_run(s, SIM_TIME_MAX);
+    bres b = {(double)(sim_events_run(s) - e0), wall_now() - w0, (double)(sim_now(s) - t0) * 1e-12};
+    sim_destroy(s);
+    return b;
+}
+
+/* ---- timer mix ---- */
+
+typedef struct flow {
+    sim_timer rto;
+    sim_event_id rto_id;    /* for the cancel variant */
+    struct tmix *m;
+} flow;
+
+typedef struct tmix {
+    rng r;
+    uint64_t left, rearms, fired;
+    int use_cancel;
+    flow *f;
+} tmix;
+
+static void rto_fire(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    (void)arg;
+    flow *f = obj;
+    f->m->fired++;
+}
+
+static void pkt_ev(sim *s, void *obj, uint64_t arg)
+{
+    flow *f = obj;
+    tmix *m = f->m;
+    if (m->left-- == 0) {
+        sim_stop(s);
+        return;
+    }
+    int64_t now = sim_now(s);
+    if (m->use_cancel) {
+        sim_cancel(s, f->rto_id);
+        f->rto_id = sim_schedule(s, now + 200 * 1000000LL, rto_fire, f, 0);
+    } else {
+        sim_timer_arm(s, &f->rto, now + 200 * 1000000LL);
+    }
+    m->rearms++;
+    sim_schedule(s, now + (int64_t)rng_exponential(&m->r, 1e7) + 1, pkt_ev, f, arg);
+}
+
+static bres bench_timers(int nflows, uint64_t events, int use_cancel)
+{
+    sim *s = sim_create();
+    tmix m = {.use_cancel = use_cancel};
+    rng_init(&m.r, 1, "bench.timers", (uint64_t)use_cancel);
+    m.f = calloc((size_t)nflows, sizeof *m.f);
+    for (int i = 0; i < nflows; i++) {
+        m.f[i].m = &m;
+        sim_timer_init(&m.f[i].rto, rto_fire, &m.f[i], 0);
+        sim_schedule(s, (int64_t)rng_exponential(&m.r, 1e7), pkt_ev, &m.f[i], 0);
+    }
+    m.left = events;
+    double w0 = wall_now();
+    sim_run(s, SIM_TIME_MAX);
+    bres b = {(double)(sim_events_run(s) + m.rearms), wall_now() - w0, ps_to_s(sim_now(s))};
+    sim_destroy(s);
+    free(m.f);
+    return b;
+}
+
+/* ---- scenarios ---- */
+
+static bres bench_scenario(const char *name, const char *const *sets, int nsets)
+{
+    char dir[] = "/tmp/aisim-bench-XXXXXX";
+    bres b = {0, 0, 0};
+    if (!mkdtemp(dir))
+        return b;
+    char out[sizeof dir + 8];
+    snprintf(out, sizeof out, "%s/run", dir);
+    run_opts o = {.scenario = name, .out_dir = out, .sets = sets, .nsets = nsets};
+    err e = {0};
+    json_t *sum;
+    if (run_scenario(&o, &sum, NULL, &e) == 0) {
+        json_t *w = json_object_get(sum, "wall");
+        b.ops = (double)json_integer_value(json_object_get(sum, "events"));
+        b.wall = json_number_value(json_object_get(w, "seconds"));
+        b.sim_s = json_number_value(json_object_get(sum, "sim_time_s"));
+        json_decref(sum);
+    } else {
+        cli_print_error(&e);
+    }
+    char cmd[sizeof dir + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "aisim bench: could not remove %s\n", dir);
+    return b;
+}
+
+/* ---- driver ---- */
+
+typedef struct bcase {
+    const char *label;
+    int kind;                   /* 0 hold, 1 timers, 2 cancel, 3 scenario */
+    uint64_t a, events, quick_events;
+    const char *scenario;
+    const char *sets[3];
+} bcase;
+
+static const bcase cases[] = {
+    {"engine hold, 1k pending", 0, 1000, 20000000, 1000000, NULL, {NULL}},
+    {"engine hold, 100k pending", 0, 100000, 20000000, 1000000, NULL, {NULL}},
+    {"engine hold, 1M pending", 0, 1000000, 10000000, 1000000, NULL, {NULL}},
+    {"engine timers re-armed, 10k flows", 1, 10000, 10000000, 1000000, NULL, {NULL}},
+    {"engine timers cancelled, 10k flows", 2, 10000, 10000000, 1000000, NULL, {NULL}},
+    {"scenario core/mm1 (2M customers)", 3, 0, 0, 0, "core/mm1", {NULL}},
+};
+
+static bres run_case(const bcase *c, int quick)
+{
+    uint64_t ev = quick ? c->quick_events : c->events;
+    switch (c->kind) {
+    case 0: return bench_hold(c->a, ev);
+    case 1: return bench_timers((int)c->a, ev, 0);
+    case 2: return bench_timers((int)c->a, ev, 1);
+    default: {
+        const char *qs[] = {"queue.customers=100000", NULL};
+        return bench_scenario(c->scenario, quick ? qs : c->sets, quick ? 1 : 0);
+    }
+    }
+}
+
+int cli_bench(int argc, char **argv)
+{
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    if (argc > 1 + quick) {
+        fprintf(stderr, "aisim bench: unexpected argument \"%s\"\nusage: aisim bench [--quick]\n",
+                argv[1 + quick]);
+        return EXIT_BAD_INPUT;
+    }
+    printf("aisim bench%s: each case in its own process; wall-clock, one run\n\n",
+           quick ? " --quick" : "");
+    printf("%-38s %12s %9s %10s %14s %9s\n", "case", "events", "wall s", "Mev/s",
+           "sim-s/wall-s", "peak MiB");
+    fflush(stdout);
+    int failed = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int fd[2];
+        if (pipe(fd) != 0)
+            return EXIT_RUN_FAILED;
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fd[0]);
+            bres b = run_case(&cases[i], quick);
+            ssize_t w = write(fd[1], &b, sizeof b);
+            _exit(w == (ssize_t)sizeof b && b.wall > 0 ? 0 : 1);
+        }
+        close(fd[1]);
+        bres b = {0};
+        ssize_t rd = read(fd[0], &b, sizeof b);
+        close(fd[0]);
+        int status;
+        struct rusage ru;
+        wait4(pid, &status, 0, &ru);
+        if (rd != (ssize_t)sizeof b || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("%-38s failed\n", cases[i].label);
+            failed = 1;
+            continue;
+        }
+        printf("%-38s %12.0f %9.3f %10.2f %14.4g %9.1f\n", cases[i].label, b.ops, b.wall,
+               b.ops / b.wall / 1e6, b.sim_s / b.wall, (double)ru.ru_maxrss / 1024.0);
+        fflush(stdout);
+    }
+    printf("\nMev/s: million events per wall second (timer cases count re-arms too).\n");
+    return failed ? EXIT_RUN_FAILED : EXIT_OK;
+}

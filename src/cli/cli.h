@@ -1,0 +1,16 @@
+/*
+ * cli.h - the subcommands that live in their own files.
+ */
+#ifndef AISIM_CLI_CLI_H
+#define AISIM_CLI_CLI_H
+
+#include "aisim/err.h"
+
+/* `aisim demo [--out DIR]`: returns an exit code. */
+int cli_demo(int argc, char **argv);
+/* `aisim bench [--quick]`: returns an exit code. */
+int cli_bench(int argc, char **argv);
+/* Prints an error as one line (plus its origin under -v). */
+void cli_print_error(const err *e);
+
+#endif

@@ -1,0 +1,208 @@
+/*
+ * main.c - the aisim command.
+ *
+ *   aisim run SCENARIO [--out DIR] [--seed N] [--set key.path=value]... [-q] [-v]
+ *   aisim check SCENARIO [--seed N] [--set key.path=value]...
+ *   aisim list | demo | bench | version | help [COMMAND]
+ *
+ * Exit codes: 0 success, 1 the run failed, 2 bad usage or bad scenario.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aisim/log.h"
+#include "aisim/model.h"
+#include "cli/cli.h"
+#include "cli/examples.h"
+#include "cli/run.h"
+
+static const struct cmd_help {
+    const char *name, *usage, *text;
+} helps[] = {
+    {"run", "aisim run SCENARIO [--out DIR] [--seed N] [--set key.path=value]... [-q] [-v]",
+     "Runs a scenario (a YAML file, or a built-in example name from `aisim list`) and\n"
+     "writes its run directory (default out/<name>): summary.json, CSV tables,\n"
+     "scenario.yaml (the resolved scenario, every default filled in) and run.log.\n"
+     "Files appear only when the run completes.\n\n"
+     "  --out DIR           run directory\n"
+     "  --seed N            seed of every random stream (overrides `seed:`)\n"
+     "  --set k.path=value  override any scenario key; value is YAML; lists as k[2].x\n"
+     "  -q, --quiet         no progress line\n"
+     "  -v, --verbose       more diagnostics (and where in aisim an error was raised)\n"},
+    {"check", "aisim check SCENARIO [--seed N] [--set key.path=value]...",
+     "Validates a scenario (keys, types, units, ranges, data files) without running it.\n"},
+    {"list", "aisim list", "Lists the models and the built-in example scenarios.\n"},
+    {"demo", "aisim demo [--out DIR]",
+     "A short tour: runs built-in examples and prints one headline table per module.\n"},
+    {"bench", "aisim bench [--quick]",
+     "Reference benchmarks: events/s, simulated seconds per wall second and peak\n"
+     "memory for the event engine and fixed reference scenarios.\n"
+     "  --quick   smaller sizes (for a smoke test)\n"},
+    {"version", "aisim version", "Prints the version.\n"},
+    {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n"},
+    {NULL, NULL, NULL},
+};
+
+static void usage_all(FILE *f)
+{
+    fprintf(f, "aisim %s - simulator for cloud and edge AI infrastructure\n\nusage:\n",
+            AISIM_VERSION);
+    for (const struct cmd_help *h = helps; h->name; h++)
+        fprintf(f, "  %s\n", h->usage);
+    fprintf(f, "\nexit codes: 0 ok, 1 run failed, 2 bad usage or bad scenario\n"
+               "`aisim help COMMAND` or `aisim COMMAND --help` for details.\n");
+}
+
+static int help_cmd(const char *name)
+{
+    for (const struct cmd_help *h = helps; h->name; h++)
+        if (strcmp(h->name, name) == 0) {
+            printf("usage: %s\n\n%s", h->usage, h->text);
+            return EXIT_OK;
+        }
+    fprintf(stderr, "aisim: unknown command \"%s\"\n", name);
+    usage_all(stderr);
+    return EXIT_BAD_INPUT;
+}
+
+static int bad_usage(const char *cmd, const char *msg)
+{
+    fprintf(stderr, "aisim %s: %s\n", cmd, msg);
+    for (const struct cmd_help *h = helps; h->name; h++)
+        if (strcmp(h->name, cmd) == 0)
+            fprintf(stderr, "usage: %s\n", h->usage);
+    return EXIT_BAD_INPUT;
+}
+
+static void print_results(const char *dir, json_t *sum)
+{
+    printf("run directory: %s\n", dir);
+    json_t *res = json_object_get(sum, "results");
+    const char *k;
+    json_t *v;
+    json_object_foreach(res, k, v) {
+        if (json_is_integer(v))
+            printf("  %-28s %lld\n", k, (long long)json_integer_value(v));
+        else if (json_is_real(v))
+            printf("  %-28s %.6g\n", k, json_real_value(v));
+        else if (json_is_string(v))
+            printf("  %-28s %s\n", k, json_string_value(v));
+    }
+}
+
+static int cmd_run(int argc, char **argv, int check)
+{
+    const char *cmd = check ? "check" : "run";
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'}, {"seed", required_argument, 0, 's'},
+        {"set", required_argument, 0, 'S'}, {"quiet", no_argument, 0, 'q'},
+        {"verbose", no_argument, 0, 'v'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    run_opts o = {.progress = isatty(2)};
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:s:S:qvh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.out_dir = optarg; break;
+        case 's': o.seed = optarg; break;
+        case 'S': sets[o.nsets++] = optarg; break;
+        case 'q': o.progress = 0; break;
+        case 'v': log_stderr_level = LOG_DEBUG; break;
+        case 'h': free(sets); return help_cmd(cmd);
+        default: {
+            char m[128];
+            snprintf(m, sizeof m, "unknown or incomplete option \"%s\"", argv[optind - 1]);
+            free(sets);
+            return bad_usage(cmd, m);
+        }
+        }
+    }
+    if (optind != argc - 1) {
+        free(sets);
+        return bad_usage(cmd, optind >= argc ? "missing SCENARIO" : "expected one SCENARIO");
+    }
+    if (o.seed) {
+        char *end;
+        strtoull(o.seed, &end, 10);
+        if (!*o.seed || *end || o.seed[0] == '-') {
+            free(sets);
+            return bad_usage(cmd, "--seed expects a non-negative integer");
+        }
+    }
+    o.scenario = argv[optind];
+    o.sets = sets;
+    o.check_only = check;
+    err e = {0};
+    json_t *sum = NULL;
+    char *dir = NULL;
+    int r = run_scenario(&o, check ? NULL : &sum, &dir, &e);
+    free(sets);
+    if (r) {
+        cli_print_error(&e);
+        return run_exit_code(r);
+    }
+    if (check)
+        printf("%s: ok\n", o.scenario);
+    else
+        print_results(dir, sum);
+    json_decref(sum);
+    free(dir);
+    return EXIT_OK;
+}
+
+static int cmd_list(void)
+{
+    printf("models:\n");
+    for (const model_ops *const *m = model_all(); *m; m++)
+        printf("  %-12s %s\n", (*m)->name, (*m)->summary);
+    printf("\nbuilt-in examples (aisim run NAME):\n");
+    for (const struct embedded_example *x = embedded_examples; x->name; x++)
+        printf("  %-24s %s\n", x->name, x->path);
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage_all(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    const char *cmd = argv[1];
+    int sub_help = argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"));
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1, 0);
+    if (!strcmp(cmd, "check"))
+        return cmd_run(argc - 1, argv + 1, 1);
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        if (argc > 2)
+            return help_cmd(argv[2]);
+        usage_all(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        if (sub_help)
+            return help_cmd("version");
+        printf("aisim %s\n", AISIM_VERSION);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "list")) {
+        if (sub_help)
+            return help_cmd("list");
+        if (argc > 2)
+            return bad_usage("list", "takes no arguments");
+        return cmd_list();
+    }
+    if (!strcmp(cmd, "demo"))
+        return sub_help ? help_cmd("demo") : cli_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return sub_help ? help_cmd("bench") : cli_bench(argc - 1, argv + 1);
+    fprintf(stderr, "aisim: unknown command \"%s\"\n", cmd);
+    usage_all(stderr);
+    return EXIT_BAD_INPUT;
+}

@@ -1,0 +1,141 @@
+/*
+ * scenario.c - top-level scenario keys (see scenario.h).
+ */
+#include "cli/scenario.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "aisim/sim.h"
+#include "cli/examples.h"
+
+const struct embedded_example *example_find(const char *name)
+{
+    for (const struct embedded_example *x = embedded_examples; x->name; x++)
+        if (strcmp(x->name, name) == 0)
+            return x;
+    return NULL;
+}
+
+typedef struct top {
+    const char *name, *description;
+    int64_t seed, stop_ps;
+    int model;
+    cfg_node *section;
+} top;
+
+/* Directory holding the source tree's examples, for embedded examples that
+ * name data files; set at build time, overridable with AISIM_HOME. */
+#ifndef AISIM_SRCDIR
+#define AISIM_SRCDIR "."
+#endif
+
+int scenario_load(scenario *sc, const char *spec, const char *const *sets, int nsets,
+                  const char *seed_override, err *e)
+{
+    memset(sc, 0, sizeof *sc);
+    struct stat st;
+    int r;
+    const struct embedded_example *ex = NULL;
+    if (stat(spec, &st) == 0) {
+        r = cfg_load_file(spec, &sc->doc, e);
+        char *tmp = xstrdup(spec);
+        sc->base_dir = xstrdup(dirname(tmp));
+        free(tmp);
+    } else if ((ex = example_find(spec))) {
+        r = cfg_load_string(ex->path, ex->text, strlen(ex->text), &sc->doc, e);
+        const char *home = getenv("AISIM_HOME");
+        char *tmp = xstrdup(ex->path);
+        size_t n = strlen(home ? home : AISIM_SRCDIR) + strlen(tmp) + 2;
+        sc->base_dir = xmalloc(n);
+        snprintf(sc->base_dir, n, "%s/%s", home ? home : AISIM_SRCDIR, dirname(tmp));
+        free(tmp);
+    } else {
+        r = ERR(e, AISIM_ENOENT, "%s: no such scenario file or built-in example (see aisim list)",
+                spec);
+    }
+    if (r)
+        goto fail;
+
+    for (int i = 0; i < nsets && !r; i++)
+        r = cfg_set(sc->doc, sets[i], e);
+    if (!r && seed_override) {
+        char a[64];
+        snprintf(a, sizeof a, "seed=%s", seed_override);
+        r = cfg_set(sc->doc, a, e);
+    }
+    if (r)
+        goto fail;
+
+    cfg_node *root = cfg_root(sc->doc);
+    char found[96];
+    if (cfg_kind(root) != CFG_MAP) {
+        r = cfg_err(e, AISIM_EINVAL, root, "", "a scenario is a map of keys (name, seed, model, "
+                    "...), found %s", cfg_describe(root, found, sizeof found));
+        goto fail;
+    }
+
+    /* The model decides which section key is allowed. */
+    const model_ops *const *all = model_all();
+    size_t nm = 0;
+    while (all[nm])
+        nm++;
+    const char **names = xcalloc(nm + 1, sizeof *names);
+    for (size_t i = 0; i < nm; i++)
+        names[i] = all[i]->name;
+    top t = {.model = -1};
+    const char *base = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+    snprintf(sc->default_name, sizeof sc->default_name, "%.*s",
+             (int)(strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".yaml")
+                       ? strlen(base) - 5 : strlen(base)), base);
+    cfg_key keys[] = {
+        {.name = "name", .type = CFG_STR, .off = offsetof(top, name), .def = sc->default_name,
+         .help = "run name (default: the scenario file's base name)"},
+        {.name = "description", .type = CFG_STR, .off = offsetof(top, description), .def = "\"\"",
+         .help = "free text"},
+        {.name = "seed", .type = CFG_INT, .off = offsetof(top, seed), .def = "1",
+         .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 9007199254740992.0,
+         .help = "seed of every random stream of the run"},
+        {.name = "stop", .type = CFG_TIME, .off = offsetof(top, stop_ps), .flags = CFG_OPTIONAL
+         | CFG_MIN_EXCL, .min = 0, .help = "simulated time at which the run stops"},
+        {.name = "model", .type = CFG_ENUM, .off = offsetof(top, model), .choices = names,
+         .help = "which model runs (aisim list)"},
+        {.name = NULL, .type = CFG_NODE, .off = offsetof(top, section), .def = "{}",
+         .help = "the model's section"},
+        {0},
+    };
+    cfg_node *mnode = cfg_get(root, "model");
+    if (mnode) {
+        char path[] = "model";
+        r = cfg_value(mnode, path, &keys[4], &t.model, e);
+        if (r) {
+            free(names);
+            goto fail;
+        }
+        keys[5].name = names[t.model];
+    }
+    t.stop_ps = SIM_TIME_MAX;
+    r = cfg_bind(root, "", keys, &t, e);
+    free(names);
+    if (r)
+        goto fail;
+    sc->name = t.name;
+    sc->description = t.description;
+    sc->seed = t.seed;
+    sc->stop_ps = t.stop_ps;
+    sc->model = all[t.model];
+    sc->section = t.section;
+    return 0;
+fail:
+    scenario_fini(sc);
+    return r;
+}
+
+void scenario_fini(scenario *sc)
+{
+    cfg_free(sc->doc);
+    free(sc->base_dir);
+    memset(sc, 0, sizeof *sc);
+}

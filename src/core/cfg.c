@@ -1,0 +1,932 @@
+/*
+ * cfg.c - the scenario tree (libyaml event parser) and schema binding.
+ *
+ * The tree is built from libyaml's event stream rather than its document
+ * API so that duplicate keys can be reported with both positions and
+ * anchors/aliases rejected where they appear.  Nesting is limited to
+ * CFG_MAX_DEPTH levels so that hostile input cannot exhaust the stack (the
+ * fuzzer's first finding).
+ *
+ * Every node is allocated separately and listed in its doc, which frees them
+ * all at once.  Maps keep their entries in file order; cfg_bind() reorders a
+ * bound map into schema order, so the resolved scenario reads like the
+ * documentation.
+ */
+#include "aisim/cfg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "aisim/units.h"
+
+#define CFG_MAX_DEPTH 64
+
+struct cfg_node {
+    enum cfg_kind kind;
+    int line, col;          /* 1-based; 0 for inserted defaults */
+    const char *file;       /* source name (owned by the doc) */
+    cfg_doc *doc;
+    char *str;              /* scalar text */
+    int quoted;             /* scalar was quoted: never null, emitted quoted */
+    size_t n, cap;          /* map/seq entries */
+    cfg_node **keys;        /* map keys (scalar nodes) */
+    cfg_node **vals;        /* map values / seq elements */
+};
+
+struct cfg_doc {
+    char *name;             /* file name used in messages */
+    cfg_node *root;
+    cfg_node **all;         /* every node, for cfg_free() */
+    size_t nall, capall;
+    char **names;           /* extra source names ("--set", "(default)") */
+    size_t nnames;
+};
+
+static const char DEFAULT_SRC[] = "(default)";
+
+static cfg_node *node_new(cfg_doc *d, enum cfg_kind k, const char *file, int line, int col)
+{
+    cfg_node *n = xcalloc(1, sizeof *n);
+    n->kind = k;
+    n->file = file;
+    n->line = line;
+    n->col = col;
+    n->doc = d;
+    if (d->nall == d->capall) {
+        d->capall = d->capall ? 2 * d->capall : 64;
+        d->all = xrealloc(d->all, d->capall * sizeof *d->all);
+    }
+    d->all[d->nall++] = n;
+    return n;
+}
+
+static void node_push(cfg_node *n, cfg_node *key, cfg_node *val)
+{
+    if (n->n == n->cap) {
+        n->cap = n->cap ? 2 * n->cap : 4;
+        n->vals = xrealloc(n->vals, n->cap * sizeof *n->vals);
+        if (n->kind == CFG_MAP)
+            n->keys = xrealloc(n->keys, n->cap * sizeof *n->keys);
+    }
+    if (n->kind == CFG_MAP)
+        n->keys[n->n] = key;
+    n->vals[n->n++] = val;
+}
+
+void cfg_free(cfg_doc *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nall; i++) {
+        free(d->all[i]->str);
+        free(d->all[i]->keys);
+        free(d->all[i]->vals);
+        free(d->all[i]);
+    }
+    for (size_t i = 0; i < d->nnames; i++)
+        free(d->names[i]);
+    free(d->names);
+    free(d->all);
+    free(d->name);
+    free(d);
+}
+
+static const char *doc_intern_name(cfg_doc *d, const char *name)
+{
+    for (size_t i = 0; i < d->nnames; i++)
+        if (strcmp(d->names[i], name) == 0)
+            return d->names[i];
+    d->names = xrealloc(d->names, (d->nnames + 1) * sizeof *d->names);
+    return d->names[d->nnames++] = xstrdup(name);
+}
+
+/* ---- errors ----------------------------------------------------------- */
+
+int cfg_err(err *e, int code, const cfg_node *n, const char *path, const char *fmt, ...)
+{
+    if (!e)
+        return code;
+    char body[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    char where[256];
+    if (n && n->line > 0)
+        snprintf(where, sizeof where, "%s:%d:%d: ", n->file, n->line, n->col);
+    else if (n)
+        snprintf(where, sizeof where, "%s: ", n->file);
+    else
+        where[0] = '\0';
+    if (path && *path)
+        return ERR(e, code, "%s%s: %s", where, path, body);
+    return ERR(e, code, "%s%s", where, body);
+}
+
+const char *cfg_describe(const cfg_node *n, char *buf, size_t len)
+{
+    if (!n)
+        snprintf(buf, len, "nothing");
+    else if (n->kind == CFG_MAP)
+        snprintf(buf, len, "a map");
+    else if (n->kind == CFG_SEQ)
+        snprintf(buf, len, "a list");
+    else if (cfg_is_null(n))
+        snprintf(buf, len, "nothing (null)");
+    else if (strlen(n->str) > 40)
+        snprintf(buf, len, "\"%.37s...\"", n->str);
+    else
+        snprintf(buf, len, "\"%s\"", n->str);
+    return buf;
+}
+
+/* ---- parsing ---------------------------------------------------------- */
+
+typedef struct parse_ctx {
+    yaml_parser_t p;
+    cfg_doc *d;
+    const char *file;       /* name for positions */
+    int line_off, col_off;  /* added to libyaml's 0-based marks (for --set) */
+    err *e;
+} parse_ctx;
+
+static int mark_line(parse_ctx *c, yaml_mark_t m) { return (int)m.line + 1 + c->line_off; }
+static int mark_col(parse_ctx *c, yaml_mark_t m) { return (int)m.column + 1 + (m.line == 0 ? c->col_off : 0); }
+
+static int syntax_err(parse_ctx *c, const char *path)
+{
+    yaml_parser_t *p = &c->p;
+    char ctx[256] = "";
+    if (p->context)
+        snprintf(ctx, sizeof ctx, " (%s at line %d, column %d)", p->context,
+                 mark_line(c, p->context_mark), mark_col(c, p->context_mark));
+    char in[200] = "";
+    if (path && *path)
+        snprintf(in, sizeof in, " in %s", path);
+    return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: YAML syntax error%s: %s%s", c->file,
+               mark_line(c, p->problem_mark), mark_col(c, p->problem_mark), in,
+               p->problem ? p->problem : "unknown problem", ctx);
+}
+
+static int next_event(parse_ctx *c, yaml_event_t *ev, const char *path)
+{
+    if (!yaml_parser_parse(&c->p, ev))
+        return syntax_err(c, path);
+    return 0;
+}
+
+static int parse_node(parse_ctx *c, yaml_event_t *ev, const char *path, int depth, cfg_node **out);
+
+static int reject_anchor(parse_ctx *c, yaml_event_t *ev, const char *path)
+{
+    const yaml_char_t *anchor = NULL;
+    if (ev->type == YAML_SCALAR_EVENT)
+        anchor = ev->data.scalar.anchor;
+    else if (ev->type == YAML_MAPPING_START_EVENT)
+        anchor = ev->data.mapping_start.anchor;
+    else if (ev->type == YAML_SEQUENCE_START_EVENT)
+        anchor = ev->data.sequence_start.anchor;
+    if (!anchor && ev->type != YAML_ALIAS_EVENT)
+        return 0;
+    char where[64];
+    snprintf(where, sizeof where, "%d:%d", mark_line(c, ev->start_mark), mark_col(c, ev->start_mark));
+    return ERR(c->e, AISIM_EINVAL, "%s:%s: %s: YAML anchors and aliases are not supported; "
+               "write the value out", c->file, where, *path ? path : "(root)");
+}
+
+static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
+{
+    for (;;) {
+        yaml_event_t kev;
+        int r = next_event(c, &kev, path);
+        if (r)
+            return r;
+        if (kev.type == YAML_MAPPING_END_EVENT) {
+            yaml_event_delete(&kev);
+            return 0;
+        }
+        if ((r = reject_anchor(c, &kev, path))) {
+            yaml_event_delete(&kev);
+            return r;
+        }
+        int kl = mark_line(c, kev.start_mark), kc = mark_col(c, kev.start_mark);
+        if (kev.type != YAML_SCALAR_EVENT) {
+            yaml_event_delete(&kev);
+            return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: expected a plain key, found %s",
+                       c->file, kl, kc, *path ? path : "(root)",
+                       kev.type == YAML_MAPPING_START_EVENT ? "a map" : "a list");
+        }
+        cfg_node *k = node_new(c->d, CFG_SCALAR, c->file, kl, kc);
+        k->str = xstrdup((const char *)kev.data.scalar.value);
+        yaml_event_delete(&kev);
+        char sub[512];
+        cfg_path(sub, sizeof sub, path, k->str);
+        for (size_t i = 0; i < m->n; i++) {
+            if (strcmp(m->keys[i]->str, k->str) == 0)
+                return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: duplicate key (first given at "
+                           "line %d, column %d)", c->file, kl, kc, sub, m->keys[i]->line,
+                           m->keys[i]->col);
+        }
+        yaml_event_t vev;
+        if ((r = next_event(c, &vev, sub)))
+            return r;
+        cfg_node *v;
+        r = parse_node(c, &vev, sub, depth + 1, &v);
+        yaml_event_delete(&vev);
+        if (r)
+            return r;
+        node_push(m, k, v);
+    }
+}
+
+static int parse_seq(parse_ctx *c, cfg_node *s, const char *path, int depth)
+{
+    for (;;) {
+        yaml_event_t ev;
+        char sub[512];
+        cfg_path_index(sub, sizeof sub, path, s->n);
+        int r = next_event(c, &ev, sub);
+        if (r)
+            return r;
+        if (ev.type == YAML_SEQUENCE_END_EVENT) {
+            yaml_event_delete(&ev);
+            return 0;
+        }
+        cfg_node *v;
+        r = parse_node(c, &ev, sub, depth + 1, &v);
+        yaml_event_delete(&ev);
+        if (r)
+            return r;
+        node_push(s, NULL, v);
+    }
+}
+
+static int parse_node(parse_ctx *c, yaml_event_t *ev, const char *path, int depth, cfg_node **out)
+{
+    int r = reject_anchor(c, ev, path);
+    if (r)
+        return r;
+    int line = mark_line(c, ev->start_mark), col = mark_col(c, ev->start_mark);
+    if (depth > CFG_MAX_DEPTH)
+        return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: nested deeper than %d levels", c->file,
+                   line, col, *path ? path : "(root)", CFG_MAX_DEPTH);
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: {
+        cfg_node *n = node_new(c->d, CFG_SCALAR, c->file, line, col);
+        n->str = xstrdup((const char *)ev->data.scalar.value);
+        n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+        *out = n;
+        return 0;
+    }
+    case YAML_MAPPING_START_EVENT:
+        *out = node_new(c->d, CFG_MAP, c->file, line, col);
+        return parse_map(c, *out, path, depth);
+    case YAML_SEQUENCE_START_EVENT:
+        *out = node_new(c->d, CFG_SEQ, c->file, line, col);
+        return parse_seq(c, *out, path, depth);
+    default:
+        return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: unexpected YAML event", c->file, line, col,
+                   *path ? path : "(root)");
+    }
+}
+
+/* Parses one YAML document from text into *out (NULL for an empty stream). */
+static int parse_text(cfg_doc *d, const char *file, const char *text, size_t len, int line_off,
+                      int col_off, const char *path, cfg_node **out, err *e)
+{
+    parse_ctx c = {.d = d, .file = file, .line_off = line_off, .col_off = col_off, .e = e};
+    *out = NULL;
+    if (!yaml_parser_initialize(&c.p))
+        return ERR(e, AISIM_EIO, "cannot initialise the YAML parser");
+    yaml_parser_set_input_string(&c.p, (const unsigned char *)text, len);
+    yaml_event_t ev;
+    int r = 0, docs = 0;
+    for (;;) {
+        if ((r = next_event(&c, &ev, path)))
+            break;
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            break;
+        }
+        if (t == YAML_DOCUMENT_START_EVENT && ++docs > 1) {
+            r = ERR(e, AISIM_EINVAL, "%s:%d:%d: a scenario is one YAML document; found a second",
+                    file, mark_line(&c, ev.start_mark), mark_col(&c, ev.start_mark));
+            yaml_event_delete(&ev);
+            break;
+        }
+        if (t == YAML_SCALAR_EVENT || t == YAML_MAPPING_START_EVENT ||
+            t == YAML_SEQUENCE_START_EVENT || t == YAML_ALIAS_EVENT) {
+            r = parse_node(&c, &ev, path, 0, out);
+            yaml_event_delete(&ev);
+            if (r)
+                break;
+            continue;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&c.p);
+    return r;
+}
+
+static cfg_doc *doc_new(const char *name)
+{
+    cfg_doc *d = xcalloc(1, sizeof *d);
+    d->name = xstrdup(name);
+    return d;
+}
+
+int cfg_load_string(const char *name, const char *text, size_t len, cfg_doc **out, err *e)
+{
+    cfg_doc *d = doc_new(name);
+    *out = NULL;
+    int r = parse_text(d, d->name, text, len, 0, 0, "", &d->root, e);
+    if (!r && !d->root)
+        r = ERR(e, AISIM_EINVAL, "%s:1:1: empty scenario; expected a map of keys", name);
+    if (r) {
+        cfg_free(d);
+        return r;
+    }
+    *out = d;
+    return 0;
+}
+
+int cfg_load_file(const char *path, cfg_doc **out, err *e)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ERR(e, AISIM_ENOENT, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = xmalloc(cap);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap)
+            buf = xrealloc(buf, cap *= 2);
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return ERR(e, AISIM_EIO, "%s: read error", path);
+    }
+    int r = cfg_load_string(path, buf, n, out, e);
+    free(buf);
+    return r;
+}
+
+cfg_node *cfg_root(const cfg_doc *d) { return d->root; }
+const char *cfg_doc_name(const cfg_doc *d) { return d->name; }
+cfg_doc *cfg_node_doc(const cfg_node *n) { return n->doc; }
+
+/* ---- access ----------------------------------------------------------- */
+
+enum cfg_kind cfg_kind(const cfg_node *n) { return n->kind; }
+const char *cfg_file(const cfg_node *n) { return n->file; }
+int cfg_line(const cfg_node *n) { return n->line; }
+int cfg_col(const cfg_node *n) { return n->col; }
+const char *cfg_scalar(const cfg_node *n) { return n && n->kind == CFG_SCALAR ? n->str : NULL; }
+size_t cfg_len(const cfg_node *n) { return n && n->kind != CFG_SCALAR ? n->n : 0; }
+cfg_node *cfg_at(const cfg_node *n, size_t i) { return i < cfg_len(n) ? n->vals[i] : NULL; }
+
+const char *cfg_key_at(const cfg_node *n, size_t i)
+{
+    return n && n->kind == CFG_MAP && i < n->n ? n->keys[i]->str : NULL;
+}
+
+bool cfg_is_null(const cfg_node *n)
+{
+    if (!n || n->kind != CFG_SCALAR || n->quoted)
+        return false;
+    const char *s = n->str;
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+static ssize_t map_find(const cfg_node *m, const char *key)
+{
+    if (!m || m->kind != CFG_MAP)
+        return -1;
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->keys[i]->str, key) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+cfg_node *cfg_get(const cfg_node *map, const char *key)
+{
+    ssize_t i = map_find(map, key);
+    return i < 0 ? NULL : map->vals[i];
+}
+
+char *cfg_path(char *buf, size_t len, const char *base, const char *key)
+{
+    if (base && *base)
+        snprintf(buf, len, "%s.%s", base, key);
+    else
+        snprintf(buf, len, "%s", key);
+    return buf;
+}
+
+char *cfg_path_index(char *buf, size_t len, const char *base, size_t i)
+{
+    snprintf(buf, len, "%s[%zu]", base ? base : "", i);
+    return buf;
+}
+
+static void map_put(cfg_node *m, cfg_node *key, cfg_node *val)
+{
+    ssize_t i = map_find(m, key->str);
+    if (i >= 0)
+        m->vals[i] = val;
+    else
+        node_push(m, key, val);
+}
+
+int cfg_put(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, err *e)
+{
+    cfg_node *v;
+    int r = parse_text(d, DEFAULT_SRC, yaml, strlen(yaml), -1, 0, key, &v, e);
+    if (r)
+        return r;
+    if (!v) {
+        v = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0);
+        v->str = xstrdup("");
+    }
+    cfg_node *k = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0);
+    k->str = xstrdup(key);
+    map_put(map, k, v);
+    return 0;
+}
+
+/* ---- --set ------------------------------------------------------------ */
+
+int cfg_set(cfg_doc *d, const char *a, err *e)
+{
+    const char *SET = doc_intern_name(d, "--set");
+    const char *eq = strchr(a, '=');
+    if (!eq || eq == a)
+        return ERR(e, AISIM_EINVAL, "--set %s: expected key.path=value", a);
+    char path[512];
+    size_t plen = (size_t)(eq - a);
+    if (plen >= sizeof path)
+        return ERR(e, AISIM_EINVAL, "--set: key path too long");
+    memcpy(path, a, plen);
+    path[plen] = '\0';
+
+    cfg_node *cur = d->root, *parent = NULL;
+    size_t parent_i = 0;
+    char done[512] = "";
+    const char *p = path;
+    while (*p) {
+        char comp[256];
+        size_t k = 0;
+        int is_index = 0;
+        if (*p == '[') {
+            p++;
+            while (*p && *p != ']' && k + 1 < sizeof comp)
+                comp[k++] = *p++;
+            if (*p != ']')
+                return ERR(e, AISIM_EINVAL, "--set %s: unclosed '['", path);
+            p++;
+            is_index = 1;
+        } else {
+            while (*p && *p != '.' && *p != '[' && k + 1 < sizeof comp)
+                comp[k++] = *p++;
+        }
+        comp[k] = '\0';
+        if (*p == '.')
+            p++;
+        if (k == 0)
+            return ERR(e, AISIM_EINVAL, "--set %s: empty key in path", path);
+        int last = *p == '\0';
+        /* A null or absent node on the way becomes a map. */
+        if (cfg_is_null(cur) && !is_index) {
+            cur->kind = CFG_MAP;
+            free(cur->str);
+            cur->str = NULL;
+        }
+        char next[512];
+        if (cur->kind == CFG_SEQ) {
+            char *end;
+            errno = 0;
+            unsigned long idx = strtoul(comp, &end, 10);
+            if (*end || errno || !isdigit((unsigned char)comp[0]))
+                return ERR(e, AISIM_EINVAL, "--set %s: %s is a list; expected an index, found "
+                           "\"%s\"", path, *done ? done : "(root)", comp);
+            if (idx >= cur->n)
+                return ERR(e, AISIM_EINVAL, "--set %s: %s has %zu elements; index %lu is out of "
+                           "range", path, *done ? done : "(root)", cur->n, idx);
+            cfg_path_index(next, sizeof next, done, idx);
+            parent = cur;
+            parent_i = idx;
+        } else if (cur->kind == CFG_MAP && !is_index) {
+            cfg_path(next, sizeof next, done, comp);
+            ssize_t i = map_find(cur, comp);
+            if (i < 0) {
+                cfg_node *kn = node_new(d, CFG_SCALAR, SET, 1, 1);
+                kn->str = xstrdup(comp);
+                cfg_node *vn = node_new(d, last ? CFG_SCALAR : CFG_MAP, SET, 1, 1);
+                if (last)
+                    vn->str = xstrdup("");
+                node_push(cur, kn, vn);
+                i = (ssize_t)cur->n - 1;
+            }
+            parent = cur;
+            parent_i = (size_t)i;
+        } else {
+            return ERR(e, AISIM_EINVAL, "--set %s: %s is %s; cannot address \"%s\" in it", path,
+                       *done ? done : "(root)", cur->kind == CFG_MAP ? "a map" : "a value", comp);
+        }
+        snprintf(done, sizeof done, "%s", next);
+        cur = parent->vals[parent_i];
+    }
+    cfg_node *v;
+    const char *val = eq + 1;
+    int r = parse_text(d, SET, val, strlen(val), 0, (int)(val - a), done, &v, e);
+    if (r)
+        return r;
+    if (!v) {
+        v = node_new(d, CFG_SCALAR, SET, 1, (int)(val - a) + 1);
+        v->str = xstrdup("");
+    }
+    parent->vals[parent_i] = v;
+    return 0;
+}
+
+/* ---- emitting --------------------------------------------------------- */
+
+static int emit_node(yaml_emitter_t *em, const cfg_node *n)
+{
+    yaml_event_t ev;
+    switch (n->kind) {
+    case CFG_SCALAR:
+        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)n->str, (int)strlen(n->str),
+                                     1, 1, n->quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                                                     : YAML_ANY_SCALAR_STYLE);
+        return yaml_emitter_emit(em, &ev);
+    case CFG_MAP:
+        yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+        if (!yaml_emitter_emit(em, &ev))
+            return 0;
+        for (size_t i = 0; i < n->n; i++)
+            if (!emit_node(em, n->keys[i]) || !emit_node(em, n->vals[i]))
+                return 0;
+        yaml_mapping_end_event_initialize(&ev);
+        return yaml_emitter_emit(em, &ev);
+    case CFG_SEQ: {
+        /* Short lists of scalars read best on one line. */
+        int flow = n->n <= 16;
+        for (size_t i = 0; i < n->n && flow; i++)
+            flow = n->vals[i]->kind == CFG_SCALAR;
+        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+                                             flow ? YAML_FLOW_SEQUENCE_STYLE
+                                                  : YAML_BLOCK_SEQUENCE_STYLE);
+        if (!yaml_emitter_emit(em, &ev))
+            return 0;
+        for (size_t i = 0; i < n->n; i++)
+            if (!emit_node(em, n->vals[i]))
+                return 0;
+        yaml_sequence_end_event_initialize(&ev);
+        return yaml_emitter_emit(em, &ev);
+    }
+    }
+    return 0;
+}
+
+int cfg_emit(const cfg_node *root, FILE *f, err *e)
+{
+    yaml_emitter_t em;
+    yaml_event_t ev;
+    if (!yaml_emitter_initialize(&em))
+        return ERR(e, AISIM_EIO, "cannot initialise the YAML emitter");
+    yaml_emitter_set_output_file(&em, f);
+    yaml_emitter_set_unicode(&em, 1);
+    yaml_emitter_set_width(&em, 100);
+    int ok = 1;
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    ok = ok && yaml_emitter_emit(&em, &ev);
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    ok = ok && yaml_emitter_emit(&em, &ev);
+    ok = ok && emit_node(&em, root);
+    yaml_document_end_event_initialize(&ev, 1);
+    ok = ok && yaml_emitter_emit(&em, &ev);
+    yaml_stream_end_event_initialize(&ev);
+    ok = ok && yaml_emitter_emit(&em, &ev);
+    int r = ok ? 0 : ERR(e, AISIM_EIO, "YAML emitter: %s", em.problem ? em.problem : "failed");
+    yaml_emitter_delete(&em);
+    return r;
+}
+
+/* ---- schema binding --------------------------------------------------- */
+
+/* Edit distance, for "did you mean". */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 99;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int prev = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int cur = row[j];
+            int sub = prev + (a[i - 1] != b[j - 1]);
+            int del = row[j] + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+/* Appends "; did you mean \"x\"?" to buf if a candidate is close. */
+static void suggest(char *buf, size_t len, const char *word, const char *const *cands, size_t n)
+{
+    int best = 99;
+    const char *bw = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int dist = edit_distance(word, cands[i]);
+        if (dist < best) {
+            best = dist;
+            bw = cands[i];
+        }
+    }
+    int limit = strlen(word) <= 4 ? 1 : 2;
+    size_t used = strlen(buf);
+    if (bw && best <= limit && used < len)
+        snprintf(buf + used, len - used, "; did you mean \"%s\"?", bw);
+}
+
+static void list_words(char *buf, size_t len, const char *const *w, size_t n)
+{
+    size_t used = strlen(buf);
+    for (size_t i = 0; i < n && used < len; i++) {
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", w[i]);
+        used = strlen(buf);
+    }
+}
+
+static const char *type_desc(const cfg_key *k, char *buf, size_t len)
+{
+    switch (k->type) {
+    case CFG_BOOL: return "true or false";
+    case CFG_INT: return "an integer";
+    case CFG_FLOAT: return "a number";
+    case CFG_STR: return "a string";
+    case CFG_TIME: return "a time such as 1.5us";
+    case CFG_RATE: return "a rate such as 100Gbps";
+    case CFG_SIZE: return "a size such as 64KiB";
+    case CFG_NODE: return "a value";
+    case CFG_MAPOF: return "a map";
+    case CFG_ENUM: {
+        size_t n = 0;
+        while (k->choices[n])
+            n++;
+        snprintf(buf, len, "one of: ");
+        list_words(buf, len, k->choices, n);
+        return buf;
+    }
+    }
+    return "a value";
+}
+
+static const char *bound_text(const cfg_key *k, double v, char *buf, size_t len)
+{
+    switch (k->type) {
+    case CFG_TIME: return units_format(UNIT_TIME, (int64_t)v, buf, (int)len);
+    case CFG_RATE: return units_format(UNIT_RATE, (int64_t)v, buf, (int)len);
+    case CFG_SIZE: return units_format(UNIT_SIZE, (int64_t)v, buf, (int)len);
+    default: snprintf(buf, len, "%.15g", v); return buf;
+    }
+}
+
+static int check_range(const cfg_node *n, const char *path, const cfg_key *k, double v, err *e)
+{
+    char b1[48], b2[48], desc[64] = "", found[64];
+    const char *what = k->type == CFG_TIME ? "a time" : k->type == CFG_RATE ? "a rate"
+                     : k->type == CFG_SIZE ? "a size" : k->type == CFG_INT ? "an integer"
+                                                        : "a number";
+    bool lo_ok = true, hi_ok = true;
+    if (k->flags & CFG_MIN_EXCL)
+        lo_ok = v > k->min;
+    else if (k->flags & CFG_MIN)
+        lo_ok = v >= k->min;
+    if (k->flags & CFG_MAX_EXCL)
+        hi_ok = v < k->max;
+    else if (k->flags & CFG_MAX)
+        hi_ok = v <= k->max;
+    if (lo_ok && hi_ok)
+        return 0;
+    bool has_lo = k->flags & (CFG_MIN | CFG_MIN_EXCL), has_hi = k->flags & (CFG_MAX | CFG_MAX_EXCL);
+    if (has_lo && has_hi)
+        snprintf(desc, sizeof desc, "in %s%s, %s%s", k->flags & CFG_MIN_EXCL ? "(" : "[",
+                 bound_text(k, k->min, b1, sizeof b1), bound_text(k, k->max, b2, sizeof b2),
+                 k->flags & CFG_MAX_EXCL ? ")" : "]");
+    else if (has_lo)
+        snprintf(desc, sizeof desc, "%s %s", k->flags & CFG_MIN_EXCL ? ">" : ">=",
+                 bound_text(k, k->min, b1, sizeof b1));
+    else
+        snprintf(desc, sizeof desc, "%s %s", k->flags & CFG_MAX_EXCL ? "<" : "<=",
+                 bound_text(k, k->max, b1, sizeof b1));
+    return cfg_err(e, AISIM_ERANGE, n, path, "expected %s %s, found %s", what, desc,
+                   cfg_describe(n, found, sizeof found));
+}
+
+static bool parse_int(const char *s, int64_t *v)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return false;
+    for (; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return false;
+    errno = 0;
+    long long x = strtoll(s, NULL, 10);
+    if (errno)
+        return false;
+    *v = x;
+    return true;
+}
+
+static bool parse_float(const char *s, double *v)
+{
+    for (const char *p = s; *p; p++)
+        if (!isdigit((unsigned char)*p) && !strchr("+-.eE", *p))
+            return false;
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(x))
+        return false;
+    *v = x;
+    return true;
+}
+
+int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field, err *e)
+{
+    char tb[256], found[96];
+    if (k->type == CFG_NODE) {
+        *(const cfg_node **)field = n;
+        return 0;
+    }
+    if (k->type == CFG_MAPOF) {
+        if (n->kind != CFG_MAP && !cfg_is_null(n))
+            return cfg_err(e, AISIM_EINVAL, n, path, "expected a map, found %s",
+                           cfg_describe(n, found, sizeof found));
+        return cfg_bind((cfg_node *)n, path, k->sub, field, e);
+    }
+    if (n->kind != CFG_SCALAR || (cfg_is_null(n) && k->type != CFG_STR))
+        return cfg_err(e, AISIM_EINVAL, n, path, "expected %s, found %s",
+                       type_desc(k, tb, sizeof tb), cfg_describe(n, found, sizeof found));
+    const char *s = n->str;
+    double v = 0;
+    switch (k->type) {
+    case CFG_BOOL:
+        if (strcmp(s, "true") && strcmp(s, "false"))
+            return cfg_err(e, AISIM_EINVAL, n, path, "expected true or false, found %s",
+                           cfg_describe(n, found, sizeof found));
+        *(bool *)field = s[0] == 't';
+        return 0;
+    case CFG_INT: {
+        int64_t x;
+        if (!parse_int(s, &x)) {
+            double f;
+            const char *why = parse_float(s, &f) ? " (not a whole number)" : "";
+            return cfg_err(e, AISIM_EINVAL, n, path, "expected an integer, found %s%s",
+                           cfg_describe(n, found, sizeof found), why);
+        }
+        v = (double)x;
+        if (check_range(n, path, k, v, e))
+            return e ? e->code : AISIM_ERANGE;
+        *(int64_t *)field = x;
+        return 0;
+    }
+    case CFG_FLOAT: {
+        if (!parse_float(s, &v))
+            return cfg_err(e, AISIM_EINVAL, n, path, "expected a number, found %s",
+                           cfg_describe(n, found, sizeof found));
+        if (check_range(n, path, k, v, e))
+            return e ? e->code : AISIM_ERANGE;
+        *(double *)field = v;
+        return 0;
+    }
+    case CFG_STR:
+        *(const char **)field = s;
+        return 0;
+    case CFG_ENUM: {
+        size_t nc = 0;
+        while (k->choices[nc])
+            nc++;
+        for (size_t i = 0; i < nc; i++)
+            if (strcmp(s, k->choices[i]) == 0) {
+                *(int *)field = (int)i;
+                return 0;
+            }
+        char msg[512] = "expected one of: ";
+        list_words(msg, sizeof msg, k->choices, nc);
+        snprintf(msg + strlen(msg), sizeof msg - strlen(msg), ", found %s",
+                 cfg_describe(n, found, sizeof found));
+        suggest(msg, sizeof msg, s, k->choices, nc);
+        return cfg_err(e, AISIM_EINVAL, n, path, "%s", msg);
+    }
+    case CFG_TIME:
+    case CFG_RATE:
+    case CFG_SIZE: {
+        enum unit_kind uk = k->type == CFG_TIME ? UNIT_TIME : k->type == CFG_RATE ? UNIT_RATE
+                                                                                  : UNIT_SIZE;
+        int64_t x;
+        const char *why;
+        if (!units_parse(uk, s, &x, &why))
+            return cfg_err(e, AISIM_EINVAL, n, path, "expected %s such as %s, found %s (%s)",
+                           uk == UNIT_TIME ? "a time" : uk == UNIT_RATE ? "a rate" : "a size",
+                           units_example(uk), cfg_describe(n, found, sizeof found), why);
+        if (check_range(n, path, k, (double)x, e))
+            return e ? e->code : AISIM_ERANGE;
+        *(int64_t *)field = x;
+        return 0;
+    }
+    default:
+        break;
+    }
+    return ERR(e, AISIM_EINVAL, "internal: bad key type for %s", path);
+}
+
+int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err *e)
+{
+    char found[96], sub[512];
+    if (cfg_is_null(n)) {           /* "section:" with nothing: an empty map */
+        n->kind = CFG_MAP;
+        free(n->str);
+        n->str = NULL;
+    }
+    if (n->kind != CFG_MAP)
+        return cfg_err(e, AISIM_EINVAL, n, path, "expected a map, found %s",
+                       cfg_describe(n, found, sizeof found));
+    size_t nk = 0;
+    while (keys[nk].name)
+        nk++;
+    /* Unknown keys first: a misspelt key explains a "missing" one. */
+    for (size_t i = 0; i < n->n; i++) {
+        const char *kname = n->keys[i]->str;
+        size_t j = 0;
+        while (j < nk && strcmp(keys[j].name, kname) != 0)
+            j++;
+        if (j < nk)
+            continue;
+        const char **names = xmalloc((nk + 1) * sizeof *names);
+        for (j = 0; j < nk; j++)
+            names[j] = keys[j].name;
+        char msg[640] = "unknown key";
+        suggest(msg, sizeof msg, kname, names, nk);
+        snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s", "; expected one of: ");
+        list_words(msg, sizeof msg, names, nk);
+        free(names);
+        return cfg_err(e, AISIM_EINVAL, n->keys[i], cfg_path(sub, sizeof sub, path, kname), "%s",
+                       msg);
+    }
+    cfg_node **okeys = xmalloc((nk + 1) * sizeof *okeys);
+    cfg_node **ovals = xmalloc((nk + 1) * sizeof *ovals);
+    size_t on = 0;
+    int r = 0;
+    for (size_t j = 0; j < nk && !r; j++) {
+        const cfg_key *k = &keys[j];
+        cfg_path(sub, sizeof sub, path, k->name);
+        ssize_t i = map_find(n, k->name);
+        if (i < 0) {
+            if (!k->def) {
+                if (k->flags & CFG_OPTIONAL)
+                    continue;
+                char tb[256];
+                r = cfg_err(e, AISIM_EINVAL, n, sub, "missing required key (expected %s)",
+                            type_desc(k, tb, sizeof tb));
+                break;
+            }
+            if ((r = cfg_put(n->doc, n, k->name, k->def, e)))
+                break;
+            i = (ssize_t)n->n - 1;
+        }
+        okeys[on] = n->keys[i];
+        ovals[on++] = n->vals[i];
+        char *field = (char *)dst + k->off;
+        r = cfg_value(n->vals[i], sub, k, field, e);
+    }
+    if (!r) {   /* schema order */
+        memcpy(n->keys, okeys, on * sizeof *okeys);
+        memcpy(n->vals, ovals, on * sizeof *ovals);
+        n->n = on;
+    }
+    free(okeys);
+    free(ovals);
+    return r;
+}
