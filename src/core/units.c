@@ -140,35 +140,37 @@ bool units_parse(enum unit_kind kind, const char *text, int64_t *out, const char
     return true;
 }
 
-char *units_format(enum unit_kind kind, int64_t v, char *buf, int len)
+/* Writes a / m with up to 3 decimals (exact by the caller's check). */
+static void fmt_in(char *buf, size_t len, int neg, uint64_t a, const unit_def *u)
 {
-    const unit_def *u = units_of(kind);
-    const unit_def *best = &u[0];
-    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    if (a != 0) {
-        /* The largest unit in which the value has at most 3 decimals. */
-        for (const unit_def *c = u; c->name; c++) {
-            if (kind == UNIT_RATE && c->name[0] == 'k')
-                continue;               /* print the canonical "Kbps" */
-            if (kind == UNIT_SIZE && c->name[0] == 'k')
-                continue;
-            uint64_t m = (uint64_t)c->mult;
-            if (a >= m && ((__int128)a * 1000) % m == 0 && m >= (uint64_t)best->mult)
-                best = c;
-        }
-    }
-    uint64_t m = (uint64_t)best->mult;
+    uint64_t m = (uint64_t)u->mult;
     uint64_t whole = a / m, frac = (uint64_t)(((__int128)(a % m) * 1000) / m);
     if (frac == 0) {
-        snprintf(buf, (size_t)len, "%s%llu%s", v < 0 ? "-" : "", (unsigned long long)whole,
-                 best->name);
-    } else {
-        char f[24];
-        snprintf(f, sizeof f, "%03llu", (unsigned long long)frac);
-        for (int i = 2; i > 0 && f[i] == '0'; i--)
-            f[i] = '\0';
-        snprintf(buf, (size_t)len, "%s%llu.%s%s", v < 0 ? "-" : "", (unsigned long long)whole, f,
-                 best->name);
+        snprintf(buf, len, "%s%llu%s", neg ? "-" : "", (unsigned long long)whole, u->name);
+        return;
+    }
+    char f[24];
+    snprintf(f, sizeof f, "%03llu", (unsigned long long)frac);
+    for (int i = 2; i > 0 && f[i] == '0'; i--)
+        f[i] = '\0';
+    snprintf(buf, len, "%s%llu.%s%s", neg ? "-" : "", (unsigned long long)whole, f, u->name);
+}
+
+char *units_format(enum unit_kind kind, int64_t v, char *buf, int len)
+{
+    /* The shortest exact rendering with at most 3 decimals; on a tie, the
+     * larger unit.  The base unit always qualifies. */
+    const unit_def *u = units_of(kind);
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    fmt_in(buf, (size_t)len, v < 0, a, &u[0]);
+    for (const unit_def *c = u + 1; c->name && a != 0; c++) {
+        uint64_t m = (uint64_t)c->mult;
+        if (c->name[0] == 'k' || a < m || ((__int128)a * 1000) % m != 0)
+            continue;               /* "k" spellings: print the canonical "K" */
+        char cand[48];
+        fmt_in(cand, sizeof cand, v < 0, a, c);
+        if (strlen(cand) <= strlen(buf))
+            snprintf(buf, (size_t)len, "%s", cand);
     }
     return buf;
 }
