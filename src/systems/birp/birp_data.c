@@ -298,8 +298,9 @@ static int64_t frac_ps(const char *s)
     return v;
 }
 
-/* Parses one time field into ps since an arbitrary epoch; 0 or -1. */
-static int parse_time(const char *s, int64_t *ps)
+/* Parses one time field into whole seconds since an arbitrary epoch and a
+ * fraction in ps (kept apart: epoch seconds in ps overflow 63 bits). */
+static int parse_time(const char *s, int64_t *secs_out, int64_t *ps)
 {
     int y, mo, d, h, mi, sec;
     if (strlen(s) >= 19 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T') &&
@@ -316,8 +317,8 @@ static int parse_time(const char *s, int64_t *ps)
         } else if (s[19]) {
             return -1;
         }
-        int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
-        *ps = secs * 1000000000000 + f;
+        *secs_out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+        *ps = f;
         return 0;
     }
     /* decimal seconds: digits[.digits] */
@@ -331,7 +332,8 @@ static int parse_time(const char *s, int64_t *ps)
     int64_t f = 0;
     if (dot && (f = frac_ps(dot + 1)) < 0)
         return -1;
-    *ps = (int64_t)iv * 1000000000000 + f;
+    *secs_out = iv;
+    *ps = f;
     return 0;
 }
 
@@ -344,33 +346,41 @@ int birp_trace_load(const char *path, birp_trace *t, err *e)
     size_t cap = 0, capn = 0;
     char *f[MAX_COLS];
     int lineno = 0, rc = 0, prev_line = 0;
-    int64_t first = 0, prev = 0;
+    int64_t first_s = 0, first_f = 0, prev = 0;
     t->n = 0;
     t->t_ps = NULL;
     while (getline(&line, &cap, fp) != -1) {
         lineno++;
         if (split_csv(line, f) == 1 && !f[0][0])
             continue;                       /* blank line */
-        int64_t ps;
-        if (parse_time(f[0], &ps)) {
+        int64_t secs, frac;
+        if (parse_time(f[0], &secs, &frac)) {
             if (lineno == 1 && !isdigit((unsigned char)f[0][0]))
                 continue;                   /* header */
             rc = ERR(e, AISIM_EINVAL, "%s:%d: malformed timestamp \"%.60s\" (expected "
                      "YYYY-MM-DD HH:MM:SS[.fraction] or seconds)", path, lineno, f[0]);
             goto out;
         }
+        if (t->n == 0) {
+            first_s = secs;
+            first_f = frac;
+        }
+        if (secs - first_s > INT64_MAX / 1000000000000 - 1) {
+            rc = ERR(e, AISIM_ERANGE, "%s:%d: timestamp \"%.60s\" is more than 106 days after the "
+                     "first", path, lineno, f[0]);
+            goto out;
+        }
+        int64_t ps = (secs - first_s) * 1000000000000 + (frac - first_f);
         if (t->n && ps < prev) {
             rc = ERR(e, AISIM_EINVAL, "%s:%d: unsorted trace: timestamp \"%.60s\" is earlier than "
                      "the one on line %d", path, lineno, f[0], prev_line);
             goto out;
         }
-        if (t->n == 0)
-            first = ps;
         if (t->n == capn) {
             capn = capn ? 2 * capn : 1024;
             t->t_ps = xrealloc(t->t_ps, capn * sizeof *t->t_ps);
         }
-        t->t_ps[t->n++] = ps - first;
+        t->t_ps[t->n++] = ps;
         prev = ps;
         prev_line = lineno;
     }

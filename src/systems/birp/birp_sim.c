@@ -201,10 +201,10 @@ typedef struct bandit_cfg {
 
 static const cfg_key bandit_keys[] = {
     {.name = "a", .type = CFG_NODE, .off = offsetof(bandit_cfg, a),
-     .def = "[0.4, 0.6, 0.8, 1.0, 1.2]", .help = "arm values of the TIR gain scale"},
+     .def = "[0.5, 0.8, 1.1]", .help = "arm values of the TIR gain scale"},
     {.name = "beta", .type = CFG_NODE, .off = offsetof(bandit_cfg, beta),
-     .def = "[0.03, 0.06, 0.1, 0.2, 0.4]", .help = "arm values of the TIR saturation rate"},
-    {.name = "hold", .type = CFG_INT, .off = offsetof(bandit_cfg, hold), .def = "5",
+     .def = "[0.05, 0.1, 0.2]", .help = "arm values of the TIR saturation rate"},
+    {.name = "hold", .type = CFG_INT, .off = offsetof(bandit_cfg, hold), .def = "3",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000, .help = "slots an arm is kept"},
     {.name = "c", .type = CFG_FLOAT, .off = offsetof(bandit_cfg, c), .def = "1.41421356",
      .flags = CFG_MIN, .min = 0, .help = "UCB1 exploration constant"},
