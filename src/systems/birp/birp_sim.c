@@ -61,6 +61,8 @@ typedef struct top_cfg {
     int64_t slot_ps, warmup_ps;
     double sigma, gamma;
     int64_t parallel;
+    int64_t drift_ps;
+    double drift_gain;
     cfg_node *edges, *links, *classes, *workload, *bandit, *grid, *weights;
     double target_util;
 } top_cfg;
@@ -85,6 +87,11 @@ static const cfg_key top_keys[] = {
     {.name = "parallel_penalty", .type = CFG_FLOAT, .off = offsetof(top_cfg, gamma), .def = "0.6",
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 10,
      .help = "gamma: a batch started with k others running takes (1 + gamma k) times longer"},
+    {.name = "drift_at", .type = CFG_TIME, .off = offsetof(top_cfg, drift_ps), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "when the true batching gain changes (0s: never)"},
+    {.name = "drift_tir_gain", .type = CFG_FLOAT, .off = offsetof(top_cfg, drift_gain), .def = "1",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
+     .help = "after drift_at, the true TIR becomes 1 + g (TIR - 1) (co-located load, throttling)"},
     {.name = "edges", .type = CFG_NODE, .off = offsetof(top_cfg, edges),
      .help = "list of edges {name, device, memory, models}"},
     {.name = "links", .type = CFG_NODE, .off = offsetof(top_cfg, links), .def = "{}",
@@ -789,7 +796,12 @@ static void try_dispatch(birp_model *m, sim *s, int j)
             m->r[b->ids[i]].t_start = now;
         }
         ed->queued -= n;
-        double lat = model_lat(ed, best, n) * (1 + m->cfg.gamma * ed->running);
+        double lat = model_lat(ed, best, n);
+        if (m->cfg.drift_ps > 0 && now >= m->cfg.drift_ps && n > 1) {
+            double l1 = model_lat(ed, best, 1), tir = n * l1 / lat;
+            lat = n * l1 / (1 + m->cfg.drift_gain * (tir - 1));
+        }
+        lat *= 1 + m->cfg.gamma * ed->running;
         if (m->cfg.sigma > 0)
             lat *= rng_lognormal(&ed->r_exec, -m->cfg.sigma * m->cfg.sigma / 2, m->cfg.sigma);
         account_busy(ed, now);
