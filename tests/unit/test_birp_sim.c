@@ -85,7 +85,9 @@ static void test_birp_loss_lower_than_model_selection_same_seed(void **st)
     assert_true(num(b, "served_accuracy") > 0.80);
     assert_true(num(m, "served_accuracy") < 0.78);
     json_t *so = json_object_get(b, "solver");
-    assert_int_equal(json_integer_value(json_object_get(so, "solves")), 41);
+    /* one QP per slot, plus re-solves after model downgrades (at most 4E per slot) */
+    json_int_t solves = json_integer_value(json_object_get(so, "solves"));
+    assert_true(solves >= 41 && solves <= 41 * 13);
     assert_int_equal(json_integer_value(json_object_get(so, "fallbacks")), 0);
     json_decref(b);
     json_decref(m);
@@ -145,7 +147,7 @@ static void test_bandit_beats_static_tir_when_the_gain_drifts(void **st)
     json_t *bo = json_object_get(b, "bandit");
     print_message("TIR drift: loss bandit %.4f, static %.4f; bandit's best a %.2f\n", lb, ls,
                   num(bo, "best_a"));
-    assert_true(lb < ls - 0.02);                 /* measured 0.277 vs 0.318 */
+    assert_true(lb < ls - 0.02);                 /* measured 0.248 vs 0.318 */
     assert_true(num(bo, "best_a") < 1.0);       /* it learned a smaller gain */
     assert_int_equal(json_integer_value(json_object_get(bo, "pulls")), 20);
     json_decref(b);

@@ -65,6 +65,7 @@ typedef struct top_cfg {
     double drift_gain;
     cfg_node *edges, *links, *classes, *workload, *bandit, *grid, *weights;
     double target_util;
+    bool downgrade;
 } top_cfg;
 
 static const cfg_key top_keys[] = {
@@ -106,6 +107,8 @@ static const cfg_key top_keys[] = {
      .def = "[1, 2, 4, 8, 16, 32, 64]", .help = "breakpoints of the piecewise-linear batch model"},
     {.name = "weights", .type = CFG_NODE, .off = offsetof(top_cfg, weights), .def = "{}",
      .help = "QP objective weights {transfer, batch_latency, queue, balance}"},
+    {.name = "downgrade", .type = CFG_BOOL, .off = offsetof(top_cfg, downgrade), .def = "true",
+     .help = "birp: switch an overflowing edge to faster models when batching is not enough"},
     {.name = "target_util", .type = CFG_FLOAT, .off = offsetof(top_cfg, target_util), .def = "0.9",
      .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1,
      .help = "model_selection: utilisation above which models are downgraded"},
@@ -277,7 +280,6 @@ typedef struct edge {
     int running;                            /* batches on the accelerator */
     int bcap;                               /* batch-size cap */
     int conc;                               /* concurrent batches allowed */
-    double tmax;                            /* profiled TIR at the largest grid point */
     rng r_exec;
     /* accounting */
     int64_t busy_since;
@@ -729,8 +731,6 @@ static int birp_configure(void *st, cfg_node *sec, const char *path, const model
     m->cap_ref = 0;
     for (int j = 0; j < m->E; j++) {
         m->cap_ref += 1 / mix_lat(m, j, 1);
-        int bk = m->grid[m->K - 1];
-        m->e[j].tmax = bk * mix_lat(m, j, 1) / mix_lat(m, j, bk);
         rng_init(&m->e[j].r_exec, env->seed, "birp.exec", (uint64_t)j);
     }
     m->rate = m->wl.load * m->cap_ref;
@@ -976,6 +976,51 @@ static double wall_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Builds the slot problem from the current state and models in use, solves
+ * it and counts the solve. */
+static void qp_decide(birp_model *m, const double *lam, const double *backlog, double a,
+                      double beta, birp_slot_out *so)
+{
+    int E = m->E;
+    birp_slot_in in;
+    memset(&in, 0, sizeof in);
+    in.nedges = E;
+    in.ngrid = m->cfg.policy == P_SERIAL ? 1 : m->K;
+    memcpy(in.batch, m->grid, sizeof in.batch);
+    in.slo_s = m->min_slo_s;
+    in.w_tau = m->w.tau;
+    in.w_batch = m->w.batch;
+    in.w_queue = m->w.queue;
+    in.w_util = m->w.util;
+    double bytes = 0;
+    for (int c = 0; c < m->C; c++)
+        bytes += m->share[c] * m->input_bytes[c];
+    for (int i = 0; i < E; i++) {
+        in.lambda[i] = lam[i];
+        in.backlog[i] = backlog[i];
+        in.prev_load[i] = m->prev_load[i];
+        in.acc[i] = mix_acc(m, i);
+        for (int j = 0; j < E; j++)
+            in.tau_s[i][j] = i == j ? 0 : ps_to_s(m->rtt_ps[i][j]) / 2 + bytes * 8 / (double)m->bw_bps[i][j];
+        double tmax = m->grid[m->K - 1] * mix_lat(m, i, 1) / mix_lat(m, i, m->grid[m->K - 1]);
+        for (int k = 0; k < in.ngrid; k++) {
+            in.lat_s[i][k] = mix_lat(m, i, m->grid[k]);
+            in.mu[i][k] = birp_tir(m->grid[k], tmax, a, beta) / in.lat_s[i][0];
+        }
+    }
+    double t0 = wall_s();
+    birp_slot_solve(&in, mix_lat_cb, m, so);
+    double w = wall_s() - t0;
+    if (so->status != BIRP_STATUS_TRIVIAL) {
+        m->solves++;
+        m->solve_wall_s += w;
+        m->solve_wall_max_s = fmax(m->solve_wall_max_s, w);
+    } else {
+        m->trivial++;
+    }
+    m->fallbacks += so->fallback;
+}
+
 static void decide(birp_model *m, slot_row *row)
 {
     int E = m->E;
@@ -1053,44 +1098,36 @@ static void decide(birp_model *m, slot_row *row)
     }
     row->a = a;
     row->beta = beta;
-    birp_slot_in in;
-    memset(&in, 0, sizeof in);
-    in.nedges = E;
-    in.ngrid = p == P_SERIAL ? 1 : m->K;
-    memcpy(in.batch, m->grid, sizeof in.batch);
-    in.slo_s = m->min_slo_s;
-    in.w_tau = m->w.tau;
-    in.w_batch = m->w.batch;
-    in.w_queue = m->w.queue;
-    in.w_util = m->w.util;
-    for (int i = 0; i < E; i++) {
-        in.lambda[i] = lam[i];
-        in.backlog[i] = backlog[i];
-        in.prev_load[i] = m->prev_load[i];
-        in.acc[i] = mix_acc(m, i);
-        for (int j = 0; j < E; j++) {
-            double bytes = 0;
-            for (int c = 0; c < m->C; c++)
-                bytes += m->share[c] * m->input_bytes[c];
-            in.tau_s[i][j] = i == j ? 0 : ps_to_s(m->rtt_ps[i][j]) / 2 + bytes * 8 / (double)m->bw_bps[i][j];
-        }
-        for (int k = 0; k < in.ngrid; k++) {
-            in.lat_s[i][k] = mix_lat(m, i, m->grid[k]);
-            in.mu[i][k] = birp_tir(m->grid[k], m->e[i].tmax, a, beta) / in.lat_s[i][0];
-        }
-    }
+    /* The QP at the current model levels; with `downgrade`, while the
+     * optimum still overflows (more than 1% of the load cannot be served in
+     * time even batched), the edge that overflows most switches its classes
+     * to their next faster model and the QP is solved again. */
+    int lv[BIRP_MAX_EDGES] = {0};
     birp_slot_out so;
-    double t0 = wall_s();
-    birp_slot_solve(&in, mix_lat_cb, m, &so);
-    double w = wall_s() - t0;
-    if (so.status != BIRP_STATUS_TRIVIAL) {
-        m->solves++;
-        m->solve_wall_s += w;
-        m->solve_wall_max_s = fmax(m->solve_wall_max_s, w);
-    } else {
-        m->trivial++;
+    for (int iter = 0;; iter++) {
+        for (int j = 0; j < E; j++)
+            for (int c = 0; c < m->C; c++) {
+                edge *ed = &m->e[j];
+                ed->use[c] = ed->ms_opt[c][lv[j] < ed->ms_nopt[c] ? lv[j] : ed->ms_nopt[c] - 1];
+            }
+        qp_decide(m, lam, backlog, a, beta, &so);
+        if (!m->cfg.downgrade || p == P_SERIAL || so.fallback)
+            break;
+        double over = 0, tot = 0;
+        int worst = -1;
+        for (int j = 0; j < E; j++) {
+            over += so.o[j];
+            tot += lam[j] + backlog[j];
+            int maxl = 0;
+            for (int c = 0; c < m->C; c++)
+                maxl = m->e[j].ms_nopt[c] - 1 > maxl ? m->e[j].ms_nopt[c] - 1 : maxl;
+            if (lv[j] < maxl && so.o[j] > 0 && (worst < 0 || so.o[j] > so.o[worst]))
+                worst = j;
+        }
+        if (over <= 0.01 * tot || worst < 0 || iter >= 4 * E)
+            break;
+        lv[worst]++;
     }
-    m->fallbacks += so.fallback;
     row->status = so.status;
     row->fallback = so.fallback;
     row->obj = so.obj;
@@ -1098,6 +1135,7 @@ static void decide(birp_model *m, slot_row *row)
     for (int j = 0; j < E; j++) {
         m->e[j].bcap = p == P_SERIAL ? 1 : so.bcap[j];
         m->e[j].conc = policy_batches(p) ? (int)m->cfg.parallel : 1;
+        row->level[j] = lv[j];
     }
 }
 
