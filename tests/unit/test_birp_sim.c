@@ -154,6 +154,30 @@ static void test_bandit_beats_static_tir_when_the_gain_drifts(void **st)
     json_decref(s);
 }
 
+static void test_streams_are_rescaled_to_the_load(void **st)
+{
+    (void)st;
+    /* load 1.2 of the three edges' serial capacity, for each source */
+    const char *srcs[] = {"birp.workload.source=trace", "birp.workload.source=poisson",
+                          "birp.workload={source: onoff, on: 500ms, off: 500ms}"};
+    for (int i = 0; i < 3; i++) {
+        const char *sets[] = {srcs[i], "birp.workload.load=1.2", "stop=65s", "birp.policy=local"};
+        err e = {0};
+        int rc;
+        json_t *r = run(SMALL, "rate", sets, 4, &e, &rc);
+        if (!r)
+            fail_msg("%s", e.msg);
+        double off = num(r, "offered_rps"), cap = num(r, "serial_capacity_rps");
+        double got = num(r, "arrival_rate_rps");
+        print_message("%s: offered %.1f req/s, measured %.1f req/s\n", srcs[i], off, got);
+        assert_float_equal(off, 1.2 * cap, 1e-9);
+        /* 60 s measured: Poisson within 3%; the trace and on/off (about 60
+         * exponential cycles) are burstier */
+        assert_true(fabs(got - off) < (i == 1 ? 0.03 : 0.10) * off);
+        json_decref(r);
+    }
+}
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -274,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_birp_loss_lower_than_model_selection_same_seed),
         cmocka_unit_test(test_batched_beats_serial_on_one_edge),
         cmocka_unit_test(test_bandit_beats_static_tir_when_the_gain_drifts),
+        cmocka_unit_test(test_streams_are_rescaled_to_the_load),
         cmocka_unit_test(test_same_seed_same_bytes),
         cmocka_unit_test(test_bad_scenarios_name_the_place),
     };

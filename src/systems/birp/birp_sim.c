@@ -1230,7 +1230,7 @@ static int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     double span = ps_to_s(now - m->cfg.warmup_ps);
     int64_t n = 0, fail = 0, done = 0, good = 0, drop = 0;
     int64_t cn[MAX_CLASSES] = {0}, cf[MAX_CLASSES] = {0}, served[BIRP_MAX_EDGES] = {0};
-    int64_t offloaded = 0;
+    int64_t offloaded = 0, arrived = 0;
     double loss = 0, closs[MAX_CLASSES] = {0}, accsum = 0;
     samples qd, lat;
     samples_init(&qd);
@@ -1239,6 +1239,7 @@ static int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         req *q = &m->r[i];
         if (q->t_arr < m->cfg.warmup_ps)
             continue;
+        arrived++;
         if (q->state == R_PENDING && q->deadline > now)
             continue;                       /* undecided at the stop time */
         n++;
@@ -1280,6 +1281,7 @@ static int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     put_num(sum, "throughput_rps", (double)done / span);
     put_num(sum, "goodput_rps", (double)good / span);
     put_num(sum, "offered_rps", m->rate);
+    put_num(sum, "arrival_rate_rps", (double)arrived / span);
     put_num(sum, "serial_capacity_rps", m->cap_ref);
     put_num(sum, "offloaded_fraction", n ? (double)offloaded / (double)n : NAN);
     put_num(sum, "accelerator_utilisation", util);
