@@ -50,7 +50,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
-.PHONY: all deps demo test test-run bench fuzz clean golden-update
+.PHONY: all deps demo test bench fuzz clean golden-update
 all: $(BUILD)/aisim
 
 deps:
@@ -113,3 +113,7 @@ clean:
 	rm -rf build build-debug build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Rewrites the expected messages of tests/scenarios/bad/*.yaml; review the diff.
+golden-update: all
+	AISIM=$(BUILD)/aisim tests/scenarios/update-expect.sh

@@ -107,7 +107,15 @@ int scenario_load(scenario *sc, const char *spec, const char *const *sets, int n
         {0},
     };
     cfg_node *mnode = cfg_get(root, "model");
-    if (mnode) {
+    if (!mnode) {
+        char msg[512] = "missing required key (expected one of:";
+        for (size_t i = 0; i < nm; i++)
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s %s", i ? "," : "", names[i]);
+        r = cfg_err(e, AISIM_EINVAL, root, "model", "%s)", msg);
+        free(names);
+        goto fail;
+    }
+    {
         char path[] = "model";
         r = cfg_value(mnode, path, &keys[4], &t.model, e);
         if (r) {

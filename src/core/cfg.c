@@ -701,7 +701,7 @@ static const char *type_desc(const cfg_key *k, char *buf, size_t len)
     case CFG_TIME: return "a time such as 1.5us";
     case CFG_RATE: return "a rate such as 100Gbps";
     case CFG_SIZE: return "a size such as 64KiB";
-    case CFG_NODE: return "a value";
+    case CFG_NODE: return k->help ? k->help : "a value";
     case CFG_MAPOF: return "a map";
     case CFG_ENUM: {
         size_t n = 0;
@@ -721,7 +721,12 @@ static const char *bound_text(const cfg_key *k, double v, char *buf, size_t len)
     case CFG_TIME: return units_format(UNIT_TIME, (int64_t)v, buf, (int)len);
     case CFG_RATE: return units_format(UNIT_RATE, (int64_t)v, buf, (int)len);
     case CFG_SIZE: return units_format(UNIT_SIZE, (int64_t)v, buf, (int)len);
-    default: snprintf(buf, len, "%.15g", v); return buf;
+    default:
+        if (v == floor(v) && fabs(v) < 1e18)
+            snprintf(buf, len, "%.0f", v);
+        else
+            snprintf(buf, len, "%.15g", v);
+        return buf;
     }
 }
 
@@ -816,11 +821,16 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
         return 0;
     case CFG_INT: {
         int64_t x;
+        double f;
         if (!parse_int(s, &x)) {
-            double f;
-            const char *why = parse_float(s, &f) ? " (not a whole number)" : "";
-            return cfg_err(e, AISIM_EINVAL, n, path, "expected an integer, found %s%s",
-                           cfg_describe(n, found, sizeof found), why);
+            /* 1e6 is a fine way to write a million. */
+            if (parse_float(s, &f) && f == floor(f) && fabs(f) <= 9007199254740992.0) {
+                x = (int64_t)f;
+            } else {
+                const char *why = parse_float(s, &f) ? " (not a whole number)" : "";
+                return cfg_err(e, AISIM_EINVAL, n, path, "expected an integer, found %s%s",
+                               cfg_describe(n, found, sizeof found), why);
+            }
         }
         v = (double)x;
         if (check_range(n, path, k, v, e))

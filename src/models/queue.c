@@ -39,9 +39,9 @@ typedef struct queue_cfg {
 
 static const cfg_key queue_keys[] = {
     {.name = "arrival", .type = CFG_NODE, .off = offsetof(queue_cfg, arrival),
-     .help = "interarrival-time distribution, e.g. {dist: exponential, mean: 1ms}"},
+     .help = "an interarrival-time distribution such as {dist: exponential, mean: 1ms}"},
     {.name = "service", .type = CFG_NODE, .off = offsetof(queue_cfg, service),
-     .help = "service-time distribution"},
+     .help = "a service-time distribution such as {dist: constant, value: 1ms}"},
     {.name = "customers", .type = CFG_INT, .off = offsetof(queue_cfg, customers),
      .def = "100000", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e12,
      .help = "customers measured after the warm-up"},

@@ -236,7 +236,7 @@ static void test_cfg_dist_from_map(void **state)
         "t.yaml:4:36: d4.max: expected max >= min, found \"1ms\"",
         "t.yaml:5:12: d5.dist: expected one of: constant, uniform, exponential, pareto, "
         "lognormal, normal, empirical, found \"exponental\"; did you mean \"exponential\"?",
-        "t.yaml:6:31: d6.mean: expected a time > 0ps, found \"0s\"",
+        "t.yaml:6:31: d6.mean: expected a time > 0s, found \"0s\"",
         "t.yaml:7:5: d7: a pareto distribution takes exactly one of mean and scale, found neither",
         "t.yaml:8:32: d8.extra: unknown key; expected one of: dist, value",
     };

@@ -104,7 +104,7 @@ static void test_units_format_shortest_exact(void **state)
     assert_string_equal(units_format(UNIT_TIME, 1500000, b, sizeof b), "1.5us");
     assert_string_equal(units_format(UNIT_TIME, PS_PER_S, b, sizeof b), "1s");
     assert_string_equal(units_format(UNIT_TIME, 1, b, sizeof b), "1ps");
-    assert_string_equal(units_format(UNIT_TIME, 0, b, sizeof b), "0ps");
+    assert_string_equal(units_format(UNIT_TIME, 0, b, sizeof b), "0s");
     assert_string_equal(units_format(UNIT_TIME, 1234567, b, sizeof b), "1234567ps");
     assert_string_equal(units_format(UNIT_RATE, 100000000000, b, sizeof b), "100Gbps");
     assert_string_equal(units_format(UNIT_RATE, 10000, b, sizeof b), "10Kbps");
