@@ -181,7 +181,7 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1, 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         if (argc > 2)
-            return help_cmd(argv[2]);
+            return help_cmd(sub_help ? "help" : argv[2]);
         usage_all(stdout);
         return EXIT_OK;
     }
