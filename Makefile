@@ -39,7 +39,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) \
-           -DAISIM_VERSION='"$(VERSION)"' -MMD -MP
+           -DAISIM_VERSION='"$(VERSION)"' -DAISIM_SRCDIR='"$(CURDIR)"' -MMD -MP
 LDLIBS  := $(PKG_LIBS) $(LIBS_EXTRA)
 LDFLAGS += $(LDSAN)
 

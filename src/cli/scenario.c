@@ -32,6 +32,9 @@ typedef struct top {
 #define AISIM_SRCDIR "."
 #endif
 
+static int bind_top(scenario *sc, const char *spec, const char *const *sets, int nsets,
+                    const char *seed_override, err *e);
+
 int scenario_load(scenario *sc, const char *spec, const char *const *sets, int nsets,
                   const char *seed_override, err *e)
 {
@@ -58,7 +61,31 @@ int scenario_load(scenario *sc, const char *spec, const char *const *sets, int n
     }
     if (r)
         goto fail;
+    return bind_top(sc, spec, sets, nsets, seed_override, e);
+fail:
+    scenario_fini(sc);
+    return r;
+}
 
+int scenario_load_text(scenario *sc, const char *name, const char *text, size_t len,
+                       const char *base_dir, const char *const *sets, int nsets, err *e)
+{
+    memset(sc, 0, sizeof *sc);
+    int r = cfg_load_string(name, text, len, &sc->doc, e);
+    if (r) {
+        scenario_fini(sc);
+        return r;
+    }
+    sc->base_dir = xstrdup(base_dir);
+    return bind_top(sc, name, sets, nsets, NULL, e);
+}
+
+/* Applies overrides and binds the top-level keys of a loaded scenario; on
+ * error frees it. */
+static int bind_top(scenario *sc, const char *spec, const char *const *sets, int nsets,
+                    const char *seed_override, err *e)
+{
+    int r = 0;
     for (int i = 0; i < nsets && !r; i++)
         r = cfg_set(sc->doc, sets[i], e);
     if (!r && seed_override) {
