@@ -37,10 +37,11 @@ static const struct cmd_help {
     {"list", "aisim list", "Lists the models and the built-in example scenarios.\n"},
     {"demo", "aisim demo [--out DIR]",
      "A short tour: runs built-in examples and prints one headline table per module.\n"},
-    {"bench", "aisim bench [--quick]",
+    {"bench", "aisim bench [--quick] [CASE]...",
      "Reference benchmarks: events/s, simulated seconds per wall second and peak\n"
      "memory for the event engine and fixed reference scenarios.\n"
-     "  --quick   smaller sizes (for a smoke test)\n"},
+     "  --quick   smaller sizes (for a smoke test)\n"
+     "  CASE      run only these cases (hold-1k hold-100k hold-1m timers cancel mm1)\n"},
     {"version", "aisim version", "Prints the version.\n"},
     {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n"},
     {NULL, NULL, NULL},
