@@ -12,6 +12,7 @@
 # the benchmarks and the fuzzer link the same objects.
 
 VERSION := 0.1.0
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 CC      ?= cc
 PKGS    := yaml-0.1 jansson openblas zlib libpcap ipopt
 LIBS_EXTRA := -lglpk -lm

@@ -292,6 +292,12 @@ static void queue_fini(void *st)
     free(q->ring);
 }
 
+static const plot_spec queue_plots[] = {
+    {.csv = "queue.csv", .x = "time_s", .y = "in_system", .title = "customers in system",
+     .out = "queue", .xlabel = "simulated time (s)", .ylabel = "customers"},
+    {0},
+};
+
 const model_ops queue_model_ops = {
     .name = "queue",
     .summary = "single-server FIFO queue (G/G/1), checked against queueing theory",
@@ -301,4 +307,5 @@ const model_ops queue_model_ops = {
     .progress = queue_progress,
     .report = queue_report,
     .fini = queue_fini,
+    .plots = queue_plots,
 };

@@ -118,7 +118,7 @@ static void test_cli_exit_codes_for_usage(void **state)
 static void test_cli_help_for_every_command(void **state)
 {
     (void)state;
-    const char *cmds[] = {"run", "check", "list", "demo", "bench", "version", "help"};
+    const char *cmds[] = {"run", "check", "list", "demo", "bench", "plot", "version", "help"};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         char *o;
         assert_int_equal(run_aisim((const char *[]){cmds[i], "--help", NULL}, &o, NULL), 0);
@@ -268,6 +268,39 @@ static void test_cli_rerun_replaces_earlier_outputs(void **state)
     assert_true(exists(p));
 }
 
+static void test_cli_plot_draws_png_with_gnuplot(void **state)
+{
+    (void)state;
+    char dir[128], p[256];
+    snprintf(dir, sizeof dir, "%s/plotted", tmproot);
+    assert_int_equal(run_aisim((const char *[]){"run", "core/mm1", "-q", "--set",
+                                                "queue.customers=20000", "--set",
+                                                "queue.sample_interval=100ms", "--out", dir, NULL},
+                               NULL, NULL), 0);
+    char *o;
+    assert_int_equal(run_aisim((const char *[]){"plot", dir, NULL}, &o, NULL), 0);
+    free(o);
+    snprintf(p, sizeof p, "%s/queue.png", dir);
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    unsigned char sig[8];
+    assert_int_equal(fread(sig, 1, 8, f), 8);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    assert_memory_equal(sig, "\x89PNG\r\n\x1a\n", 8);
+    assert_true(size > 5000);               /* a drawn figure, not an empty canvas */
+    snprintf(p, sizeof p, "%s/queue.gp", dir);
+    char *gp = slurp(p);
+    assert_non_null(strstr(gp, "set output 'queue.png'"));
+    free(gp);
+    /* Not a run directory: a clear error, exit 2. */
+    char *e;
+    assert_int_equal(run_aisim((const char *[]){"plot", tmproot, NULL}, NULL, &e), 2);
+    assert_non_null(strstr(e, "not a completed aisim run directory"));
+    free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_cli_set_errors_and_seed_override),
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
         cmocka_unit_test(test_cli_rerun_replaces_earlier_outputs),
+        cmocka_unit_test(test_cli_plot_draws_png_with_gnuplot),
     };
     return cmocka_run_group_tests_name("cli", tests, setup, teardown);
 }
