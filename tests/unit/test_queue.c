@@ -103,6 +103,18 @@ static void test_queue_md1_matches_pollaczek_khinchine(void **state)
     json_decref(sum);
 }
 
+static void test_queue_link_job_size_over_rate_is_mm1(void **state)
+{
+    (void)state;
+    const char *sets[] = {"queue.customers=2000000"};
+    json_t *sum = run("core/link", "link", sets, 1);
+    /* 1500 B at 10 Gbps = 1.2 us service, arrivals every 1.5 us: rho = 0.8,
+     * Wq = rho / (mu - lambda) = 0.8 / (1/1.2us - 1/1.5us) = 4.8 us. */
+    check_wait(sum, 4.8e-6, 0.02);
+    assert_float_equal(num(sum, "analytic", "load"), 0.8, 1e-12);
+    json_decref(sum);
+}
+
 /* Reads a whole file; NULL if missing. */
 static char *slurp(const char *path, size_t *len)
 {
@@ -183,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_queue_mm1_matches_analytic_at_load_0_5),
         cmocka_unit_test(test_queue_mm1_matches_analytic_at_load_0_8),
         cmocka_unit_test(test_queue_md1_matches_pollaczek_khinchine),
+        cmocka_unit_test(test_queue_link_job_size_over_rate_is_mm1),
         cmocka_unit_test(test_queue_same_seed_gives_byte_identical_run_directory),
         cmocka_unit_test(test_queue_resolved_scenario_reruns_identically),
     };
