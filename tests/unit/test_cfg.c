@@ -241,7 +241,7 @@ static void test_cfg_dist_from_map(void **state)
         "t.yaml:8:32: d8.extra: unknown key; expected one of: dist, value",
     };
     for (int i = 0; i < 5; i++) {
-        char key[4];
+        char key[16];
         snprintf(key, sizeof key, "d%d", i + 4);
         err e2 = {0};
         assert_true(dist_from_cfg(cfg_get(r, key), key, DIST_Q_TIME, NULL, &x, &e2) < 0);
