@@ -51,9 +51,11 @@ typedef struct port {
     pkt *tx;                /* packet being serialised, or NULL */
     sim_timer done;         /* end of the current transmission */
     int64_t busy_since;     /* start of the current busy period */
+    int down;               /* link failed: everything arriving is dropped */
     /* counters */
     uint64_t stat_rx_pkts, stat_tx_pkts, stat_drop_pkts, stat_mark_pkts;
     uint64_t stat_tx_bytes, stat_drop_bytes;
+    uint64_t stat_fail_drops;   /* packets lost to a link failure (also in stat_drop_pkts) */
     int64_t stat_busy_ps;   /* time spent serialising, up to the last departure */
     int64_t stat_max_bytes; /* largest queue seen */
 } port;
@@ -62,6 +64,10 @@ typedef struct port {
 void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, const char *name);
 /* Bytes queued plus the packet in service. */
 int64_t port_backlog(const port *q);
+/* Fails (down = 1) or repairs the port's link direction.  Failing drops the
+ * queued packets and the one being serialised (counted as failure drops);
+ * while down, arrivals are dropped. */
+void port_set_down(port *q, int down);
 
 typedef struct wire_slot {
     int64_t due;            /* when the packet leaves the wire */
@@ -80,5 +86,8 @@ typedef struct wire {
 
 void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name);
 void wire_fini(wire *w);
+/* Loses every packet on the wire (link failure): freed to pool, counted.
+ * Returns how many. */
+uint32_t wire_drop_all(wire *w, pkt_pool *pool);
 
 #endif

@@ -78,6 +78,11 @@ static void port_recv(sink *self, pkt *p)
 {
     port *q = (port *)self;
     q->stat_rx_pkts++;
+    if (q->down) {
+        q->stat_fail_drops++;
+        drop(q, p);
+        return;
+    }
     if (q->bytes + p->size_bytes > q->cfg.buffer_bytes) {
         drop(q, p);
         return;
@@ -109,6 +114,31 @@ static void port_recv(sink *self, pkt *p)
         q->busy_since = sim_now(q->s);
         start_tx(q);
     }
+}
+
+void port_set_down(port *q, int down)
+{
+    q->down = down;
+    if (!down)
+        return;
+    if (q->tx) {
+        sim_timer_disarm(q->s, &q->done);
+        q->stat_busy_ps += sim_now(q->s) - q->busy_since;
+        q->stat_fail_drops++;
+        drop(q, q->tx);
+        q->tx = NULL;
+    }
+    for (int c = 0; c < q->cfg.nprio; c++) {
+        while (q->head[c]) {
+            pkt *p = q->head[c];
+            q->head[c] = p->next;
+            q->stat_fail_drops++;
+            drop(q, p);
+        }
+        q->tail[c] = NULL;
+    }
+    q->bytes = 0;
+    q->npkts = 0;
 }
 
 static void port_done(sim *s, void *obj, uint64_t arg)

@@ -59,3 +59,14 @@ static void wire_arrive(sim *s, void *obj, uint64_t arg)
         sim_timer_arm(s, &w->arrive, w->ring[w->head].due);
     pkt_send_on(p);
 }
+
+uint32_t wire_drop_all(wire *w, pkt_pool *pool)
+{
+    uint32_t n = w->len;
+    for (uint32_t i = 0; i < n; i++)
+        pkt_free(pool, w->ring[(w->head + i) % w->cap].p);
+    w->head = 0;
+    w->len = 0;
+    sim_timer_disarm(w->s, &w->arrive);
+    return n;
+}

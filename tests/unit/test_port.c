@@ -189,6 +189,30 @@ static void test_port_strict_priority_overtakes(void **state)
     bed_fini(&b);
 }
 
+static void test_port_failure_drops_queue_wire_and_arrivals(void **state)
+{
+    (void)state;
+    bed b;
+    bed_init(&b, &base_cfg, US(10));
+    for (int i = 0; i < 5; i++)
+        send(&b, 1500, 0, 0, (uint64_t)i);
+    sim_run(b.s, NS(3000));         /* two serialised (on the wire), one in service */
+    assert_int_equal(b.w.len, 2);
+    port_set_down(&b.q, 1);         /* in service + 2 queued lost */
+    assert_int_equal(wire_drop_all(&b.w, b.pool), 2);
+    assert_int_equal(b.q.stat_fail_drops, 3);
+    send(&b, 1500, 0, 0, 9);        /* arrives at a dead port */
+    assert_int_equal(b.q.stat_fail_drops, 4);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 0);
+    port_set_down(&b.q, 0);         /* repaired: carries traffic again */
+    send(&b, 1500, 0, 0, 10);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 1);
+    assert_int_equal(b.c.seq[0], 10);
+    bed_fini(&b);
+}
+
 /* Poisson arrivals of fixed-size packets: an M/D/1 queue. */
 typedef struct gen {
     bed *b;
@@ -255,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_port_ecn_step_marks_above_k),
         cmocka_unit_test(test_port_red_drops_non_ect_and_marks_ect),
         cmocka_unit_test(test_port_strict_priority_overtakes),
+        cmocka_unit_test(test_port_failure_drops_queue_wire_and_arrivals),
         cmocka_unit_test(test_port_md1_delay_matches_pollaczek_khinchine),
         cmocka_unit_test(test_pool_reuses_packets_without_growth),
     };
