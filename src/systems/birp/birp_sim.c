@@ -329,8 +329,10 @@ typedef struct birp_model {
     double y[BIRP_MAX_EDGES][BIRP_MAX_EDGES];
     birp_bandit bandit;
     int arm, held;
-    double win_loss;
+    double win_loss;                        /* bandit window: loss sum, requests */
     int64_t win_n;
+    double slot_loss;                       /* the current slot: loss sum, requests */
+    int64_t slot_n;
     double prev_load[BIRP_MAX_EDGES];
     int64_t solves, fallbacks, trivial;
     double solve_wall_s, solve_wall_max_s;
@@ -752,6 +754,8 @@ static void decided(birp_model *m, req *q)
     double loss = q->state == R_OK ? 1 - m->e[q->dest].curve[q->model]->acc : 1;
     m->win_loss += loss;
     m->win_n++;
+    m->slot_loss += loss;
+    m->slot_n++;
 }
 
 static void on_batch_done(sim *s, void *obj, uint64_t arg);
@@ -1150,14 +1154,10 @@ static void on_slot(sim *s, void *obj, uint64_t arg)
     slot_row *row = &m->rows[m->nrows++];
     memset(row, 0, sizeof *row);
     row->t_s = ps_to_s(sim_now(s));
-    double wl = m->win_loss;
-    int64_t wn = m->win_n;
+    row->loss = m->slot_n > 0 ? m->slot_loss / (double)m->slot_n : NAN;
+    m->slot_loss = 0;
+    m->slot_n = 0;
     decide(m, row);
-    row->loss = wn > 0 ? wl / (double)wn : NAN;
-    if (m->cfg.policy != P_BIRP) {
-        m->win_loss = 0;
-        m->win_n = 0;
-    }
     double off = 0;
     for (int i = 0; i < m->E; i++) {
         row->bcap[i] = m->e[i].bcap;
@@ -1335,7 +1335,8 @@ static int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     }
     if (!(f = out_file(o, "slots.csv", e)))
         return e->code;
-    fprintf(f, "time_s,arm,a,beta,solver_status,fallback,objective,offload_fraction,window_loss");
+    fprintf(f, "time_s,arm,a,beta,solver_status,fallback,objective,offload_fraction,"
+               "last_slot_loss");
     for (int j = 0; j < m->E; j++)
         fprintf(f, ",bcap_%s", m->e[j].name);
     for (int j = 0; j < m->E; j++)
