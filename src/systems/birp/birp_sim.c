@@ -19,7 +19,8 @@
  * Every `slot` the policy decides: routing fractions per origin (applied to
  * the next slot's arrivals by smooth weighted round robin), the batch-size cap
  * per edge, and the model per (edge, class).  Policies: birp (QP + UCB1-tuned
- * TIR + batching), birp_static (fixed TIR parameters), serial (the same QP
+ * TIR + batching; faster models only when batching cannot carry the load),
+ * birp_static (fixed TIR parameters), serial (the same QP
  * redistribution, batch 1), model_selection (Clipper/Jellyfish-style model
  * downgrade + proportional redistribution, serial), local (serial, no
  * redistribution), jsq (join the edge with the shortest expected wait,
