@@ -15,8 +15,9 @@
  *
  * Every term is linear or a convex square, so Ipopt's interior point finds
  * the global optimum; the problem has E^2 + E K + E variables (3 edges and
- * 7 breakpoints: 33) and 4E linear constraints.  One solve takes well under
- * a millisecond of Ipopt time on this size; the model reports the wall time.
+ * 7 breakpoints: 33) and 4E linear constraints.  One solve takes about 8 ms
+ * of wall time on the 2-core development machine (docs/birp.md), mostly
+ * Ipopt's setup; the model reports it apart from the deterministic results.
  */
 #include <assert.h>
 #include <math.h>
