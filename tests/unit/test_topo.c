@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/rng.h"
 #include "aisim/topo.h"
 #include "aisim/units.h"
 
@@ -254,12 +255,253 @@ static void test_topo_delivers_end_to_end_with_exact_latency(void **state)
     bed_fini(&b);
 }
 
+
+/* ---- ECMP --------------------------------------------------------------- */
+
+/* Keys of N flows: random 64-bit 5-tuple hashes from a seeded stream. */
+static uint64_t flow_key(int i)
+{
+    rng r;
+    rng_init(&r, 99, "topo.test.keys", (uint64_t)i);
+    return rng_next(&r);
+}
+
+/* Index of the port among ports[0..n) that route r passes, or -1. */
+static int port_on_route(const route *r, port *const *ports, int n)
+{
+    for (int h = 0; h < r->len; h++)
+        for (int i = 0; i < n; i++)
+            if (r->hop[h] == &ports[i]->base)
+                return i;
+    return -1;
+}
+
+static void test_topo_ecmp_spreads_flows_across_spines(void **state)
+{
+    (void)state;
+    link_cfg l = mk_link(GBPS(10), US(1));
+    err e = {0};
+    bed b;
+    bed_init(&b, 1);
+    assert_int_equal(topo_build_leaf_spine(b.t, 2, 4, 2, &l, &l, &e), 0);
+    port *up[4];
+    int leaf0 = node(b.t, "leaf0");
+    for (int s = 0; s < 4; s++) {
+        char name[16];
+        snprintf(name, sizeof name, "spine%d", s);
+        up[s] = topo_link_port(b.t, topo_find_link(b.t, leaf0, node(b.t, name)), 0);
+    }
+    enum { N = 20000 };     /* binomial sd of a count: 61 = 1.2 % of N/4 */
+    int cnt[4] = {0};
+    for (int i = 0; i < N; i++) {
+        int s = port_on_route(topo_route_ecmp(b.t, i % 2, 2 + i % 2, flow_key(i)), up, 4);
+        assert_true(s >= 0);
+        cnt[s]++;
+    }
+    double chi2 = 0;
+    for (int s = 0; s < 4; s++) {
+        chi2 += (cnt[s] - N / 4.0) * (cnt[s] - N / 4.0) / (N / 4.0);
+        assert_in_range(cnt[s], 4750, 5250);        /* within 5 % of N/4 */
+    }
+    /* 3 degrees of freedom: 11.34 is the 1 % critical value. */
+    print_message("ECMP over 4 spines: %d %d %d %d, chi2 %.2f\n", cnt[0], cnt[1], cnt[2], cnt[3],
+                  chi2);
+    assert_true(chi2 < 11.34);
+    /* Four paths between the pair; every ECMP route is one of them. */
+    size_t n;
+    const route *const *ps = topo_paths(b.t, 0, 2, &n);
+    assert_int_equal(n, 4);
+    for (int s = 0; s < 4; s++)
+        assert_int_equal(port_on_route(ps[s], up, 4), s);   /* fixed order: by spine */
+    const route *r = topo_route_ecmp(b.t, 0, 2, flow_key(0));
+    assert_ptr_equal(r, ps[port_on_route(r, up, 4)]);
+    assert_ptr_equal(topo_paths(b.t, 0, 2, &n), ps);         /* cached */
+    bed_fini(&b);
+}
+
+/* Fat tree k=4, pod 0 to pod 1: the edge switch picks one of 2 aggs, the
+ * agg one of 2 cores.  With independent seeds the four cores share the
+ * flows; with equal seeds both choices are the same function of the key
+ * (hash mod 2), so agg j always picks its core j: only core0 (agg0, core 0)
+ * and core3 (agg1, core 1) carry traffic - hash polarisation. */
+static void count_cores(bed *b, int cnt[4], int nflows)
+{
+    port *down[4];
+    for (int c = 0; c < 4; c++) {
+        char name[16];
+        snprintf(name, sizeof name, "core%d", c);
+        int core = node(b->t, name);
+        /* core c's link down into pod 1: to agg1_{c / 2}. */
+        int agg = node(b->t, c < 2 ? "agg1_0" : "agg1_1");
+        down[c] = topo_link_port(b->t, topo_find_link(b->t, agg, core), 1);
+    }
+    memset(cnt, 0, 4 * sizeof *cnt);
+    for (int i = 0; i < nflows; i++) {
+        int c = port_on_route(topo_route_ecmp(b->t, i % 4, 4 + i % 4, flow_key(i)), down, 4);
+        assert_true(c >= 0);
+        cnt[c]++;
+    }
+}
+
+static void test_topo_ecmp_polarises_with_equal_seeds(void **state)
+{
+    (void)state;
+    link_cfg l = mk_link(GBPS(10), US(1));
+    err e = {0};
+    bed b;
+    bed_init(&b, 1);
+    assert_int_equal(topo_build_fat_tree(b.t, 4, &l, &e), 0);
+    int cnt[4];
+    count_cores(&b, cnt, 4000);
+    print_message("cores, own seeds: %d %d %d %d\n", cnt[0], cnt[1], cnt[2], cnt[3]);
+    for (int c = 0; c < 4; c++)
+        assert_in_range(cnt[c], 900, 1100);         /* within 10 % of N/4 */
+    topo_set_hash_seeds(b.t, true, 12345);
+    count_cores(&b, cnt, 4000);
+    print_message("cores, equal seeds: %d %d %d %d\n", cnt[0], cnt[1], cnt[2], cnt[3]);
+    assert_int_equal(cnt[1], 0);
+    assert_int_equal(cnt[2], 0);
+    assert_int_equal(cnt[0] + cnt[3], 4000);
+    assert_in_range(cnt[0], 1900, 2100);
+    /* Back to per-switch seeds: the first spread again, exactly. */
+    int again[4];
+    topo_set_hash_seeds(b.t, false, 0);
+    count_cores(&b, again, 4000);
+    topo_set_hash_seeds(b.t, false, 0);
+    count_cores(&b, cnt, 4000);
+    assert_memory_equal(cnt, again, sizeof cnt);
+    assert_int_equal(cnt[1] > 0 && cnt[2] > 0, 1);
+    bed_fini(&b);
+}
+
+static void test_topo_paths_counts(void **state)
+{
+    (void)state;
+    link_cfg l = mk_link(GBPS(10), US(1));
+    err e = {0};
+    bed b;
+    size_t n;
+    bed_init(&b, 1);
+    assert_int_equal(topo_build_fat_tree(b.t, 4, &l, &e), 0);
+    const route *const *ps = topo_paths(b.t, 0, 15, &n);
+    assert_int_equal(n, 4);                         /* across pods: (k/2)^2 */
+    for (size_t i = 0; i < n; i++) {
+        char want[64];
+        assert_int_equal(route_links(ps[i]), 6);
+        snprintf(want, sizeof want, "core%d->agg3_%d", (int)i, (int)i / 2);
+        assert_string_equal(ps[i]->hop[6]->name, want);     /* path i via core i */
+        assert_ptr_equal(ps[i]->reverse->reverse, ps[i]);
+    }
+    assert_int_equal((topo_paths(b.t, 0, 2, &n), n), 2);    /* same pod: k/2 aggs */
+    assert_int_equal((topo_paths(b.t, 0, 1, &n), n), 1);    /* same edge */
+    /* Reverse direction: the reverses of the forward paths, same order. */
+    const route *const *back = topo_paths(b.t, 15, 0, &n);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++)
+        assert_ptr_equal(back[i], ps[i]->reverse);
+    bed_fini(&b);
+
+    bed_init(&b, 1);
+    assert_int_equal(topo_build_fat_tree(b.t, 8, &l, &e), 0);
+    assert_int_equal((topo_paths(b.t, 0, 127, &n), n), 16);
+    assert_int_equal((topo_paths(b.t, 0, 4, &n), n), 4);
+    bed_fini(&b);
+
+    bed_init(&b, 1);
+    assert_int_equal(topo_build_dumbbell(b.t, 2, 2, &l, &l, &e), 0);
+    ps = topo_paths(b.t, 0, 3, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(route_links(ps[0]), 3);
+    assert_string_equal(ps[0]->hop[2]->name, "left->right");
+    bed_fini(&b);
+}
+
+/* ---- failures ----------------------------------------------------------- */
+
+static void test_topo_failed_link_avoided_after_convergence(void **state)
+{
+    (void)state;
+    link_cfg hl = mk_link(GBPS(10), US(1)), fl = mk_link(GBPS(40), US(1));
+    err e = {0};
+    bed b;
+    bed_init(&b, 1);
+    assert_int_equal(topo_build_leaf_spine(b.t, 2, 2, 1, &hl, &fl, &e), 0);
+    topo_bind_flow(b.t, 0, 0, &b.tx.base, 1, &b.rx.base);
+    int dead = topo_find_link(b.t, node(b.t, "leaf0"), node(b.t, "spine0"));
+    assert_int_equal(dead, 2);
+    port *via0 = topo_link_port(b.t, dead, 0);
+    port *via[2] = {via0, topo_link_port(b.t, 3, 0)};
+    /* A flow key whose ECMP route uses spine0. */
+    uint64_t k0 = 0;
+    int i = 0;
+    while (port_on_route(topo_route_ecmp(b.t, 0, 1, flow_key(i)), via, 2) != 0)
+        i++;
+    k0 = flow_key(i);
+    const route *r0 = topo_route_ecmp(b.t, 0, 1, k0);
+
+    /* The packet leaves leaf0 at 1.2 + 1 + 0.3 = 2.5 us and is on the wire
+     * leaf0->spine0 until 3.5 us: fail the link at 3 us. */
+    send_pkt(&b, r0, 0, PKT_DATA, 1500);
+    sim_run(b.s, US(3));
+    topo_link_set_up(b.t, dead, false, US(100));
+    assert_false(topo_link_is_up(b.t, dead));
+    assert_int_equal(topo_link_wire_losses(b.t, dead), 1);
+    assert_int_equal(pkt_pool_live(b.pool), 0);
+
+    /* Before convergence routing still offers the dead link ... */
+    size_t n;
+    topo_paths(b.t, 0, 1, &n);
+    assert_int_equal(n, 2);
+    assert_ptr_equal(topo_route_ecmp(b.t, 0, 1, k0), r0);
+    send_pkt(&b, r0, 0, PKT_DATA, 1500);            /* lost at leaf0->spine0 */
+    sim_run(b.s, US(50));
+    assert_int_equal(via0->stat_fail_drops, 1);
+    assert_int_equal(b.rx.n, 0);
+
+    /* ... and after it, every route avoids it, in both directions. */
+    sim_run(b.s, US(103));
+    const route *const *ps = topo_paths(b.t, 0, 1, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(port_on_route(ps[0], via, 2), 1);
+    for (int j = 0; j < 200; j++) {
+        const route *r = topo_route_ecmp(b.t, 0, 1, flow_key(j));
+        assert_ptr_equal(r, ps[0]);
+        assert_ptr_equal(topo_route_ecmp(b.t, 1, 0, flow_key(j)), r->reverse);
+    }
+    send_pkt(&b, topo_route_ecmp(b.t, 0, 1, k0), 0, PKT_DATA, 1500);
+    int64_t t0 = sim_now(b.s);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.rx.n, 1);
+    assert_int_equal(b.rx.at[0] - t0, US(1.2 + 1 + 0.3 + 1 + 0.3 + 1 + 1.2 + 1));
+
+    /* Repaired with no convergence delay: the old path is back at once. */
+    topo_link_set_up(b.t, dead, true, 0);
+    assert_true(topo_link_is_up(b.t, dead));
+    assert_int_equal((topo_paths(b.t, 0, 1, &n), n), 2);
+    assert_ptr_equal(topo_route_ecmp(b.t, 0, 1, k0), r0);
+    send_pkt(&b, r0, 0, PKT_DATA, 1500);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.rx.n, 2);
+
+    /* Both spine links of leaf0 down: unreachable. */
+    topo_link_set_up(b.t, 2, false, 0);
+    topo_link_set_up(b.t, 3, false, 0);
+    assert_null(topo_route_ecmp(b.t, 0, 1, k0));
+    assert_null(topo_paths(b.t, 0, 1, &n));
+    assert_int_equal(n, 0);
+    bed_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_topo_builders_counts_and_names),
         cmocka_unit_test(test_topo_route_lengths_and_reverse),
         cmocka_unit_test(test_topo_delivers_end_to_end_with_exact_latency),
+        cmocka_unit_test(test_topo_ecmp_spreads_flows_across_spines),
+        cmocka_unit_test(test_topo_ecmp_polarises_with_equal_seeds),
+        cmocka_unit_test(test_topo_paths_counts),
+        cmocka_unit_test(test_topo_failed_link_avoided_after_convergence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
