@@ -492,6 +492,191 @@ static void test_topo_failed_link_avoided_after_convergence(void **state)
     bed_fini(&b);
 }
 
+
+/* ---- scenario ----------------------------------------------------------- */
+
+static int load_topo(bed *b, const char *yaml, err *e, cfg_doc **dout)
+{
+    cfg_doc *d;
+    int rc = cfg_load_string("t.yaml", yaml, strlen(yaml), &d, e);
+    if (rc)
+        return rc;
+    rc = topo_from_cfg(b->t, cfg_get(cfg_root(d), "topology"), "topology", e);
+    if (dout)
+        *dout = d;
+    else
+        cfg_free(d);
+    return rc;
+}
+
+static void test_topo_from_cfg_builds_each_kind(void **state)
+{
+    (void)state;
+    err e = {0};
+    bed b;
+
+    bed_init(&b, 1);
+    assert_int_equal(load_topo(&b, "topology:\n"
+                                   "  kind: leaf_spine\n"
+                                   "  leaves: 4\n"
+                                   "  spines: 2\n"
+                                   "  hosts_per_leaf: 8\n"
+                                   "  host_link: {rate: 10Gbps, delay: 500ns, buffer: 256KiB,"
+                                   " ecn_k: 30KB}\n"
+                                   "  oversubscription: 2\n", &e, NULL), 0);
+    assert_int_equal(topo_hosts(b.t), 32);
+    assert_int_equal(topo_links(b.t), 40);
+    port *hp = topo_link_port(b.t, 0, 0), *fp = topo_link_port(b.t, 32, 0);
+    assert_int_equal(hp->cfg.rate_bps, GBPS(10));
+    assert_int_equal(hp->cfg.buffer_bytes, 256 * 1024);
+    assert_int_equal(hp->cfg.ecn_k_bytes, 30000);
+    assert_int_equal(topo_link_wire(b.t, 0, 0)->delay_ps, NS(500));
+    /* 8 x 10 Gbps / (2 spines x 2) = 20 Gbps, other settings as host_link. */
+    assert_int_equal(fp->cfg.rate_bps, GBPS(20));
+    assert_int_equal(fp->cfg.ecn_k_bytes, 30000);
+    assert_string_equal(fp->base.name, "leaf0->spine0");
+    bed_fini(&b);
+
+    bed_init(&b, 1);
+    assert_int_equal(load_topo(&b, "topology: {kind: fat_tree, k: 4, link: {rate: 100Gbps}}\n",
+                               &e, NULL), 0);
+    assert_int_equal(topo_links(b.t), 48);
+    assert_int_equal(topo_link_wire(b.t, 47, 1)->delay_ps, US(1));          /* default */
+    assert_int_equal(topo_link_port(b.t, 47, 1)->cfg.buffer_bytes, 1 << 20);  /* default */
+    bed_fini(&b);
+
+    bed_init(&b, 1);
+    assert_int_equal(load_topo(&b, "topology:\n"
+                                   "  kind: dumbbell\n"
+                                   "  left: 2\n"
+                                   "  right: 3\n"
+                                   "  link: {rate: 10Gbps}\n"
+                                   "  bottleneck: {rate: 1Gbps, delay: 10us}\n", &e, NULL), 0);
+    assert_int_equal(topo_hosts(b.t), 5);
+    assert_int_equal(topo_link_port(b.t, 5, 0)->cfg.rate_bps, GBPS(1));
+    assert_int_equal(topo_link_wire(b.t, 5, 1)->delay_ps, US(10));
+    assert_int_equal(topo_link_port(b.t, 4, 1)->cfg.rate_bps, GBPS(10));
+    bed_fini(&b);
+
+    bed_init(&b, 1);
+    assert_int_equal(load_topo(&b, "topology: {kind: star, hosts: 17, link: {rate: 1Gbps}}\n",
+                               &e, NULL), 0);
+    assert_int_equal(topo_hosts(b.t), 17);
+    assert_int_equal(topo_nodes(b.t), 18);
+    bed_fini(&b);
+
+    bed_init(&b, 1);
+    cfg_doc *d;
+    assert_int_equal(load_topo(&b, "topology:\n"
+                                   "  kind: custom\n"
+                                   "  hosts: [a, b, c]\n"
+                                   "  switches: [s1, s2]\n"
+                                   "  link: {rate: 10Gbps}\n"
+                                   "  links:\n"
+                                   "    - {a: a, b: s1}\n"
+                                   "    - {a: b, b: s1}\n"
+                                   "    - {a: c, b: s2, delay: 5us}\n"
+                                   "    - {a: s1, b: s2, rate: 40Gbps}\n", &e, &d), 0);
+    assert_int_equal(topo_hosts(b.t), 3);
+    assert_int_equal(topo_nodes(b.t), 5);
+    assert_int_equal(topo_links(b.t), 4);
+    assert_int_equal(topo_find_node(b.t, "s2"), 4);
+    assert_int_equal(topo_link_port(b.t, 3, 0)->cfg.rate_bps, GBPS(40));
+    assert_int_equal(topo_link_wire(b.t, 3, 0)->delay_ps, US(1));
+    assert_int_equal(topo_link_wire(b.t, 2, 0)->delay_ps, US(5));
+    assert_int_equal(topo_link_port(b.t, 2, 0)->cfg.rate_bps, GBPS(10));
+    const route *r = topo_route_ecmp(b.t, 0, 2, 1);
+    assert_int_equal(route_links(r), 3);
+    assert_string_equal(r->hop[2]->name, "s1->s2");
+    /* Defaults are written into the tree (the resolved scenario). */
+    cfg_node *ln = cfg_get(cfg_get(cfg_root(d), "topology"), "link");
+    assert_string_equal(cfg_scalar(cfg_get(ln, "buffer")), "1MiB");
+    cfg_free(d);
+    bed_fini(&b);
+}
+
+typedef struct bad_case {
+    const char *yaml, *msg;
+} bad_case;
+
+/* The issue's bad inputs first: zero hosts (star, custom), a rate of 0, a
+ * link to an unknown node, a disconnected custom graph, a duplicate node
+ * name; then the other checks. */
+static void test_topo_from_cfg_errors_name_the_location(void **state)
+{
+    (void)state;
+    static const bad_case cs[] = {
+        {"topology: {kind: star, hosts: 0, link: {rate: 1Gbps}}\n",
+         "t.yaml:1:31: topology.hosts: expected an integer in [2, 100000], "
+         "found \"0\""},
+        {"topology:\n  kind: custom\n  hosts: []\n  links: []\n",
+         "t.yaml:3:10: topology.hosts: expected at least one host, found none"},
+        {"topology: {kind: fat_tree, k: 4, link: {rate: 0Gbps}}\n",
+         "t.yaml:1:47: topology.link.rate: expected a rate > 0bps, found \"0Gbps\""},
+        {"topology:\n  kind: custom\n  hosts: [a, b]\n  switches: [s1]\n"
+         "  link: {rate: 10Gbps}\n  links:\n    - {a: a, b: s1}\n    - {a: b, b: s9}\n",
+         "t.yaml:8:17: topology.links[1].b: unknown node \"s9\" (not in hosts or "
+         "switches)"},
+        {"topology:\n  kind: custom\n  hosts: [a, b, c]\n  switches: [s1, s2]\n"
+         "  link: {rate: 10Gbps}\n  links:\n    - {a: a, b: s1}\n    - {a: b, b: s1}\n"
+         "    - {a: c, b: s2}\n",
+         "t.yaml:2:3: topology: hosts a and c are not connected (hosts do not "
+         "forward, so a path must run through switches)"},
+        {"topology:\n  kind: custom\n  hosts: [a, b]\n  switches: [s1, a]\n"
+         "  links: []\n",
+         "t.yaml:4:18: topology.switches[1]: duplicate node name \"a\" (first "
+         "given at line 3, column 11)"},
+        {"topology: {kind: fat_tree, k: 3, link: {rate: 10Gbps}}\n",
+         "t.yaml:1:31: topology.k: expected an even integer in [2, 64], found "
+         "\"3\""},
+        {"topology: {kind: fat-tree, k: 4}\n",
+         "t.yaml:1:18: topology.kind: expected one of: dumbbell, star, "
+         "leaf_spine, fat_tree, custom, found \"fat-tree\"; did you mean "
+         "\"fat_tree\"?"},
+        {"topology: {k: 4}\n",
+         "t.yaml:1:11: topology.kind: missing required key (expected one of: "
+         "dumbbell, star, leaf_spine, fat_tree, custom)"},
+        {"topology:\n  kind: custom\n  hosts: [a, b]\n  switches: [s1]\n"
+         "  links:\n    - {a: a, b: s1, rate: 1Gbps}\n    - {a: b, b: b, rate: 1Gbps}\n",
+         "t.yaml:7:7: topology.links[1]: a link from b to itself"},
+        {"topology:\n  kind: custom\n  hosts: [a, b]\n  switches: [s1]\n"
+         "  links:\n    - {a: a, b: s1, rate: 1Gbps}\n    - {a: b, b: s1}\n",
+         "t.yaml:7:7: topology.links[1].rate: missing required key (expected a "
+         "rate such as 100Gbps)"},
+        {"topology:\n  kind: leaf_spine\n  leaves: 2\n  spines: 2\n  hosts_per_leaf: 2\n"
+         "  host_link: {rate: 10Gbps}\n  fabric_link: {rate: 40Gbps}\n"
+         "  oversubscription: 2\n",
+         "t.yaml:8:21: topology.oversubscription: give either fabric_link or "
+         "oversubscription, not both"},
+        {"topology:\n  kind: dumbbell\n  left: 1\n  right: 1\n"
+         "  link: {rate: 10Gbps, red_min: 20KB, red_max: 10KB}\n",
+         "t.yaml:5:48: topology.link.red_max: expected red_max > red_min (20000 "
+         "B), found 10000 B"},
+        {"topology: {kind: star, hosts: 3, link: {rate: 1Gbps, ratee: 2Gbps}}\n",
+         "t.yaml:1:54: topology.link.ratee: unknown key; did you mean \"rate\"?; "
+         "expected one of: rate, delay, buffer, ecn_k, red_min, red_max, "
+         "red_max_p, red_weight, priorities"},
+        {"topology: {kind: star, hosts: 3, link: {rate: 1Gbps}, spines: 2}\n",
+         "t.yaml:1:55: topology.spines: unknown key; expected one of: kind, "
+         "hosts, link"},
+        {"topology:\n  kind: custom\n  hosts: [a, b c]\n  links: []\n",
+         "t.yaml:3:14: topology.hosts[1]: expected a node name (letters, "
+         "digits, '_', '.', '-'), found \"b c\""},
+        {"other: 1\n",
+         "topology: missing required key (expected a map with kind: dumbbell, "
+         "star, leaf_spine, fat_tree or custom)"},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        bed b;
+        bed_init(&b, 1);
+        err e = {0};
+        if (load_topo(&b, cs[i].yaml, &e, NULL) >= 0)
+            fail_msg("accepted: %s", cs[i].yaml);
+        assert_string_equal(e.msg, cs[i].msg);
+        bed_fini(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +687,8 @@ int main(void)
         cmocka_unit_test(test_topo_ecmp_polarises_with_equal_seeds),
         cmocka_unit_test(test_topo_paths_counts),
         cmocka_unit_test(test_topo_failed_link_avoided_after_convergence),
+        cmocka_unit_test(test_topo_from_cfg_builds_each_kind),
+        cmocka_unit_test(test_topo_from_cfg_errors_name_the_location),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
