@@ -56,6 +56,9 @@
 
 typedef struct topo topo;
 
+/* Node ids and hop distances are 16-bit. */
+#define TOPO_MAX_NODES 65534
+
 enum node_kind { NODE_HOST, NODE_SWITCH };
 
 typedef struct link_cfg {
@@ -70,7 +73,7 @@ topo *topo_create(sim *s, pkt_pool *pool, uint64_t seed);
 void topo_destroy(topo *t);
 
 /* Adds a node; returns its id (0, 1, ...), or AISIM_EINVAL if the name is
- * empty or taken, AISIM_ERANGE past 65534 nodes.  The string is copied. */
+ * empty or taken, AISIM_ERANGE past TOPO_MAX_NODES.  The string is copied. */
 int topo_add_node(topo *t, const char *name, enum node_kind kind);
 /* Adds a full-duplex link between nodes a and b (a != b; parallel links
  * are allowed); returns its id, or AISIM_EINVAL for bad ends, AISIM_ERANGE

@@ -12,12 +12,14 @@
  *
  * Distances.  Routing needs, for a destination host D, the hop distance of
  * every node to D over the links routing believes are up.  A row is a BFS
- * from D that does not expand through other hosts (hosts never forward);
- * rows are computed on first use and dropped when routing changes (an
- * epoch counter), so memory grows with the destinations actually used, not
- * hosts x nodes.  From node u, the next hops toward D are the neighbours v
- * with dist(v) = dist(u) - 1 that are switches or D itself: the equal-cost
- * DAG.
+ * that does not expand through hosts other than its root (hosts never
+ * forward).  A host with a single link to switch S shares S's row (its
+ * distances plus one), so a fat tree needs one row per edge switch, not
+ * per host; a multi-homed host has a row of its own.  Rows are computed on
+ * first use and dropped when routing changes (an epoch counter), so memory
+ * grows with the destinations actually used.  From node u, the next hops
+ * toward D are the neighbours v with dist(v) = dist(u) - 1 that are
+ * switches or D itself: the equal-cost DAG.
  *
  * Routes.  A path is a sequence of (link, direction); its route is ports and
  * wires in that order plus D's receive sink.  Routes are interned in a table
@@ -117,7 +119,7 @@ struct topo {
     tab names;                  /* name -> node id + 1 */
     bool finished;
     uint32_t epoch;             /* bumped at every routing change */
-    uint16_t **dist;            /* per destination host: hops of each node */
+    uint16_t **dist;            /* per BFS root node: hops of each node */
     uint32_t *dist_epoch;       /* epoch each row was computed in */
     int32_t *bfs;               /* BFS queue, nnodes */
     int32_t *hops;              /* path being built: link * 2 + dir */
@@ -310,7 +312,7 @@ void topo_destroy(topo *t)
     for (size_t i = 0; i < t->nnodes; i++)
         free(t->node[i]->adj);
     if (t->dist)
-        for (size_t i = 0; i < t->nhosts; i++)
+        for (size_t i = 0; i < t->nnodes; i++)
             free(t->dist[i]);
     free(t->dist);
     free(t->dist_epoch);
@@ -346,7 +348,7 @@ int topo_add_node(topo *t, const char *name, enum node_kind kind)
     assert(!t->finished);
     if (!name || !*name || topo_find_node(t, name) >= 0)
         return AISIM_EINVAL;
-    if (t->nnodes >= DIST_INF - 1)
+    if (t->nnodes >= TOPO_MAX_NODES)
         return AISIM_ERANGE;
     if (t->nnodes == t->capnodes) {
         t->capnodes = t->capnodes ? 2 * t->capnodes : 64;
@@ -517,8 +519,8 @@ int topo_finish(topo *t, err *e)
     int rc = check_connected(t, e);
     if (rc)
         return rc;
-    t->dist = xcalloc(t->nhosts, sizeof *t->dist);
-    t->dist_epoch = xcalloc(t->nhosts, sizeof *t->dist_epoch);
+    t->dist = xcalloc(t->nnodes, sizeof *t->dist);
+    t->dist_epoch = xcalloc(t->nnodes, sizeof *t->dist_epoch);
     t->bfs = xmalloc(t->nnodes * sizeof *t->bfs);
     t->hops = xmalloc(t->nnodes * sizeof *t->hops);
     t->rhops = xmalloc(t->nnodes * sizeof *t->rhops);
@@ -635,18 +637,17 @@ void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_h
 
 /* ---- routing ------------------------------------------------------------ */
 
-/* Hops from every node to destination host h over links routing sees up;
- * DIST_INF if unreachable. */
-static const uint16_t *dist_to(topo *t, int h)
+/* Hops from every node to node root over links routing sees up, not
+ * through hosts other than root; DIST_INF if unreachable. */
+static const uint16_t *dist_row(topo *t, int32_t root)
 {
-    if (t->dist_epoch[h] == t->epoch)
-        return t->dist[h];
-    if (!t->dist[h])
-        t->dist[h] = xmalloc(t->nnodes * sizeof **t->dist);
-    uint16_t *d = t->dist[h];
+    if (t->dist_epoch[root] == t->epoch)
+        return t->dist[root];
+    if (!t->dist[root])
+        t->dist[root] = xmalloc(t->nnodes * sizeof **t->dist);
+    uint16_t *d = t->dist[root];
     for (size_t i = 0; i < t->nnodes; i++)
         d[i] = DIST_INF;
-    int32_t root = t->host_node[h];
     size_t qh = 0, qt = 0;
     d[root] = 0;
     t->bfs[qt++] = root;
@@ -663,16 +664,47 @@ static const uint16_t *dist_to(topo *t, int h)
             }
         }
     }
-    t->dist_epoch[h] = t->epoch;
+    t->dist_epoch[root] = t->epoch;
     return d;
 }
 
-/* Is adjacency a of node u a next hop toward node dst? */
-static bool is_next_hop(const topo *t, const uint16_t *d, int32_t dst, int32_t u, const tadj *a)
+/* Distances to one destination host: a row, shared with its switch. */
+typedef struct dview {
+    const uint16_t *row;        /* NULL: the destination is cut off */
+    int32_t dst;                /* destination node */
+    uint32_t off;               /* added to row values: 1 if rooted at dst's switch */
+} dview;
+
+#define DV_INF UINT32_MAX
+
+static dview dist_to(topo *t, int dst_host)
+{
+    int32_t dst = t->host_node[dst_host];
+    const tnode *n = t->node[dst];
+    if (n->nadj == 1 && t->node[n->adj[0].other]->kind == NODE_SWITCH) {
+        if (!t->link[n->adj[0].link]->route_up)
+            return (dview){NULL, dst, 0};
+        return (dview){dist_row(t, n->adj[0].other), dst, 1};
+    }
+    return (dview){dist_row(t, dst), dst, 0};
+}
+
+static uint32_t dv(const dview *v, int32_t node)
+{
+    if (node == v->dst)
+        return 0;
+    if (!v->row || v->row[node] == DIST_INF)
+        return DV_INF;
+    return v->row[node] + v->off;
+}
+
+/* Is adjacency a of node u a next hop toward the destination? */
+static bool is_next_hop(const topo *t, const dview *d, int32_t u, const tadj *a)
 {
     int32_t v = a->other;
-    return t->link[a->link]->route_up && d[v] + 1 == d[u] &&
-           (v == dst || t->node[v]->kind == NODE_SWITCH);
+    uint32_t dvv = dv(d, v);
+    return t->link[a->link]->route_up && dvv != DV_INF && dvv + 1 == dv(d, u) &&
+           (v == d->dst || t->node[v]->kind == NODE_SWITCH);
 }
 
 static void fill_sinks(topo *t, const int32_t *hops, int n, int32_t dst)
@@ -726,20 +758,20 @@ const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key)
 {
     assert(t->finished && src_host != dst_host);
     int32_t src = topo_host_node(t, src_host), dst = topo_host_node(t, dst_host);
-    const uint16_t *d = dist_to(t, dst_host);
-    if (d[src] == DIST_INF)
+    dview d = dist_to(t, dst_host);
+    if (dv(&d, src) == DV_INF)
         return NULL;
     int n = 0;
     for (int32_t u = src; u != dst;) {
         const tnode *nu = t->node[u];
         uint32_t ncand = 0;
         for (uint32_t i = 0; i < nu->nadj; i++)
-            ncand += is_next_hop(t, d, dst, u, &nu->adj[i]);
+            ncand += is_next_hop(t, &d, u, &nu->adj[i]);
         assert(ncand > 0);
         uint64_t pick = ncand == 1 ? 0 : mix64(key ^ nu->hash_seed) % ncand;
         for (uint32_t i = 0; i < nu->nadj; i++) {
             const tadj *a = &nu->adj[i];
-            if (is_next_hop(t, d, dst, u, a) && pick-- == 0) {
+            if (is_next_hop(t, &d, u, a) && pick-- == 0) {
                 t->hops[n++] = a->link * 2 + a->dir;
                 u = a->other;
                 break;
@@ -754,7 +786,7 @@ typedef struct path_acc {
     size_t n, cap;
 } path_acc;
 
-static void paths_dfs(topo *t, const uint16_t *d, int32_t src, int32_t dst, int32_t u, int depth,
+static void paths_dfs(topo *t, const dview *d, int32_t src, int32_t dst, int32_t u, int depth,
                       path_acc *acc)
 {
     if (u == dst) {
@@ -768,7 +800,7 @@ static void paths_dfs(topo *t, const uint16_t *d, int32_t src, int32_t dst, int3
     const tnode *nu = t->node[u];
     for (uint32_t i = 0; i < nu->nadj; i++) {
         const tadj *a = &nu->adj[i];
-        if (!is_next_hop(t, d, dst, u, a))
+        if (!is_next_hop(t, d, u, a))
             continue;
         t->hops[depth] = a->link * 2 + a->dir;
         paths_dfs(t, d, src, dst, a->other, depth + 1, acc);
@@ -790,10 +822,10 @@ const route *const *topo_paths(topo *t, int src_host, int dst_host, size_t *n)
     /* Missing or computed before a routing change: (re)compute.  A stale
      * set stays in the arena: a transport may still hold its array. */
     int32_t src = topo_host_node(t, src_host), dst = topo_host_node(t, dst_host);
-    const uint16_t *d = dist_to(t, dst_host);
+    dview d = dist_to(t, dst_host);
     path_acc acc = {0};
-    if (d[src] != DIST_INF)
-        paths_dfs(t, d, src, dst, src, 0, &acc);
+    if (dv(&d, src) != DV_INF)
+        paths_dfs(t, &d, src, dst, src, 0, &acc);
     pathset *np = arena_alloc(t, sizeof *np);
     np->key = key;
     np->epoch = t->epoch;

@@ -35,6 +35,15 @@ static int check_link(const link_cfg *c, const char *what, err *e)
     return 0;
 }
 
+/* Node ids and hop distances are 16-bit: at most TOPO_MAX_NODES nodes. */
+static int check_size(int64_t nodes, const char *what, err *e)
+{
+    if (nodes > TOPO_MAX_NODES)
+        return ERR(e, AISIM_ERANGE, "%s: %lld nodes; at most %d are supported", what,
+                   (long long)nodes, TOPO_MAX_NODES);
+    return 0;
+}
+
 static int add_hosts(topo *t, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -70,7 +79,9 @@ int topo_build_dumbbell(topo *t, int left, int right, const link_cfg *edge,
     if (left < 1 || right < 1)
         return ERR(e, AISIM_EINVAL, "dumbbell: expected at least one host on each side, found "
                    "%d and %d", left, right);
-    int rc = check_link(edge, "dumbbell link", e);
+    int rc = check_size((int64_t)left + right + 2, "dumbbell", e);
+    if (!rc)
+        rc = check_link(edge, "dumbbell link", e);
     if (!rc)
         rc = check_link(bottleneck, "dumbbell bottleneck", e);
     if (rc)
@@ -88,7 +99,9 @@ int topo_build_star(topo *t, int hosts, const link_cfg *edge, err *e)
     assert(topo_nodes(t) == 0);
     if (hosts < 2)
         return ERR(e, AISIM_EINVAL, "star: expected at least 2 hosts, found %d", hosts);
-    int rc = check_link(edge, "star link", e);
+    int rc = check_size((int64_t)hosts + 1, "star", e);
+    if (!rc)
+        rc = check_link(edge, "star link", e);
     if (rc)
         return rc;
     add_hosts(t, hosts);
@@ -105,7 +118,9 @@ int topo_build_leaf_spine(topo *t, int leaves, int spines, int hosts_per_leaf,
     if (leaves < 1 || spines < 1 || hosts_per_leaf < 1)
         return ERR(e, AISIM_EINVAL, "leaf_spine: expected at least one leaf, spine and host "
                    "per leaf, found %d, %d and %d", leaves, spines, hosts_per_leaf);
-    int rc = check_link(host_link, "leaf_spine host link", e);
+    int rc = check_size((int64_t)leaves * hosts_per_leaf + leaves + spines, "leaf_spine", e);
+    if (!rc)
+        rc = check_link(host_link, "leaf_spine host link", e);
     if (!rc)
         rc = check_link(fabric_link, "leaf_spine fabric link", e);
     if (rc)
@@ -128,9 +143,11 @@ int topo_build_leaf_spine(topo *t, int leaves, int spines, int hosts_per_leaf,
 int topo_build_fat_tree(topo *t, int k, const link_cfg *link, err *e)
 {
     assert(topo_nodes(t) == 0);
-    if (k < 2 || k % 2 || k > 64)
-        return ERR(e, AISIM_EINVAL, "fat_tree: expected an even k in [2, 64], found %d", k);
-    int rc = check_link(link, "fat_tree link", e);
+    if (k < 2 || k % 2)
+        return ERR(e, AISIM_EINVAL, "fat_tree: expected an even k >= 2, found %d", k);
+    int rc = check_size((int64_t)k * k * k / 4 + (int64_t)5 * k * k / 4, "fat_tree", e);
+    if (!rc)
+        rc = check_link(link, "fat_tree link", e);
     if (rc)
         return rc;
     int h = k / 2, hosts = k * k * k / 4, per_pod = k * k / 4;
@@ -266,7 +283,8 @@ static const cfg_key leaf_spine_keys[] = {
 };
 static const cfg_key fat_tree_keys[] = {
     KIND_KEY,
-    COUNT_KEY("k", k, 2, "switch radix (even)"),
+    {.name = "k", .type = CFG_INT, .off = offsetof(topo_raw, k), .flags = CFG_MIN | CFG_MAX,
+     .min = 2, .max = 62, .help = "switch radix (even; 62 is the largest within 65534 nodes)"},
     NODE_KEY("link", link, 0, "every link"),
     {0},
 };
@@ -501,10 +519,10 @@ int topo_from_cfg(topo *t, cfg_node *n, const char *path, err *e)
                                    &lb, e);
         break;
     case K_FAT_TREE:
-        if (r.k % 2 || r.k > 64) {
+        if (r.k % 2) {
             cfg_path(p, sizeof p, path, "k");
             return cfg_err(e, AISIM_EINVAL, cfg_get(n, "k"), p,
-                           "expected an even integer in [2, 64], found \"%s\"",
+                           "expected an even integer, found \"%s\"",
                            cfg_scalar(cfg_get(n, "k")));
         }
         if ((rc = bind_link(r.link, path, "link", &a, e)))
