@@ -416,6 +416,53 @@ static void test_topo_paths_counts(void **state)
     bed_fini(&b);
 }
 
+
+/* Per-packet spraying over topo_paths: every path delivers; round robin
+ * puts exactly N/4 packets on each spine, random choice within 5 %. */
+static void test_topo_paths_deliver_and_spray_evenly(void **state)
+{
+    (void)state;
+    link_cfg l = mk_link(GBPS(100), US(1));
+    err e = {0};
+    bed b;
+    bed_init(&b, 1);
+    assert_int_equal(topo_build_leaf_spine(b.t, 2, 4, 1, &l, &l, &e), 0);
+    topo_bind_flow(b.t, 0, 0, &b.tx.base, 1, &b.rx.base);
+    size_t n;
+    const route *const *ps = topo_paths(b.t, 0, 1, &n);
+    assert_int_equal(n, 4);
+    enum { N = 8000 };
+    for (int i = 0; i < N; i++) {
+        send_pkt(&b, ps[i % 4], 0, PKT_DATA, 1500);
+        if (i % 64 == 63)
+            sim_run(b.s, sim_now(b.s) + US(10));    /* keep the NIC queue short */
+    }
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.rx.n, N);
+    int leaf0 = node(b.t, "leaf0");
+    for (int s = 0; s < 4; s++) {
+        char name[16];
+        snprintf(name, sizeof name, "spine%d", s);
+        port *q = topo_link_port(b.t, topo_find_link(b.t, leaf0, node(b.t, name)), 0);
+        assert_int_equal(q->stat_tx_pkts, N / 4);
+    }
+    rng r;
+    rng_init(&r, 5, "topo.test.spray", 0);
+    int cnt[4] = {0};
+    for (int i = 0; i < N; i++) {
+        int k = (int)rng_below(&r, n);
+        cnt[k]++;
+        send_pkt(&b, ps[k], 0, PKT_DATA, 1500);
+        if (i % 64 == 63)
+            sim_run(b.s, sim_now(b.s) + US(10));
+    }
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.rx.n, 2 * N);
+    for (int s = 0; s < 4; s++)
+        assert_in_range(cnt[s], N / 4 * 95 / 100, N / 4 * 105 / 100);
+    bed_fini(&b);
+}
+
 /* ---- failures ----------------------------------------------------------- */
 
 static void test_topo_failed_link_avoided_after_convergence(void **state)
@@ -718,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_topo_ecmp_spreads_flows_across_spines),
         cmocka_unit_test(test_topo_ecmp_polarises_with_equal_seeds),
         cmocka_unit_test(test_topo_paths_counts),
+        cmocka_unit_test(test_topo_paths_deliver_and_spray_evenly),
         cmocka_unit_test(test_topo_failed_link_avoided_after_convergence),
         cmocka_unit_test(test_topo_from_cfg_builds_each_kind),
         cmocka_unit_test(test_topo_from_cfg_errors_name_the_location),
