@@ -737,6 +737,7 @@ static route *new_route(topo *t, uint64_t h, int nsinks)
 /* The interned route of path hops[0..n) from node src to node dst. */
 static const route *route_of_path(topo *t, const int32_t *hops, int n, int32_t src, int32_t dst)
 {
+    assert(2 * n + 1 <= UINT16_MAX);        /* route.len is 16-bit: <= 32767 links */
     uint64_t h = hash_hops(hops, n);
     fill_sinks(t, hops, n, dst);
     tab_reserve(&t->routes);
