@@ -11,8 +11,6 @@
 #include "cli/cli.h"
 #include "cli/run.h"
 
-int demo_birp(const char *out_root);
-
 static double jnum(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
