@@ -76,6 +76,9 @@ struct pkt {
 
 static_assert(sizeof(pkt) <= 128, "struct pkt must stay small");
 
+/* The struct that embeds `member` at ptr (elements embed their sink). */
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
 /* Hands p to the next sink on its route (htsim's sendOn). */
 static inline void pkt_send_on(pkt *p)
 {

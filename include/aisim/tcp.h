@@ -1,0 +1,145 @@
+/*
+ * tcp.h - TCP NewReno with SACK-guided retransmission, RTO per RFC 6298,
+ * optional delayed ACKs, the receiver's advertised window, and DCTCP.
+ *
+ * A tcp_flow holds both ends of one connection: the sender (its `tx` sink
+ * receives ACKs) and the receiver (its `rx` sink receives data).  Sequence
+ * numbers count bytes from 0; a flow of `size_bytes` is done when the
+ * receiver holds them all (its flow completion time is measured there).
+ * There is no handshake: the first window leaves at the start time.
+ *
+ * Sender (RFC 5681, 6582, 6298):
+ *   - slow start (cwnd grows by the bytes acked), congestion avoidance
+ *     (by MSS*acked/cwnd), initial window init_cwnd segments;
+ *   - fast retransmit on the third duplicate ACK, NewReno fast recovery
+ *     with window inflation and partial-ACK retransmission; SACK blocks
+ *     (two per ACK) tell which holes to retransmit during recovery, and
+ *     that a retransmission was lost (data sent after it is SACKed three
+ *     segments beyond: Linux's lost-retransmit detection), so the head is
+ *     resent without waiting for a timeout;
+ *   - RTT from the echoed send time of the segment an ACK answers
+ *     (timestamps, RFC 7323: valid for retransmissions too), RTO =
+ *     max(min_rto, srtt + 4 rttvar), doubled on each timeout up to max_rto;
+ *     a timeout sets cwnd to one segment and resends from the first
+ *     unacknowledged byte (go-back-N, SACK state cleared);
+ *   - never more than min(cwnd, advertised window) bytes outstanding.
+ * Receiver: cumulative ACKs carrying the advertised window (a switch or an
+ * SDN controller may rewrite it in flight: SDTCP), up to two SACK blocks,
+ * and the echo of the segment's send time; delayed ACKs (every second
+ * segment or after delack_timeout) when enabled, immediate ACKs for
+ * out-of-order data.
+ * DCTCP (Alizadeh et al., SIGCOMM 2010): data is ECN-capable; the receiver
+ * echoes CE exactly (ECE on the ACK of each marked segment; with delayed
+ * ACKs an immediate ACK whenever the CE state changes); the sender keeps
+ * alpha <- (1-g) alpha + g F once per window of data, F the fraction of
+ * bytes acked with ECE, and on ECE cuts cwnd by alpha/2 at most once per
+ * window.  NewReno here ignores ECN (not ECN-capable).
+ */
+#ifndef AISIM_TCP_H
+#define AISIM_TCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aisim/pkt.h"
+#include "aisim/sim.h"
+
+enum tcp_cc { TCP_NEWRENO, TCP_DCTCP };
+
+typedef struct tcp_cfg {
+    enum tcp_cc cc;
+    uint32_t mss_bytes;         /* payload per segment (1460) */
+    uint32_t hdr_bytes;         /* headers on the wire per packet (40) */
+    uint32_t init_cwnd_pkts;    /* initial window, segments (10) */
+    uint32_t rcv_wnd_bytes;     /* receiver's advertised window */
+    int64_t min_rto_ps;         /* 200 ms (Linux) or 1 ms (tuned DC) */
+    int64_t max_rto_ps;         /* cap of the backed-off RTO (60 s) */
+    int64_t init_rto_ps;        /* before the first RTT sample (1 s) */
+    bool delayed_ack;           /* ACK every second segment */
+    int64_t delack_ps;          /* delayed-ACK timeout */
+    double dctcp_g;             /* DCTCP EWMA gain (1/16) */
+} tcp_cfg;
+
+/* The defaults listed above. */
+void tcp_cfg_default(tcp_cfg *c);
+
+typedef struct tcp_flow tcp_flow;
+
+/* Sorted, disjoint byte ranges [start, end): the sender's SACK scoreboard
+ * and the receiver's out-of-order data.  Grows as needed (per flow, rarely;
+ * never per packet once grown). */
+typedef struct tcp_ranges {
+    uint64_t (*r)[2];
+    int n, cap;
+} tcp_ranges;
+
+/* Retransmissions remembered per recovery episode for loss detection. */
+#define TCP_MAX_RXT 32
+
+struct tcp_flow {
+    sink tx;                    /* sender end: receives ACKs */
+    sink rx;                    /* receiver end: receives data */
+    sim *s;
+    pkt_pool *pool;
+    const tcp_cfg *cfg;
+    uint32_t id;                /* flow id carried by every packet */
+    uint8_t prio;               /* priority class of its packets */
+    uint64_t size_bytes;        /* bytes to deliver (UINT64_MAX: long-lived) */
+    const route *fwd, *rev;     /* data path, ACK path */
+
+    /* sender */
+    uint64_t snd_una;           /* first unacknowledged byte */
+    uint64_t snd_nxt;           /* next new byte to send */
+    uint64_t snd_max;           /* highest byte sent + 1 */
+    double cwnd;                /* congestion window, bytes */
+    double ssthresh;            /* slow-start threshold, bytes */
+    uint64_t rwnd;              /* last advertised receive window */
+    uint32_t dupacks;
+    bool in_recovery;
+    uint64_t recover;           /* snd_max when recovery began */
+    uint64_t high_rxt;          /* retransmitted up to here in recovery */
+    tcp_ranges sacked;          /* SACKed ranges above snd_una */
+    uint64_t rxt[TCP_MAX_RXT][2];       /* retransmissions in this recovery:
+                                           (seq, snd_max when resent) */
+    int nrxt;
+    int64_t srtt_ps, rttvar_ps, rto_ps;
+    bool have_rtt;
+    sim_timer rto_timer;
+    /* DCTCP sender */
+    double alpha;
+    uint64_t win_end;           /* end of the current observation window */
+    uint64_t win_acked, win_marked;
+    uint64_t cwr_end;           /* no further cut until snd_una passes this */
+
+    /* receiver */
+    uint64_t rcv_nxt;           /* next in-order byte expected */
+    tcp_ranges ooo;             /* out-of-order data held */
+    uint64_t last_seg;          /* start of the last segment received */
+    int unacked_segs;           /* delayed ACK: segments since the last ACK */
+    bool ce_state;              /* DCTCP receiver: CE of the last segment */
+    int64_t last_echo_ps;       /* send time to echo on the next ACK */
+    sim_timer delack_timer;
+
+    /* results */
+    int64_t start_ps, finish_ps;        /* finish_ps < 0 while running */
+    uint64_t bytes_sent;        /* data bytes sent, retransmissions included */
+    uint64_t segs_sent, retransmits, timeouts, fast_retransmits;
+    uint64_t ece_acks;          /* ACKs with ECE seen by the sender */
+    void (*on_done)(void *ctx, tcp_flow *f);    /* when the receiver has all */
+    void *ctx;
+};
+
+/* Initialises a caller-owned flow.  cfg must outlive it. */
+void tcp_flow_init(tcp_flow *f, sim *s, pkt_pool *pool, const tcp_cfg *cfg, uint32_t id,
+                   uint64_t size_bytes);
+/* The routes its packets follow: fwd ends at the receiver's host (whose
+ * demux, or f->rx itself, takes the data), rev at the sender's. */
+void tcp_flow_set_routes(tcp_flow *f, const route *fwd, const route *rev);
+/* Starts sending at at_ps. */
+void tcp_flow_start(tcp_flow *f, int64_t at_ps);
+/* Stops the flow's timers and frees its range lists. */
+void tcp_flow_stop(tcp_flow *f);
+/* Bytes delivered in order to the receiver. */
+static inline uint64_t tcp_flow_delivered(const tcp_flow *f) { return f->rcv_nxt; }
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * test_tcp.c - TCP NewReno and DCTCP on a hand-built dumbbell: N senders,
+ * one switch, one receiver; every link 10 Gbps, 1 us each way.
+ *
+ *   sender i: NIC port -> wire -> [switch port to receiver: bottleneck]
+ *             -> wire -> receiver
+ *   ACKs:     receiver NIC port -> wire -> switch port to i -> wire -> i
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/port.h"
+#include "aisim/stats.h"
+#include "aisim/tcp.h"
+#include "aisim/units.h"
+
+#define MAXN 64
+#define RATE 10000000000LL
+
+typedef struct bell {
+    sim *s;
+    pkt_pool *pool;
+    rng r;
+    int n;
+    tcp_cfg cfg;
+    port nic[MAXN], sw_to[MAXN], bott, rnic;
+    wire up[MAXN], dn[MAXN], bdown, rup;
+    tcp_flow f[MAXN];
+    route *fwd[MAXN], *rev[MAXN];
+    int done;               /* flows finished */
+    stat_acc q;             /* sampled bottleneck queue, bytes */
+    sim_timer sampler;
+    int64_t sample_from;
+} bell;
+
+static void sample(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    bell *b = obj;
+    if (sim_now(s) >= b->sample_from)
+        stat_add(&b->q, (double)b->bott.bytes);
+    sim_timer_arm(s, &b->sampler, sim_now(s) + US(5));
+}
+
+/* Stops the run when every flow has delivered everything. */
+static void flow_done(void *ctx, tcp_flow *f)
+{
+    (void)f;
+    bell *b = ctx;
+    if (++b->done == b->n)
+        sim_stop(b->s);
+}
+
+static void bell_init(bell *b, int n, enum tcp_cc cc, int64_t buffer, int64_t ecn_k,
+                      uint64_t size)
+{
+    memset(b, 0, sizeof *b);
+    b->s = sim_create();
+    b->pool = pkt_pool_create();
+    b->n = n;
+    tcp_cfg_default(&b->cfg);
+    b->cfg.cc = cc;
+    port_cfg host = {.rate_bps = RATE, .buffer_bytes = INT64_C(1) << 40, .nprio = 1};
+    port_cfg sw = {.rate_bps = RATE, .buffer_bytes = buffer, .ecn_k_bytes = ecn_k, .nprio = 1};
+    port_init(&b->bott, b->s, b->pool, NULL, &sw, "sw->recv");
+    wire_init(&b->bdown, b->s, US(1), "wire sw->recv");
+    port_init(&b->rnic, b->s, b->pool, NULL, &host, "recv nic");
+    wire_init(&b->rup, b->s, US(1), "wire recv->sw");
+    for (int i = 0; i < n; i++) {
+        port_init(&b->nic[i], b->s, b->pool, NULL, &host, "nic");
+        wire_init(&b->up[i], b->s, US(1), "up");
+        port_init(&b->sw_to[i], b->s, b->pool, NULL, &sw, "sw->sender");
+        wire_init(&b->dn[i], b->s, US(1), "down");
+        tcp_flow_init(&b->f[i], b->s, b->pool, &b->cfg, (uint32_t)i, size);
+        sink *fw[] = {&b->nic[i].base, &b->up[i].base, &b->bott.base, &b->bdown.base,
+                      &b->f[i].rx};
+        sink *rv[] = {&b->rnic.base, &b->rup.base, &b->sw_to[i].base, &b->dn[i].base,
+                      &b->f[i].tx};
+        b->fwd[i] = route_create(fw, 5);
+        b->rev[i] = route_create(rv, 5);
+        tcp_flow_set_routes(&b->f[i], b->fwd[i], b->rev[i]);
+        b->f[i].on_done = flow_done;
+        b->f[i].ctx = b;
+    }
+    stat_init(&b->q);
+    sim_timer_init(&b->sampler, sample, b, 0);
+}
+
+/* Samples the bottleneck queue every 5 us from `from` on. */
+static void bell_sample(bell *b, int64_t from)
+{
+    b->sample_from = from;
+    sim_timer_arm(b->s, &b->sampler, from);
+}
+
+/* Bytes sent = delivered + dropped + still in the network, per packet. */
+static void bell_fini(bell *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        tcp_flow_stop(&b->f[i]);
+        free(b->fwd[i]);
+        free(b->rev[i]);
+        wire_fini(&b->up[i]);
+        wire_fini(&b->dn[i]);
+    }
+    wire_fini(&b->bdown);
+    wire_fini(&b->rup);
+    sim_destroy(b->s);
+    pkt_pool_destroy(b->pool);
+}
+
+static uint64_t drops(const bell *b)
+{
+    uint64_t d = b->bott.stat_drop_pkts + b->rnic.stat_drop_pkts;
+    for (int i = 0; i < b->n; i++)
+        d += b->nic[i].stat_drop_pkts + b->sw_to[i].stat_drop_pkts;
+    return d;
+}
+
+static void test_tcp_single_flow_fills_idle_path(void **state)
+{
+    (void)state;
+    bell b;
+    bell_init(&b, 1, TCP_NEWRENO, 1 << 20, 0, 100000000);      /* 100 MB */
+    tcp_flow_start(&b.f[0], 0);
+    sim_run(b.s, SIM_TIME_MAX);     /* stops when the receiver has it all */
+    tcp_flow *f = &b.f[0];
+    assert_true(f->finish_ps > 0);
+    assert_int_equal(tcp_flow_delivered(f), 100000000);
+    double goodput = 8e8 / ps_to_s(f->finish_ps - f->start_ps);
+    double util = (double)b.bott.stat_busy_ps / (double)(f->finish_ps - f->start_ps);
+    /* Payload is 1460 of every 1500 bytes: 97.3% of the line is the most
+     * goodput can be. */
+    if (goodput < 0.95 * 0.9733 * RATE || util < 0.95)
+        fail_msg("goodput %.3f Gbps, bottleneck busy %.1f%%", goodput / 1e9, 100 * util);
+    sim_run(b.s, SIM_TIME_MAX);     /* the last ACKs come home */
+    assert_int_equal(pkt_pool_live(b.pool), 0);
+    bell_fini(&b);
+}
+
+static void test_tcp_conservation_sent_delivered_dropped(void **state)
+{
+    (void)state;
+    bell b;
+    bell_init(&b, 4, TCP_NEWRENO, 100000, 0, 5000000);
+    for (int i = 0; i < 4; i++)
+        tcp_flow_start(&b.f[i], US(i));
+    sim_run(b.s, MS(3));            /* mid-run: packets in flight */
+    uint64_t data_pkts = 0, ack_pkts = 0;
+    for (int i = 0; i < 4; i++)
+        data_pkts += b.f[i].segs_sent;
+    (void)ack_pkts;
+    /* Every packet allocated is delivered-and-freed, dropped-and-freed, or
+     * still live in a queue or on a wire. */
+    uint64_t in_net = b.bott.npkts + (b.bott.tx != NULL) + b.bdown.len + b.rnic.npkts +
+                      (b.rnic.tx != NULL) + b.rup.len;
+    for (int i = 0; i < 4; i++)
+        in_net += b.nic[i].npkts + (b.nic[i].tx != NULL) + b.up[i].len + b.sw_to[i].npkts +
+                  (b.sw_to[i].tx != NULL) + b.dn[i].len;
+    assert_int_equal(pkt_pool_live(b.pool), in_net);
+    assert_true(drops(&b) > 0);     /* the shallow buffer did overflow */
+    assert_true(data_pkts > 0);
+    sim_run(b.s, SIM_TIME_MAX);     /* until the last flow completes */
+    sim_run(b.s, SIM_TIME_MAX);     /* and its last ACKs come home */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tcp_flow_delivered(&b.f[i]), 5000000);
+    assert_int_equal(pkt_pool_live(b.pool), 0);
+    bell_fini(&b);
+}
+
+/* Long flows through one bottleneck: Jain's index of their goodputs over
+ * a long window, and the bottleneck's utilisation. */
+static void fairness(enum tcp_cc cc, int64_t k, double *jain, double *util, double *qmean)
+{
+    bell b;
+    bell_init(&b, 4, cc, 1 << 20, k, UINT64_MAX);
+    for (int i = 0; i < 4; i++)
+        tcp_flow_start(&b.f[i], US(10 * i));
+    bell_sample(&b, MS(20));
+    sim_run(b.s, MS(20));
+    uint64_t d0[4];
+    for (int i = 0; i < 4; i++)
+        d0[i] = tcp_flow_delivered(&b.f[i]);
+    int64_t busy0 = b.bott.stat_busy_ps;
+    sim_run(b.s, MS(120));
+    double x[4];
+    for (int i = 0; i < 4; i++)
+        x[i] = (double)(tcp_flow_delivered(&b.f[i]) - d0[i]);
+    *jain = jain_index(x, 4);
+    /* The port counts busy time up to its last idle moment; it stays busy. */
+    *util = b.bott.tx ? 1.0 : (double)(b.bott.stat_busy_ps - busy0) / (double)MS(100);
+    double total = 0;
+    for (int i = 0; i < 4; i++)
+        total += x[i];
+    *util = total * 8 / ps_to_s(MS(100)) / (0.9733 * RATE);
+    *qmean = b.q.mean;
+    for (int i = 0; i < 4; i++)
+        printf("  flow %d: %.3f Gbps, %llu retransmits, %llu timeouts, %llu fast\n", i,
+               x[i] * 8 / ps_to_s(MS(100)) / 1e9, (unsigned long long)b.f[i].retransmits,
+               (unsigned long long)b.f[i].timeouts, (unsigned long long)b.f[i].fast_retransmits);
+    bell_fini(&b);
+}
+
+static void test_tcp_newreno_flows_share_fairly_and_fill_buffer(void **state)
+{
+    (void)state;
+    double jain, util, q;
+    fairness(TCP_NEWRENO, 0, &jain, &util, &q);
+    if (jain < 0.95 || util < 0.95)
+        fail_msg("NewReno: Jain %.3f, goodput %.1f%% of the payload rate", jain, 100 * util);
+    /* Drop-tail NewReno keeps the 1 MiB buffer far above DCTCP's K. */
+    if (q < 0.3 * (1 << 20))
+        fail_msg("NewReno mean queue %.0f bytes: expected it to fill the buffer", q);
+}
+
+static void test_dctcp_flows_share_fairly_and_hold_queue_near_k(void **state)
+{
+    (void)state;
+    double jain, util, q;
+    const double K = 65 * 1500;     /* the DCTCP paper's K for 10 Gbps */
+    fairness(TCP_DCTCP, (int64_t)K, &jain, &util, &q);
+    if (jain < 0.95 || util < 0.95)
+        fail_msg("DCTCP: Jain %.3f, goodput %.1f%% of the payload rate", jain, 100 * util);
+    /* DCTCP analysis (Alizadeh et al. 2010, sec. 3.3): the queue peaks at
+     * Q_max = K + N packets and swings by A = N/2 * sqrt(2 W*), W* = (C RTT +
+     * K) / N.  Here N = 4, C RTT ~ 4 packets: W* ~ 17, A ~ 12 packets, so the
+     * queue lives in [K - 8, K + 4] packets; allow for the sampling. */
+    if (q < K - 12 * 1500 || q > K + 6 * 1500)
+        fail_msg("DCTCP mean queue %.1f packets, K = 65", q / 1500);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tcp_single_flow_fills_idle_path),
+        cmocka_unit_test(test_tcp_conservation_sent_delivered_dropped),
+        cmocka_unit_test(test_tcp_newreno_flows_share_fairly_and_fill_buffer),
+        cmocka_unit_test(test_dctcp_flows_share_fairly_and_hold_queue_near_k),
+    };
+    return cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
+}
