@@ -26,6 +26,8 @@
 #include "aisim/sim.h"
 
 typedef struct model_env {
+    sim *sim;               /* the engine the run will use: configure() may
+                               build objects on it but schedules nothing */
     uint64_t seed;          /* the run's seed: derive streams with rng_init() */
     const char *base_dir;   /* resolves relative data paths in the scenario */
     int64_t stop_ps;        /* the scenario's stop time (SIM_TIME_MAX: none) */

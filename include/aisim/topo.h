@@ -161,6 +161,12 @@ const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key);
  * valid; after a routing change a new call returns a new array. */
 const route *const *topo_paths(topo *t, int src_host, int dst_host, size_t *n);
 
+/* Completion time of a transfer of `bytes` of payload over route rt on an
+ * empty network: the first packet's store-and-forward latency along the
+ * path plus the remaining packets at the slowest link's rate (packets of
+ * mss payload + hdr header bytes).  The reference for FCT slowdown. */
+int64_t topo_route_ideal_ps(const route *rt, uint64_t bytes, uint32_t mss, uint32_t hdr);
+
 /* Takes a link down or up now.  A down link drops what reaches its ports;
  * routes requested after `convergence_ps` from now avoid it. */
 void topo_link_set_up(topo *t, int link, bool up, int64_t convergence_ps);

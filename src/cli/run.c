@@ -130,8 +130,9 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
         return r;
     const model_ops *ops = sc.model;
     void *st = xcalloc(1, ops->state_size);
-    model_env env = {.seed = (uint64_t)sc.seed, .base_dir = sc.base_dir, .stop_ps = sc.stop_ps};
-    sim *s = NULL;
+    sim *s = sim_create();
+    model_env env = {.sim = s, .seed = (uint64_t)sc.seed, .base_dir = sc.base_dir,
+                     .stop_ps = sc.stop_ps};
     out *od = NULL;
     json_t *sum = NULL;
     char *dir = NULL;
@@ -140,7 +141,6 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     if (r || o->check_only)
         goto done;
 
-    s = sim_create();
     if ((r = ops->start(st, s, e)))
         goto done;
 

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "aisim/rng.h"
+#include "aisim/units.h"
 
 #define DIST_INF UINT16_MAX
 #define ARENA_BLOCK_BYTES ((size_t)64 * 1024)
@@ -877,4 +878,24 @@ void topo_link_set_up(topo *t, int link, bool up, int64_t convergence_ps)
         routing_apply(t, link, up);
     else
         sim_schedule_in(t->s, convergence_ps, routing_event, t, (uint64_t)link << 1 | up);
+}
+
+int64_t topo_route_ideal_ps(const route *rt, uint64_t bytes, uint32_t mss, uint32_t hdr)
+{
+    /* Routes alternate port, wire, ..., and end at a host's receive sink. */
+    uint64_t npkts = bytes ? (bytes + mss - 1) / mss : 1;
+    uint64_t first = bytes < mss ? bytes : mss;
+    int64_t lat = 0, slowest = INT64_MAX;
+    for (uint16_t i = 0; i + 1 < rt->len; i++) {
+        if (i % 2 == 0) {
+            const port *q = (const port *)(const void *)rt->hop[i];
+            lat += units_tx_time_ps((int64_t)(first + hdr), q->cfg.rate_bps);
+            if (q->cfg.rate_bps < slowest)
+                slowest = q->cfg.rate_bps;
+        } else {
+            lat += ((const wire *)(const void *)rt->hop[i])->delay_ps;
+        }
+    }
+    uint64_t rest = bytes > first ? bytes - first : 0;
+    return lat + units_tx_time_ps((int64_t)(rest + (npkts - 1) * hdr), slowest);
 }

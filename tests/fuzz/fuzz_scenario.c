@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "aisim/model.h"
+#include "aisim/sim.h"
 #include "cli/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,10 +42,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                nsets, &e);
     if (r == 0) {
         void *st = calloc(1, sc.model->state_size);
-        model_env env = {.seed = (uint64_t)sc.seed, .base_dir = sc.base_dir, .stop_ps = sc.stop_ps};
+        sim *s = sim_create();
+        model_env env = {.sim = s, .seed = (uint64_t)sc.seed, .base_dir = sc.base_dir,
+                         .stop_ps = sc.stop_ps};
         r = sc.model->configure(st, sc.section, sc.model->name, &env, &e);
         sc.model->fini(st);
         free(st);
+        sim_destroy(s);
         if (r == 0) {
             FILE *f = fopen("/dev/null", "w");
             if (cfg_emit(cfg_root(sc.doc), f, &e) != 0)

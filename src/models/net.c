@@ -1,0 +1,560 @@
+/*
+ * net.c - the packet-level network model: a topology, TCP or DCTCP flows,
+ * and workloads (explicit flows, rounds of incast), with per-flow, per-link
+ * and per-port outputs.
+ *
+ * Scenario section `net:`
+ *   topology   the network (docs/network.md: dumbbell, star, leaf_spine,
+ *              fat_tree, custom)
+ *   transport  TCP settings: cc (newreno | dctcp), mss, header, init_cwnd,
+ *              rcv_wnd, min_rto, max_rto, init_rto, delayed_ack,
+ *              delack_timeout, dctcp_g
+ *   hash_seeds ECMP hash seeds per switch: random (default) or equal
+ *   flows      a list of {src, dst, size, start, prio}; without size a flow
+ *              is long-lived
+ *   incast     {receiver, senders, block, rounds, start}: rounds in which
+ *              `senders` hosts each send `block` bytes to `receiver`; the
+ *              next round starts when every block of the previous one has
+ *              arrived (the synchronized-read workload of the incast papers)
+ *   sample_interval, sample_ports   queues.csv: occupancy of the named
+ *              ports ("sw0->h0") every interval
+ *
+ * The run ends at the scenario's stop time or when every finite flow has
+ * completed.  Flows are routed by ECMP on a hash of their id.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/model.h"
+#include "aisim/port.h"
+#include "aisim/stats.h"
+#include "aisim/tcp.h"
+#include "aisim/topo.h"
+#include "aisim/units.h"
+
+static const char *const cc_names[] = {"newreno", "dctcp", NULL};
+static const char *const seed_modes[] = {"random", "equal", NULL};
+
+typedef struct transport_cfg {
+    int cc;
+    int64_t mss, hdr, init_cwnd, rcv_wnd;
+    int64_t min_rto, max_rto, init_rto, delack;
+    bool delayed_ack;
+    double g;
+} transport_cfg;
+
+static const cfg_key transport_keys[] = {
+    {.name = "cc", .type = CFG_ENUM, .off = offsetof(transport_cfg, cc), .def = "newreno",
+     .choices = cc_names, .help = "congestion control"},
+    {.name = "mss", .type = CFG_SIZE, .off = offsetof(transport_cfg, mss), .def = "1460B",
+     .flags = CFG_MIN | CFG_MAX, .min = 64, .max = 65000, .help = "payload per segment"},
+    {.name = "header", .type = CFG_SIZE, .off = offsetof(transport_cfg, hdr), .def = "40B",
+     .flags = CFG_MIN | CFG_MAX, .min = 20, .max = 1000, .help = "header bytes per packet"},
+    {.name = "init_cwnd", .type = CFG_INT, .off = offsetof(transport_cfg, init_cwnd),
+     .def = "10", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000,
+     .help = "initial window, segments"},
+    {.name = "rcv_wnd", .type = CFG_SIZE, .off = offsetof(transport_cfg, rcv_wnd),
+     .def = "64MiB", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 4294967295.0,
+     .help = "receiver's advertised window"},
+    {.name = "min_rto", .type = CFG_TIME, .off = offsetof(transport_cfg, min_rto),
+     .def = "200ms", .flags = CFG_MIN_EXCL, .min = 0, .help = "minimum retransmission timeout"},
+    {.name = "max_rto", .type = CFG_TIME, .off = offsetof(transport_cfg, max_rto), .def = "60s",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "cap of the backed-off timeout"},
+    {.name = "init_rto", .type = CFG_TIME, .off = offsetof(transport_cfg, init_rto),
+     .def = "1s", .flags = CFG_MIN_EXCL, .min = 0, .help = "timeout before the first RTT sample"},
+    {.name = "delayed_ack", .type = CFG_BOOL, .off = offsetof(transport_cfg, delayed_ack),
+     .def = "false", .help = "ACK every second segment"},
+    {.name = "delack_timeout", .type = CFG_TIME, .off = offsetof(transport_cfg, delack),
+     .def = "40ms", .flags = CFG_MIN_EXCL, .min = 0, .help = "delayed-ACK timer"},
+    {.name = "dctcp_g", .type = CFG_FLOAT, .off = offsetof(transport_cfg, g), .def = "0.0625",
+     .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1, .help = "DCTCP EWMA gain"},
+    {0},
+};
+
+typedef struct flow_cfg {
+    const char *src, *dst;
+    int64_t size, start, prio;
+} flow_cfg;
+
+static const cfg_key flow_keys[] = {
+    {.name = "src", .type = CFG_STR, .off = offsetof(flow_cfg, src), .help = "sending host"},
+    {.name = "dst", .type = CFG_STR, .off = offsetof(flow_cfg, dst), .help = "receiving host"},
+    {.name = "size", .type = CFG_SIZE, .off = offsetof(flow_cfg, size), .flags = CFG_OPTIONAL
+     | CFG_MIN_EXCL, .min = 0, .help = "bytes to deliver (absent: long-lived)"},
+    {.name = "start", .type = CFG_TIME, .off = offsetof(flow_cfg, start), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "start time"},
+    {.name = "prio", .type = CFG_INT, .off = offsetof(flow_cfg, prio), .def = "0",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = PORT_MAX_PRIO - 1, .help = "priority class"},
+    {0},
+};
+
+typedef struct incast_cfg {
+    const char *receiver;
+    int64_t senders, block, rounds, start;
+} incast_cfg;
+
+static const cfg_key incast_keys[] = {
+    {.name = "receiver", .type = CFG_STR, .off = offsetof(incast_cfg, receiver),
+     .help = "receiving host"},
+    {.name = "senders", .type = CFG_INT, .off = offsetof(incast_cfg, senders),
+     .flags = CFG_MIN, .min = 1, .help = "senders: the first N other hosts"},
+    {.name = "block", .type = CFG_SIZE, .off = offsetof(incast_cfg, block), .def = "256KiB",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "bytes each sender sends per round"},
+    {.name = "rounds", .type = CFG_INT, .off = offsetof(incast_cfg, rounds), .def = "10",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000000, .help = "rounds"},
+    {.name = "start", .type = CFG_TIME, .off = offsetof(incast_cfg, start), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "start of the first round"},
+    {0},
+};
+
+typedef struct net_cfg {
+    cfg_node *topology, *transport, *flows, *incast, *sample_ports;
+    int hash_seeds;
+    int64_t sample_ps;
+} net_cfg;
+
+static const cfg_key net_keys[] = {
+    {.name = "topology", .type = CFG_NODE, .off = offsetof(net_cfg, topology),
+     .help = "a topology such as {kind: star, hosts: 9, link: {rate: 10Gbps}}"},
+    {.name = "transport", .type = CFG_NODE, .off = offsetof(net_cfg, transport), .def = "{}",
+     .help = "TCP settings"},
+    {.name = "hash_seeds", .type = CFG_ENUM, .off = offsetof(net_cfg, hash_seeds),
+     .def = "random", .choices = seed_modes, .help = "ECMP hash seeds per switch"},
+    {.name = "flows", .type = CFG_NODE, .off = offsetof(net_cfg, flows), .flags = CFG_OPTIONAL,
+     .help = "a list of flows {src, dst, size, start}"},
+    {.name = "incast", .type = CFG_NODE, .off = offsetof(net_cfg, incast), .flags = CFG_OPTIONAL,
+     .help = "rounds of incast {receiver, senders, block, rounds}"},
+    {.name = "sample_interval", .type = CFG_TIME, .off = offsetof(net_cfg, sample_ps),
+     .def = "0s", .flags = CFG_MIN, .min = 0, .help = "queues.csv period (0s: off)"},
+    {.name = "sample_ports", .type = CFG_NODE, .off = offsetof(net_cfg, sample_ports),
+     .flags = CFG_OPTIONAL, .help = "a list of port names such as \"sw0->h0\""},
+    {0},
+};
+
+typedef struct nflow {
+    tcp_flow tcp;
+    int src, dst;               /* host indices */
+    int64_t ideal_ps;           /* FCT on an empty network */
+    int round;                  /* incast round, or -1 */
+} nflow;
+
+typedef struct net_model {
+    net_cfg cfg;
+    transport_cfg tc;
+    tcp_cfg tcp;
+    incast_cfg inc;
+    sim *s;
+    pkt_pool *pool;
+    topo *t;
+    flow_cfg *specs;            /* explicit flows */
+    size_t nspecs;
+    int *spec_src, *spec_dst;
+    nflow **flows;              /* every flow started, by id */
+    size_t nflows, capflows;
+    size_t finite_left;         /* finite flows not yet complete */
+    /* incast */
+    int inc_rx, *inc_tx;
+    int round, round_left;
+    int64_t round_start;
+    double *round_secs;         /* duration of each completed round */
+    /* sampling */
+    port **sports;
+    const char **sport_names;
+    size_t nsports;
+    sim_timer sampler;
+    samples ts_t, ts_v;         /* time, bytes (port index in ts_p) */
+    size_t *ts_p;
+    size_t ts_n, ts_cap;
+} net_model;
+
+static int host_by_name(net_model *m, const char *name, const cfg_node *n, const char *path,
+                        err *e)
+{
+    int node = topo_find_node(m->t, name);
+    if (node < 0)
+        return cfg_err(e, AISIM_EINVAL, n, path, "unknown host \"%s\"", name);
+    int h = topo_node_host(m->t, node);
+    if (h < 0)
+        return cfg_err(e, AISIM_EINVAL, n, path, "\"%s\" is a switch; expected a host", name);
+    return h;
+}
+
+static int net_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
+{
+    net_model *m = st;
+    char sub[512], sub2[512];
+    int r = cfg_bind(sec, path, net_keys, &m->cfg, e);
+    if (r)
+        return r;
+    m->s = env->sim;
+    m->pool = pkt_pool_create();
+    m->t = topo_create(env->sim, m->pool, env->seed);
+    if ((r = topo_from_cfg(m->t, m->cfg.topology, cfg_path(sub, sizeof sub, path, "topology"),
+                           e)))
+        return r;
+    topo_set_hash_seeds(m->t, m->cfg.hash_seeds == 1, 0x5eed);
+    if ((r = cfg_bind(m->cfg.transport, cfg_path(sub, sizeof sub, path, "transport"),
+                      transport_keys, &m->tc, e)))
+        return r;
+    tcp_cfg_default(&m->tcp);
+    m->tcp.cc = m->tc.cc == 1 ? TCP_DCTCP : TCP_NEWRENO;
+    m->tcp.mss_bytes = (uint32_t)m->tc.mss;
+    m->tcp.hdr_bytes = (uint32_t)m->tc.hdr;
+    m->tcp.init_cwnd_pkts = (uint32_t)m->tc.init_cwnd;
+    m->tcp.rcv_wnd_bytes = (uint32_t)m->tc.rcv_wnd;
+    m->tcp.min_rto_ps = m->tc.min_rto;
+    m->tcp.max_rto_ps = m->tc.max_rto;
+    m->tcp.init_rto_ps = m->tc.init_rto;
+    m->tcp.delayed_ack = m->tc.delayed_ack;
+    m->tcp.delack_ps = m->tc.delack;
+    m->tcp.dctcp_g = m->tc.g;
+
+    char found[96];
+    if (m->cfg.flows) {
+        cfg_node *fl = m->cfg.flows;
+        cfg_path(sub, sizeof sub, path, "flows");
+        if (cfg_kind(fl) != CFG_SEQ)
+            return cfg_err(e, AISIM_EINVAL, fl, sub, "expected a list of flows, found %s",
+                           cfg_describe(fl, found, sizeof found));
+        m->nspecs = cfg_len(fl);
+        m->specs = xcalloc(m->nspecs + 1, sizeof *m->specs);
+        m->spec_src = xcalloc(m->nspecs + 1, sizeof *m->spec_src);
+        m->spec_dst = xcalloc(m->nspecs + 1, sizeof *m->spec_dst);
+        for (size_t i = 0; i < m->nspecs; i++) {
+            cfg_node *f = cfg_at(fl, i);
+            cfg_path_index(sub2, sizeof sub2, sub, i);
+            if ((r = cfg_bind(f, sub2, flow_keys, &m->specs[i], e)))
+                return r;
+            char kp[600];
+            if ((r = host_by_name(m, m->specs[i].src, cfg_get(f, "src"),
+                                  cfg_path(kp, sizeof kp, sub2, "src"), e)) < 0)
+                return r;
+            m->spec_src[i] = r;
+            if ((r = host_by_name(m, m->specs[i].dst, cfg_get(f, "dst"),
+                                  cfg_path(kp, sizeof kp, sub2, "dst"), e)) < 0)
+                return r;
+            m->spec_dst[i] = r;
+            if (m->spec_src[i] == m->spec_dst[i])
+                return cfg_err(e, AISIM_EINVAL, cfg_get(f, "dst"), kp, "a flow needs two "
+                               "different hosts, found \"%s\" twice", m->specs[i].dst);
+        }
+    }
+    m->inc_rx = -1;
+    if (m->cfg.incast) {
+        cfg_path(sub, sizeof sub, path, "incast");
+        if ((r = cfg_bind(m->cfg.incast, sub, incast_keys, &m->inc, e)))
+            return r;
+        if ((r = host_by_name(m, m->inc.receiver, cfg_get(m->cfg.incast, "receiver"),
+                              cfg_path(sub2, sizeof sub2, sub, "receiver"), e)) < 0)
+            return r;
+        m->inc_rx = r;
+        if ((size_t)m->inc.senders > topo_hosts(m->t) - 1)
+            return cfg_err(e, AISIM_ERANGE, cfg_get(m->cfg.incast, "senders"),
+                           cfg_path(sub2, sizeof sub2, sub, "senders"), "the topology has %zu "
+                           "other hosts, found %lld senders", topo_hosts(m->t) - 1,
+                           (long long)m->inc.senders);
+        m->inc_tx = xcalloc((size_t)m->inc.senders, sizeof *m->inc_tx);
+        for (int h = 0, k = 0; k < m->inc.senders; h++)
+            if (h != m->inc_rx)
+                m->inc_tx[k++] = h;
+        m->round_secs = xcalloc((size_t)m->inc.rounds, sizeof *m->round_secs);
+    }
+    if (!m->nspecs && !m->cfg.incast)
+        return cfg_err(e, AISIM_EINVAL, sec, path, "no traffic: give flows or incast");
+    if (m->cfg.sample_ports) {
+        cfg_node *sp = m->cfg.sample_ports;
+        cfg_path(sub, sizeof sub, path, "sample_ports");
+        if (cfg_kind(sp) != CFG_SEQ)
+            return cfg_err(e, AISIM_EINVAL, sp, sub, "expected a list of port names, found %s",
+                           cfg_describe(sp, found, sizeof found));
+        m->nsports = cfg_len(sp);
+        m->sports = xcalloc(m->nsports + 1, sizeof *m->sports);
+        m->sport_names = xcalloc(m->nsports + 1, sizeof *m->sport_names);
+        for (size_t i = 0; i < m->nsports; i++) {
+            const char *nm = cfg_scalar(cfg_at(sp, i));
+            for (size_t l = 0; nm && l < topo_links(m->t) && !m->sports[i]; l++)
+                for (int d = 0; d < 2; d++)
+                    if (strcmp(topo_link_port(m->t, (int)l, d)->base.name, nm) == 0)
+                        m->sports[i] = topo_link_port(m->t, (int)l, d);
+            if (!m->sports[i])
+                return cfg_err(e, AISIM_EINVAL, cfg_at(sp, i),
+                               cfg_path_index(sub2, sizeof sub2, sub, i), "no port named %s; "
+                               "ports are named FROM->TO, such as \"sw0->h0\"",
+                               cfg_describe(cfg_at(sp, i), found, sizeof found));
+            m->sport_names[i] = nm;
+        }
+    }
+    samples_init(&m->ts_t);
+    samples_init(&m->ts_v);
+    return 0;
+}
+
+static void flow_done(void *ctx, tcp_flow *tf);
+
+static nflow *new_flow(net_model *m, int src, int dst, uint64_t size, int64_t start, int prio,
+                       int round)
+{
+    if (m->nflows == m->capflows) {
+        m->capflows = m->capflows ? 2 * m->capflows : 64;
+        m->flows = xrealloc(m->flows, m->capflows * sizeof *m->flows);
+    }
+    uint32_t id = (uint32_t)m->nflows;
+    nflow *f = xcalloc(1, sizeof *f);
+    m->flows[m->nflows++] = f;
+    f->src = src;
+    f->dst = dst;
+    f->round = round;
+    tcp_flow_init(&f->tcp, m->s, m->pool, &m->tcp, id, size);
+    f->tcp.prio = (uint8_t)prio;
+    f->tcp.on_done = flow_done;
+    f->tcp.ctx = m;
+    const route *rt = topo_route_ecmp(m->t, src, dst, (uint64_t)id * 0x9e3779b97f4a7c15u + 1);
+    tcp_flow_set_routes(&f->tcp, rt, rt->reverse);
+    topo_bind_flow(m->t, id, src, &f->tcp.tx, dst, &f->tcp.rx);
+    f->ideal_ps = size == UINT64_MAX ? -1 : topo_route_ideal_ps(rt, size, m->tcp.mss_bytes,
+                                                                   m->tcp.hdr_bytes);
+    if (size != UINT64_MAX)
+        m->finite_left++;
+    tcp_flow_start(&f->tcp, start);
+    return f;
+}
+
+static void start_round(net_model *m, int64_t at)
+{
+    m->round_start = at;
+    m->round_left = (int)m->inc.senders;
+    for (int k = 0; k < m->inc.senders; k++)
+        new_flow(m, m->inc_tx[k], m->inc_rx, (uint64_t)m->inc.block, at, 0, m->round);
+}
+
+static void flow_done(void *ctx, tcp_flow *tf)
+{
+    net_model *m = ctx;
+    nflow *f = container_of(tf, nflow, tcp);
+    m->finite_left--;
+    if (f->round >= 0 && --m->round_left == 0) {
+        int64_t now = sim_now(m->s);
+        m->round_secs[m->round] = ps_to_s(now - m->round_start);
+        if (++m->round < m->inc.rounds)
+            start_round(m, now);
+    }
+    if (m->finite_left == 0 && (!m->cfg.incast || m->round == m->inc.rounds))
+        sim_stop(m->s);
+}
+
+static void on_sample(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    net_model *m = obj;
+    for (size_t i = 0; i < m->nsports; i++) {
+        if (m->ts_n == m->ts_cap) {
+            m->ts_cap = m->ts_cap ? 2 * m->ts_cap : 1024;
+            m->ts_p = xrealloc(m->ts_p, m->ts_cap * sizeof *m->ts_p);
+        }
+        m->ts_p[m->ts_n++] = i;
+        samples_add(&m->ts_t, ps_to_s(sim_now(s)));
+        samples_add(&m->ts_v, (double)port_backlog(m->sports[i]));
+    }
+    sim_timer_arm(s, &m->sampler, sim_now(s) + m->cfg.sample_ps);
+}
+
+static int net_start(void *st, sim *s, err *e)
+{
+    (void)e;
+    net_model *m = st;
+    for (size_t i = 0; i < m->nspecs; i++)
+        new_flow(m, m->spec_src[i], m->spec_dst[i],
+                 m->specs[i].size ? (uint64_t)m->specs[i].size : UINT64_MAX,
+                 m->specs[i].start, (int)m->specs[i].prio, -1);
+    if (m->cfg.incast)
+        start_round(m, m->inc.start);
+    if (m->cfg.sample_ps > 0 && m->nsports) {
+        sim_timer_init(&m->sampler, on_sample, m, 0);
+        sim_timer_arm(s, &m->sampler, 0);
+    }
+    return 0;
+}
+
+static double net_progress(const void *st, const sim *s)
+{
+    (void)s;
+    const net_model *m = st;
+    if (m->cfg.incast && !m->nspecs)
+        return (double)m->round / (double)m->inc.rounds;
+    return -1;
+}
+
+static void put_num(json_t *o, const char *k, double v)
+{
+    json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
+}
+
+static void csv_num(FILE *f, double v, const char *sep)
+{
+    char b[40];
+    out_fmt_double(b, sizeof b, v);
+    fprintf(f, "%s%s", isfinite(v) ? b : "", sep);
+}
+
+static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
+{
+    net_model *m = st;
+    double T = ps_to_s(sim_now(s));
+    FILE *f = out_file(o, "flows.csv", e);
+    if (!f)
+        return e->code;
+    fprintf(f, "id,src,dst,size_bytes,start_s,finish_s,fct_s,ideal_fct_s,slowdown,"
+               "delivered_bytes,retransmits,timeouts,round\n");
+    samples fct;
+    samples_init(&fct);
+    uint64_t delivered = 0, rtx = 0, tos = 0, done = 0;
+    for (size_t i = 0; i < m->nflows; i++) {
+        nflow *nf = m->flows[i];
+        tcp_flow *t = &nf->tcp;
+        bool fin = t->finish_ps >= 0;
+        double fct_s = fin ? ps_to_s(t->finish_ps - t->start_ps) : NAN;
+        double ideal = nf->ideal_ps >= 0 ? ps_to_s(nf->ideal_ps) : NAN;
+        fprintf(f, "%u,%s,%s,", t->id, topo_node_name(m->t, topo_host_node(m->t, nf->src)),
+                topo_node_name(m->t, topo_host_node(m->t, nf->dst)));
+        if (t->size_bytes == UINT64_MAX)
+            fprintf(f, ",");
+        else
+            fprintf(f, "%llu,", (unsigned long long)t->size_bytes);
+        csv_num(f, ps_to_s(t->start_ps), ",");
+        csv_num(f, fin ? ps_to_s(t->finish_ps) : NAN, ",");
+        csv_num(f, fct_s, ",");
+        csv_num(f, ideal, ",");
+        csv_num(f, fct_s / ideal, ",");
+        fprintf(f, "%llu,%llu,%llu,%d\n", (unsigned long long)tcp_flow_delivered(t),
+                (unsigned long long)t->retransmits, (unsigned long long)t->timeouts, nf->round);
+        delivered += tcp_flow_delivered(t);
+        rtx += t->retransmits;
+        tos += t->timeouts;
+        if (fin) {
+            done++;
+            samples_add(&fct, fct_s);
+        }
+    }
+    /* Links: both directions of every link. */
+    FILE *lf = out_file(o, "links.csv", e);
+    if (!lf)
+        return e->code;
+    fprintf(lf, "port,rate_bps,tx_bytes,utilisation,drops,ecn_marks,max_queue_bytes\n");
+    uint64_t drops = 0, marks = 0;
+    for (size_t l = 0; l < topo_links(m->t); l++)
+        for (int d = 0; d < 2; d++) {
+            port *q = topo_link_port(m->t, (int)l, d);
+            int64_t busy = q->stat_busy_ps + (q->tx ? sim_now(s) - q->busy_since : 0);
+            fprintf(lf, "%s,%lld,%llu,", q->base.name, (long long)q->cfg.rate_bps,
+                    (unsigned long long)q->stat_tx_bytes);
+            csv_num(lf, T > 0 ? ps_to_s(busy) / T : NAN, ",");
+            fprintf(lf, "%llu,%llu,%lld\n", (unsigned long long)q->stat_drop_pkts,
+                    (unsigned long long)q->stat_mark_pkts, (long long)q->stat_max_bytes);
+            drops += q->stat_drop_pkts;
+            marks += q->stat_mark_pkts;
+        }
+    if (m->ts_n) {
+        FILE *qf = out_file(o, "queues.csv", e);
+        if (!qf)
+            return e->code;
+        fprintf(qf, "time_s,port,bytes\n");
+        for (size_t i = 0; i < m->ts_n; i++) {
+            csv_num(qf, m->ts_t.v[i], ",");
+            fprintf(qf, "%s,%.0f\n", m->sport_names[m->ts_p[i]], m->ts_v.v[i]);
+        }
+    }
+    json_object_set_new(sum, "flows", json_integer((json_int_t)m->nflows));
+    json_object_set_new(sum, "flows_completed", json_integer((json_int_t)done));
+    put_num(sum, "fct_p50_s", samples_quantile(&fct, 0.5));
+    put_num(sum, "fct_p99_s", samples_quantile(&fct, 0.99));
+    put_num(sum, "fct_p999_s", samples_quantile(&fct, 0.999));
+    put_num(sum, "goodput_bps", T > 0 ? (double)delivered * 8 / T : NAN);
+    json_object_set_new(sum, "drops", json_integer((json_int_t)drops));
+    json_object_set_new(sum, "ecn_marks", json_integer((json_int_t)marks));
+    json_object_set_new(sum, "retransmits", json_integer((json_int_t)rtx));
+    json_object_set_new(sum, "timeouts", json_integer((json_int_t)tos));
+    json_object_set_new(sum, "packets_in_flight_at_end",
+                        json_integer((json_int_t)pkt_pool_live(m->pool)));
+    samples_fini(&fct);
+    if (m->cfg.incast) {
+        FILE *inf = out_file(o, "incast.csv", e);
+        if (!inf)
+            return e->code;
+        fprintf(inf, "round,duration_s,goodput_bps\n");
+        double total = 0;
+        for (int i = 0; i < m->round; i++) {
+            double bits = (double)m->inc.senders * (double)m->inc.block * 8;
+            fprintf(inf, "%d,", i);
+            csv_num(inf, m->round_secs[i], ",");
+            csv_num(inf, bits / m->round_secs[i], "\n");
+            total += m->round_secs[i];
+        }
+        json_t *ic = json_object();
+        json_object_set_new(ic, "senders", json_integer(m->inc.senders));
+        json_object_set_new(ic, "block_bytes", json_integer(m->inc.block));
+        json_object_set_new(ic, "rounds_completed", json_integer(m->round));
+        double gp = m->round ? (double)m->round * (double)m->inc.senders *
+                                   (double)m->inc.block * 8 / total : NAN;
+        put_num(ic, "goodput_bps", gp);
+        /* The receiver's link rate: its host's only link. */
+        port *rxq = NULL;
+        for (size_t l = 0; l < topo_links(m->t) && !rxq; l++) {
+            int a, b;
+            topo_link_ends(m->t, (int)l, &a, &b);
+            if (b == topo_host_node(m->t, m->inc_rx))
+                rxq = topo_link_port(m->t, (int)l, 0);
+            else if (a == topo_host_node(m->t, m->inc_rx))
+                rxq = topo_link_port(m->t, (int)l, 1);
+        }
+        if (rxq)
+            put_num(ic, "goodput_fraction_of_link", gp / (double)rxq->cfg.rate_bps);
+        json_object_set_new(sum, "incast", ic);
+    }
+    return 0;
+}
+
+static void net_fini(void *st)
+{
+    net_model *m = st;
+    for (size_t i = 0; i < m->nflows; i++) {
+        tcp_flow_stop(&m->flows[i]->tcp);
+        free(m->flows[i]);
+    }
+    free(m->flows);
+    topo_destroy(m->t);
+    pkt_pool_destroy(m->pool);
+    free(m->specs);
+    free(m->spec_src);
+    free(m->spec_dst);
+    free(m->inc_tx);
+    free(m->round_secs);
+    free(m->sports);
+    free(m->sport_names);
+    free(m->ts_p);
+    samples_fini(&m->ts_t);
+    samples_fini(&m->ts_v);
+}
+
+static const plot_spec net_plots[] = {
+    {.csv = "queues.csv", .x = "time_s", .y = "bytes", .group = "port",
+     .title = "queue occupancy", .out = "queues", .xlabel = "simulated time (s)",
+     .ylabel = "bytes queued"},
+    {.csv = "incast.csv", .x = "round", .y = "goodput_bps", .title = "incast goodput per round",
+     .out = "incast", .ylabel = "goodput (bit/s)"},
+    {.csv = "flows.csv", .x = "id", .y = "fct_s", .title = "flow completion times",
+     .out = "flows", .xlabel = "flow id", .ylabel = "FCT (s)"},
+    {0},
+};
+
+const model_ops net_model_ops = {
+    .name = "net",
+    .summary = "packet-level network: topology, TCP/DCTCP flows, incast",
+    .state_size = sizeof(net_model),
+    .configure = net_configure,
+    .start = net_start,
+    .progress = net_progress,
+    .report = net_report,
+    .fini = net_fini,
+    .plots = net_plots,
+};
