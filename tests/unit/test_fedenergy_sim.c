@@ -1,0 +1,241 @@
+/*
+ * test_fedenergy_sim.c - federated training and the `fedenergy` model end to
+ * end: FedAvg with one device equals centralised SGD with the same steps;
+ * a small digits run saves at least 20% of FedAvg's energy with final
+ * accuracy within 1 point, byte-identically on a rerun; bad input (alpha
+ * <= 0, E < 1, more devices than samples, missing or malformed data file)
+ * fails with file:line:column and exit code 2.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/run.h"
+#include "systems/fedenergy/fe_data.h"
+#include "systems/fedenergy/fe_fed.h"
+#include "systems/fedenergy/fe_model.h"
+
+static void test_fedavg_one_device_equals_centralised(void **state)
+{
+    (void)state;
+    fe_model_single_thread();
+    fe_dataset d, tr, te;
+    err e = {0};
+    assert_int_equal(fe_data_load_csv("data/uci_digits/digits.csv", 64, 10, 16, &d, &e), 0);
+    rng r;
+    rng_init(&r, 5, "test.split", 0);
+    fe_data_split(&d, &r, 360, 0, &tr, &te);
+    size_t *idx = malloc(tr.n * sizeof *idx);
+    for (size_t i = 0; i < tr.n; i++)
+        idx[i] = i;
+    fe_device dev = {.idx = idx, .n = tr.n, .p = 1, .step_energy_j = 1, .step_time_s = 1e-3};
+    fe_problem pb = {.train = &tr, .test = &te, .n_dev = 1, .dev = &dev, .iters_max = 5,
+                     .reduced_iters = 5, .batch = 16, .lr = 0.1, .warmup_rounds = 1,
+                     .ctl = {.iters_max = 5, .v = 1, .budget = 0.05}, .seed = 9};
+    fe_arch_init(&pb.arch, FE_ARCH_LOGISTIC, 64, 10, 0);
+    double *w0 = calloc(pb.arch.nparam, sizeof *w0), *wc = calloc(pb.arch.nparam, sizeof *wc);
+    pb.w0 = w0;
+    fe_run *run = fe_run_create(&pb, FE_M_FEDAVG);
+    fe_round_stats st;
+    for (int t = 0; t < 40; t++)
+        fe_run_round(run, &st);
+    /* centralised: 200 steps from the same stream the device uses */
+    rng rb;
+    rng_init(&rb, 9, "fedenergy.batch", 0);
+    fe_work *wk = fe_work_create(&pb.arch, 16);
+    fe_model_sgd(&pb.arch, wc, tr.x, tr.y, idx, tr.n, 200, 16, 0.1, 0, &rb, wk);
+    const double *wf = fe_run_params(run);
+    double maxdiff = 0, maxabs = 0;
+    for (size_t i = 0; i < pb.arch.nparam; i++) {
+        maxdiff = fmax(maxdiff, fabs(wf[i] - wc[i]));
+        maxabs = fmax(maxabs, fabs(wc[i]));
+    }
+    print_message("FedAvg(1 device, 40 x 5 steps) vs centralised 200 steps: max |dw| %.3g "
+                  "(max |w| %.3g)\n", maxdiff, maxabs);
+    assert_true(maxabs > 0.1);
+    assert_true(maxdiff <= 1e-12 * maxabs);
+    double acc, loss;
+    fe_model_eval(&pb.arch, wc, te.x, te.y, te.n, wk, &acc, &loss);
+    assert_true(fabs(acc - st.accuracy) < 1e-12);
+    fe_work_destroy(wk);
+    fe_run_destroy(run);
+    free(w0);
+    free(wc);
+    free(idx);
+    fe_data_fini(&d);
+    fe_data_fini(&tr);
+    fe_data_fini(&te);
+}
+
+static double jnum(json_t *o, const char *a, const char *b)
+{
+    json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static void test_end_to_end_saves_energy_keeps_accuracy(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"fedenergy.rounds=60", NULL};
+    char dirs[2][64];
+    json_t *sum[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(dirs[k], sizeof dirs[k], "/tmp/fe_test_e2e_%d_%d", (int)getpid(), k);
+        run_opts o = {.scenario = "fedenergy/digits_iid", .out_dir = dirs[k], .sets = sets,
+                      .nsets = 1};
+        err e = {0};
+        int r = run_scenario(&o, &sum[k], NULL, &e);
+        if (r)
+            fail_msg("run failed: %s", e.msg);
+    }
+    json_t *res = json_object_get(sum[0], "results");
+    double saved = jnum(res, "energy_saved_vs_fedavg", NULL);
+    double dacc = jnum(res, "accuracy_diff_points", NULL);
+    double acc = jnum(res, "fedavg_final_accuracy", NULL);
+    print_message("online: %.1f%% less energy than FedAvg, accuracy %+.2f points (FedAvg %.2f%%)\n",
+                  100 * saved, dacc, 100 * acc);
+    assert_true(saved >= 0.20);
+    assert_true(fabs(dacc) <= 1.0);
+    assert_true(acc >= 0.90);
+    /* every baseline ran and spent energy; fixed runs exactly half of E */
+    json_t *ms = json_object_get(res, "methods");
+    assert_float_equal(jnum(ms, "fixed", "mean_local_iters"), 10, 1e-12);
+    assert_float_equal(jnum(ms, "fedavg", "mean_local_iters"), 20, 1e-12);
+    assert_true(jnum(ms, "online", "queue_max") < 100);
+    /* deterministic: byte-identical time series */
+    char p0[128], p1[128];
+    size_t n0, n1;
+    snprintf(p0, sizeof p0, "%s/rounds.csv", dirs[0]);
+    snprintf(p1, sizeof p1, "%s/rounds.csv", dirs[1]);
+    char *a = slurp(p0, &n0), *b = slurp(p1, &n1);
+    assert_true(n0 > 1000);
+    assert_true(n0 == n1 && memcmp(a, b, n0) == 0);
+    free(a);
+    free(b);
+    json_decref(sum[0]);
+    json_decref(sum[1]);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", dirs[0], dirs[1]);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_offline_regret_reported(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"fedenergy.rounds=30", "fedenergy.devices=10",
+                                 "fedenergy.offline=true", NULL};
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/fe_test_off_%d", (int)getpid());
+    run_opts o = {.scenario = "fedenergy/digits_iid", .out_dir = dir, .sets = sets, .nsets = 3};
+    err e = {0};
+    json_t *sum;
+    int r = run_scenario(&o, &sum, NULL, &e);
+    if (r)
+        fail_msg("run failed: %s", e.msg);
+    json_t *off = json_object_get(json_object_get(sum, "results"), "offline");
+    double on = jnum(off, "online_compute_energy_j", NULL);
+    double opt = jnum(off, "offline_compute_energy_j", NULL);
+    double lb = jnum(off, "offline_lower_bound_j", NULL);
+    print_message("offline: online %.3f J, optimum %.3f J (bound %.3f), %g rounds\n", on, opt, lb,
+                  jnum(off, "rounds", NULL));
+    assert_true(lb <= opt + 1e-9);
+    assert_true(opt > 0 && on > 0);
+    assert_true(jnum(off, "rounds", NULL) == 29);   /* 30 rounds minus 1 warm-up */
+    json_decref(sum);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Writes a scenario with `extra` lines appended to the fedenergy section and
+ * runs it; returns the exit code and copies the message. */
+static int run_bad(const char *data, const char *extra, char *msg, size_t len)
+{
+    char cwd[512], path[64];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(path, sizeof path, "/tmp/fe_test_bad_%d.yaml", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "name: bad\nseed: 1\nmodel: fedenergy\nfedenergy:\n");
+    if (data[0] == '/')
+        fprintf(f, "  data: %s\n", data);
+    else
+        fprintf(f, "  data: %s/%s\n", cwd, data);
+    fprintf(f, "%s", extra);
+    fclose(f);
+    run_opts o = {.scenario = path, .out_dir = "/tmp/fe_test_bad_out_never", .check_only = 1};
+    err e = {0};
+    int r = run_scenario(&o, NULL, NULL, &e);
+    snprintf(msg, len, "%s", e.msg);
+    unlink(path);
+    return run_exit_code(r);
+}
+
+static void test_bad_input_names_location(void **state)
+{
+    (void)state;
+    char msg[1024];
+    const char *dg = "data/uci_digits/digits.csv";
+    assert_int_equal(run_bad(dg, "  partition: dirichlet\n  alpha: 0\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:7:10: fedenergy.alpha: expected a number > 0"));
+    assert_int_equal(run_bad(dg, "  alpha: -0.5\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:6:10: fedenergy.alpha"));
+    assert_int_equal(run_bad(dg, "  local_iters: 0\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:6:16: fedenergy.local_iters: expected an integer in [1,"));
+    assert_int_equal(run_bad(dg, "  devices: 1500\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:6:12: fedenergy.devices: more devices (1500) than "
+                                "training samples (1437)"));
+    assert_int_equal(run_bad("/nonexistent/digits.csv", "", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:5:9: fedenergy.data: cannot open data file "
+                                "/nonexistent/digits.csv"));
+    /* a CSV with a short line 2 */
+    char csv[64];
+    snprintf(csv, sizeof csv, "/tmp/fe_test_short_%d.csv", (int)getpid());
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    for (int k = 0; k < 3; k++) {
+        for (int j = 0; j < (k == 1 ? 63 : 64); j++)
+            fprintf(f, "%d,", j % 17);
+        fprintf(f, "%d\n", k);
+    }
+    fclose(f);
+    assert_int_equal(run_bad(csv, "", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, "fedenergy.data:"));
+    assert_non_null(strstr(msg, ":2: expected 65 columns (64 features and a label), found 64"));
+    unlink(csv);
+    assert_int_equal(access("/tmp/fe_test_bad_out_never", F_OK), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fedavg_one_device_equals_centralised),
+        cmocka_unit_test(test_end_to_end_saves_energy_keeps_accuracy),
+        cmocka_unit_test(test_offline_regret_reported),
+        cmocka_unit_test(test_bad_input_names_location),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
