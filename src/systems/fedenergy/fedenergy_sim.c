@@ -76,9 +76,9 @@ typedef struct fe_cfg {
 #define F(x) offsetof(fe_cfg, x)
 
 static const cfg_key ctl_keys[] = {
-    {.name = "v", .type = CFG_FLOAT, .off = F(v), .def = "1", .flags = CFG_MIN | CFG_MIN_EXCL,
+    {.name = "v", .type = CFG_FLOAT, .off = F(v), .def = "0.1", .flags = CFG_MIN | CFG_MIN_EXCL,
      .min = 0, .help = "drift-plus-penalty weight V of energy against the error queue (> 0)"},
-    {.name = "budget", .type = CFG_FLOAT, .off = F(budget), .def = "0.05", .flags = CFG_MIN,
+    {.name = "budget", .type = CFG_FLOAT, .off = F(budget), .def = "0.1", .flags = CFG_MIN,
      .min = 0, .help = "epsilon: long-run mean substitution error allowed per round"},
     {.name = "queue_init", .type = CFG_FLOAT, .off = F(queue_init), .def = "1",
      .flags = CFG_MIN, .min = 0, .help = "initial virtual queue Q_1"},
