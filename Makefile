@@ -12,6 +12,12 @@
 # the benchmarks and the fuzzer link the same objects.
 
 VERSION := 0.1.0
+# Parallel by default (a sub-make inherits the jobserver instead).
+ifeq ($(MAKELEVEL)$(filter -j% j%,$(MAKEFLAGS)),0)
+  MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+# V=1 shows the full commands.
+Q := $(if $(filter 1,$(V)),,@)
 CC      ?= cc
 PKGS    := yaml-0.1 jansson openblas zlib libpcap ipopt
 LIBS_EXTRA := -lglpk -lm
@@ -39,7 +45,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) \
-           -DAISIM_VERSION='"$(VERSION)"' -MMD -MP
+           -DAISIM_VERSION='"$(VERSION)"' -DAISIM_SRCDIR='"$(CURDIR)"' -MMD -MP
 LDLIBS  := $(PKG_LIBS) $(LIBS_EXTRA)
 LDFLAGS += $(LDSAN)
 
@@ -50,7 +56,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
-.PHONY: all deps demo test test-run bench fuzz clean golden-update
+.PHONY: all deps demo test bench fuzz clean golden-update
 all: $(BUILD)/aisim
 
 deps:
@@ -58,7 +64,8 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # The example scenarios are embedded in the binary (aisim list / run NAME).
 $(BUILD)/embed: scripts/embed.c
@@ -66,20 +73,22 @@ $(BUILD)/embed: scripts/embed.c
 	$(CC) -std=c11 -O1 $< -o $@
 $(BUILD)/gen/examples.c: $(BUILD)/embed $(EXAMPLES)
 	@mkdir -p $(dir $@)
-	$(BUILD)/embed $(EXAMPLES) > $@
+	$(Q)$(BUILD)/embed $(EXAMPLES) > $@
 $(BUILD)/gen/examples.o: $(BUILD)/gen/examples.c
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libaisim.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/aisim: $(BUILD)/src/cli/main.o $(BUILD)/libaisim.a
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libaisim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(shell pkg-config --cflags cmocka) $(LDFLAGS) $< \
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(CFLAGS) $(shell pkg-config --cflags cmocka) $(LDFLAGS) $< \
 	    $(BUILD)/libaisim.a $(LDLIBS) $(shell pkg-config --libs cmocka) -o $@
 
 demo: deps
@@ -113,3 +122,7 @@ clean:
 	rm -rf build build-debug build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Rewrites the expected messages of tests/scenarios/bad/*.yaml; review the diff.
+golden-update: all
+	AISIM=$(BUILD)/aisim tests/scenarios/update-expect.sh

@@ -31,6 +31,18 @@ typedef struct model_env {
     int64_t stop_ps;        /* the scenario's stop time (SIM_TIME_MAX: none) */
 } model_env;
 
+/* A figure `aisim plot` draws from one of the model's CSV tables. */
+typedef struct plot_spec {
+    const char *csv;        /* table in the run directory; NULL ends a list */
+    const char *x;          /* column on the x axis */
+    const char *y;          /* column(s) on the y axis, comma-separated */
+    const char *group;      /* column whose values split the rows into series,
+                               or NULL */
+    const char *title;      /* figure title */
+    const char *out;        /* image name without extension */
+    const char *xlabel, *ylabel;    /* axis labels; NULL: the column names */
+} plot_spec;
+
 typedef struct model_ops {
     const char *name;       /* `model:` value and section key */
     const char *summary;    /* one line for `aisim list` */
@@ -51,6 +63,9 @@ typedef struct model_ops {
     /* Releases what configure() and start() acquired.  Called whenever
      * configure() was called, even if it failed. */
     void (*fini)(void *st);
+    /* Figures for `aisim plot`, or NULL; a CSV without one gets a default
+     * figure (every numeric column against the first). */
+    const plot_spec *plots;
 } model_ops;
 
 /* The registry. */

@@ -178,6 +178,7 @@ static bres bench_scenario(const char *name, const char *const *sets, int nsets)
 /* ---- driver ---- */
 
 typedef struct bcase {
+    const char *id;             /* for `aisim bench ID...` */
     const char *label;
     int kind;                   /* 0 hold, 1 timers, 2 cancel, 3 scenario */
     uint64_t a, events, quick_events;
@@ -186,12 +187,12 @@ typedef struct bcase {
 } bcase;
 
 static const bcase cases[] = {
-    {"engine hold, 1k pending", 0, 1000, 20000000, 1000000, NULL, {NULL}},
-    {"engine hold, 100k pending", 0, 100000, 20000000, 1000000, NULL, {NULL}},
-    {"engine hold, 1M pending", 0, 1000000, 10000000, 1000000, NULL, {NULL}},
-    {"engine timers re-armed, 10k flows", 1, 10000, 10000000, 1000000, NULL, {NULL}},
-    {"engine timers cancelled, 10k flows", 2, 10000, 10000000, 1000000, NULL, {NULL}},
-    {"scenario core/mm1 (2M customers)", 3, 0, 0, 0, "core/mm1", {NULL}},
+    {"hold-1k", "engine hold, 1k pending", 0, 1000, 20000000, 1000000, NULL, {NULL}},
+    {"hold-100k", "engine hold, 100k pending", 0, 100000, 20000000, 1000000, NULL, {NULL}},
+    {"hold-1m", "engine hold, 1M pending", 0, 1000000, 10000000, 1000000, NULL, {NULL}},
+    {"timers", "engine timers re-armed, 10k flows", 1, 10000, 10000000, 1000000, NULL, {NULL}},
+    {"cancel", "engine timers cancelled, 10k flows", 2, 10000, 10000000, 1000000, NULL, {NULL}},
+    {"mm1", "scenario core/mm1 (2M customers)", 3, 0, 0, 0, "core/mm1", {NULL}},
 };
 
 static bres run_case(const bcase *c, int quick)
@@ -210,19 +211,37 @@ static bres run_case(const bcase *c, int quick)
 
 int cli_bench(int argc, char **argv)
 {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-    if (argc > 1 + quick) {
-        fprintf(stderr, "aisim bench: unexpected argument \"%s\"\nusage: aisim bench [--quick]\n",
-                argv[1 + quick]);
-        return EXIT_BAD_INPUT;
+    int quick = 0, nsel = 0;
+    size_t ncases = sizeof cases / sizeof *cases;
+    char *sel = calloc(ncases, 1);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+            continue;
+        }
+        size_t k = 0;
+        while (k < ncases && strcmp(cases[k].id, argv[i]) != 0)
+            k++;
+        if (k == ncases) {
+            fprintf(stderr, "aisim bench: unknown case \"%s\"; cases:", argv[i]);
+            for (k = 0; k < ncases; k++)
+                fprintf(stderr, " %s", cases[k].id);
+            fprintf(stderr, "\nusage: aisim bench [--quick] [CASE]...\n");
+            free(sel);
+            return EXIT_BAD_INPUT;
+        }
+        sel[k] = 1;
+        nsel++;
     }
     printf("aisim bench%s: each case in its own process; wall-clock, one run\n\n",
            quick ? " --quick" : "");
-    printf("%-38s %12s %9s %10s %14s %9s\n", "case", "events", "wall s", "Mev/s",
+    printf("%-10s %-38s %12s %9s %10s %14s %9s\n", "id", "case", "events", "wall s", "Mev/s",
            "sim-s/wall-s", "peak MiB");
     fflush(stdout);
     int failed = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    for (size_t i = 0; i < ncases; i++) {
+        if (nsel && !sel[i])
+            continue;
         int fd[2];
         if (pipe(fd) != 0)
             return EXIT_RUN_FAILED;
@@ -241,14 +260,15 @@ int cli_bench(int argc, char **argv)
         struct rusage ru;
         wait4(pid, &status, 0, &ru);
         if (rd != (ssize_t)sizeof b || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            printf("%-38s failed\n", cases[i].label);
+            printf("%-10s %-38s failed\n", cases[i].id, cases[i].label);
             failed = 1;
             continue;
         }
-        printf("%-38s %12.0f %9.3f %10.2f %14.4g %9.1f\n", cases[i].label, b.ops, b.wall,
+        printf("%-10s %-38s %12.0f %9.3f %10.2f %14.4g %9.1f\n", cases[i].id, cases[i].label, b.ops, b.wall,
                b.ops / b.wall / 1e6, b.sim_s / b.wall, (double)ru.ru_maxrss / 1024.0);
         fflush(stdout);
     }
+    free(sel);
     printf("\nMev/s: million events per wall second (timer cases count re-arms too).\n");
     return failed ? EXIT_RUN_FAILED : EXIT_OK;
 }

@@ -10,6 +10,8 @@
 int cli_demo(int argc, char **argv);
 /* `aisim bench [--quick]`: returns an exit code. */
 int cli_bench(int argc, char **argv);
+/* `aisim plot RUN_DIR [--format png|svg]`: returns an exit code. */
+int cli_plot(int argc, char **argv);
 /* Prints an error as one line (plus its origin under -v). */
 void cli_print_error(const err *e);
 

@@ -3,6 +3,7 @@
  *
  *   aisim run SCENARIO [--out DIR] [--seed N] [--set key.path=value]... [-q] [-v]
  *   aisim check SCENARIO [--seed N] [--set key.path=value]...
+ *   aisim plot RUN_DIR [--format png|svg]
  *   aisim list | demo | bench | version | help [COMMAND]
  *
  * Exit codes: 0 success, 1 the run failed, 2 bad usage or bad scenario.
@@ -37,10 +38,14 @@ static const struct cmd_help {
     {"list", "aisim list", "Lists the models and the built-in example scenarios.\n"},
     {"demo", "aisim demo [--out DIR]",
      "A short tour: runs built-in examples and prints one headline table per module.\n"},
-    {"bench", "aisim bench [--quick]",
+    {"bench", "aisim bench [--quick] [CASE]...",
      "Reference benchmarks: events/s, simulated seconds per wall second and peak\n"
      "memory for the event engine and fixed reference scenarios.\n"
-     "  --quick   smaller sizes (for a smoke test)\n"},
+     "  --quick   smaller sizes (for a smoke test)\n"
+     "  CASE      run only these cases (hold-1k hold-100k hold-1m timers cancel mm1)\n"},
+    {"plot", "aisim plot RUN_DIR [--format png|svg]",
+     "Draws the tables of a completed run with gnuplot: one image per figure in the run\n"
+     "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"},
     {"version", "aisim version", "Prints the version.\n"},
     {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n"},
     {NULL, NULL, NULL},
@@ -181,7 +186,7 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1, 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         if (argc > 2)
-            return help_cmd(argv[2]);
+            return help_cmd(sub_help ? "help" : argv[2]);
         usage_all(stdout);
         return EXIT_OK;
     }
@@ -200,6 +205,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "demo"))
         return sub_help ? help_cmd("demo") : cli_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot"))
+        return sub_help ? help_cmd("plot") : cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return sub_help ? help_cmd("bench") : cli_bench(argc - 1, argv + 1);
     fprintf(stderr, "aisim: unknown command \"%s\"\n", cmd);

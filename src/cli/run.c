@@ -63,6 +63,18 @@ static void fmt_eta(char *b, size_t n, double s)
         snprintf(b, n, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
 }
 
+/* Simulated time for people: 4 significant digits in a fitting unit. */
+static void fmt_sim_time(char *b, size_t n, int64_t ps)
+{
+    static const struct { int64_t div; const char *name; } u[] = {
+        {PS_PER_S, "s"}, {PS_PER_MS, "ms"}, {PS_PER_US, "us"}, {PS_PER_NS, "ns"}, {1, "ps"}};
+    size_t i = 0;
+    while (i < 4 && ps < u[i].div)
+        i++;
+    double v = (double)ps / (double)u[i].div;
+    snprintf(b, n, v >= 1000 ? "%.0f%s" : "%.4g%s", v, u[i].name);
+}
+
 static void on_monitor(void *ctx, sim *s)
 {
     monitor *m = ctx;
@@ -82,7 +94,7 @@ static void on_monitor(void *ctx, sim *s)
     double el = now - m->t_start;
     char eta[32], t[32];
     fmt_eta(eta, sizeof eta, frac > 0 ? el * (1 - frac) / frac : NAN);
-    units_format(UNIT_TIME, sim_now(s) / PS_PER_US * PS_PER_US, t, sizeof t);
+    fmt_sim_time(t, sizeof t, sim_now(s));
     fprintf(stderr, "\r\033[K  sim %s  %.2f Mev/s  %s%.0f%%  ETA %s", t, rate / 1e6,
             frac >= 0 ? "" : "?", frac >= 0 ? 100 * frac : 0.0, eta);
     m->printed = 1;

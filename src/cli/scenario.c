@@ -32,6 +32,9 @@ typedef struct top {
 #define AISIM_SRCDIR "."
 #endif
 
+static int bind_top(scenario *sc, const char *spec, const char *const *sets, int nsets,
+                    const char *seed_override, err *e);
+
 int scenario_load(scenario *sc, const char *spec, const char *const *sets, int nsets,
                   const char *seed_override, err *e)
 {
@@ -58,7 +61,31 @@ int scenario_load(scenario *sc, const char *spec, const char *const *sets, int n
     }
     if (r)
         goto fail;
+    return bind_top(sc, spec, sets, nsets, seed_override, e);
+fail:
+    scenario_fini(sc);
+    return r;
+}
 
+int scenario_load_text(scenario *sc, const char *name, const char *text, size_t len,
+                       const char *base_dir, const char *const *sets, int nsets, err *e)
+{
+    memset(sc, 0, sizeof *sc);
+    int r = cfg_load_string(name, text, len, &sc->doc, e);
+    if (r) {
+        scenario_fini(sc);
+        return r;
+    }
+    sc->base_dir = xstrdup(base_dir);
+    return bind_top(sc, name, sets, nsets, NULL, e);
+}
+
+/* Applies overrides and binds the top-level keys of a loaded scenario; on
+ * error frees it. */
+static int bind_top(scenario *sc, const char *spec, const char *const *sets, int nsets,
+                    const char *seed_override, err *e)
+{
+    int r = 0;
     for (int i = 0; i < nsets && !r; i++)
         r = cfg_set(sc->doc, sets[i], e);
     if (!r && seed_override) {
@@ -107,7 +134,15 @@ int scenario_load(scenario *sc, const char *spec, const char *const *sets, int n
         {0},
     };
     cfg_node *mnode = cfg_get(root, "model");
-    if (mnode) {
+    if (!mnode) {
+        char msg[512] = "missing required key (expected one of:";
+        for (size_t i = 0; i < nm; i++)
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s %s", i ? "," : "", names[i]);
+        r = cfg_err(e, AISIM_EINVAL, root, "model", "%s)", msg);
+        free(names);
+        goto fail;
+    }
+    {
         char path[] = "model";
         r = cfg_value(mnode, path, &keys[4], &t.model, e);
         if (r) {

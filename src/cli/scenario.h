@@ -38,6 +38,11 @@ typedef struct scenario {
  * returns a negative code; *sc is then empty. */
 int scenario_load(scenario *sc, const char *spec, const char *const *sets, int nsets,
                   const char *seed_override, err *e);
+/* The same for scenario text already in memory (`name` is used in messages
+ * and as the default run name; relative data paths resolve against
+ * base_dir).  Used by the fuzzer. */
+int scenario_load_text(scenario *sc, const char *name, const char *text, size_t len,
+                       const char *base_dir, const char *const *sets, int nsets, err *e);
 void scenario_fini(scenario *sc);
 
 #endif

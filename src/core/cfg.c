@@ -152,11 +152,22 @@ typedef struct parse_ctx {
     cfg_doc *d;
     const char *file;       /* name for positions */
     int line_off, col_off;  /* added to libyaml's 0-based marks (for --set) */
+    int one_line;           /* --set value: every mark is on line 1 */
+    int text_len;           /* length of the parsed text */
     err *e;
 } parse_ctx;
 
-static int mark_line(parse_ctx *c, yaml_mark_t m) { return (int)m.line + 1 + c->line_off; }
-static int mark_col(parse_ctx *c, yaml_mark_t m) { return (int)m.column + 1 + (m.line == 0 ? c->col_off : 0); }
+static int mark_line(parse_ctx *c, yaml_mark_t m)
+{
+    return c->one_line ? 1 : (int)m.line + 1 + c->line_off;
+}
+
+static int mark_col(parse_ctx *c, yaml_mark_t m)
+{
+    if (c->one_line)    /* past the end of a one-line value: point at its end */
+        return (m.line == 0 ? (int)m.column : c->text_len) + 1 + c->col_off;
+    return (int)m.column + 1 + (m.line == 0 ? c->col_off : 0);
+}
 
 static int syntax_err(parse_ctx *c, const char *path)
 {
@@ -299,7 +310,8 @@ static int parse_node(parse_ctx *c, yaml_event_t *ev, const char *path, int dept
 static int parse_text(cfg_doc *d, const char *file, const char *text, size_t len, int line_off,
                       int col_off, const char *path, cfg_node **out, err *e)
 {
-    parse_ctx c = {.d = d, .file = file, .line_off = line_off, .col_off = col_off, .e = e};
+    parse_ctx c = {.d = d, .file = file, .line_off = line_off, .col_off = col_off, .e = e,
+                   .one_line = col_off > 0 && !memchr(text, '\n', len), .text_len = (int)len};
     *out = NULL;
     if (!yaml_parser_initialize(&c.p))
         return ERR(e, AISIM_EIO, "cannot initialise the YAML parser");
@@ -625,27 +637,31 @@ int cfg_emit(const cfg_node *root, FILE *f, err *e)
 
 /* ---- schema binding --------------------------------------------------- */
 
-/* Edit distance, for "did you mean". */
+/* Edit distance with adjacent transpositions (optimal string alignment),
+ * for "did you mean". */
 static int edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
         return 99;
-    int row[65];
+    int d[65][65];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int prev = row[0];
-        row[0] = (int)i;
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
-            int cur = row[j];
-            int sub = prev + (a[i - 1] != b[j - 1]);
-            int del = row[j] + 1, ins = row[j - 1] + 1;
-            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-            prev = cur;
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
-    }
-    return row[lb];
+    return d[la][lb];
 }
 
 /* Appends "; did you mean \"x\"?" to buf if a candidate is close. */
@@ -685,7 +701,7 @@ static const char *type_desc(const cfg_key *k, char *buf, size_t len)
     case CFG_TIME: return "a time such as 1.5us";
     case CFG_RATE: return "a rate such as 100Gbps";
     case CFG_SIZE: return "a size such as 64KiB";
-    case CFG_NODE: return "a value";
+    case CFG_NODE: return k->help ? k->help : "a value";
     case CFG_MAPOF: return "a map";
     case CFG_ENUM: {
         size_t n = 0;
@@ -705,7 +721,12 @@ static const char *bound_text(const cfg_key *k, double v, char *buf, size_t len)
     case CFG_TIME: return units_format(UNIT_TIME, (int64_t)v, buf, (int)len);
     case CFG_RATE: return units_format(UNIT_RATE, (int64_t)v, buf, (int)len);
     case CFG_SIZE: return units_format(UNIT_SIZE, (int64_t)v, buf, (int)len);
-    default: snprintf(buf, len, "%.15g", v); return buf;
+    default:
+        if (v == floor(v) && fabs(v) < 1e18)
+            snprintf(buf, len, "%.0f", v);
+        else
+            snprintf(buf, len, "%.15g", v);
+        return buf;
     }
 }
 
@@ -800,11 +821,16 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
         return 0;
     case CFG_INT: {
         int64_t x;
+        double f;
         if (!parse_int(s, &x)) {
-            double f;
-            const char *why = parse_float(s, &f) ? " (not a whole number)" : "";
-            return cfg_err(e, AISIM_EINVAL, n, path, "expected an integer, found %s%s",
-                           cfg_describe(n, found, sizeof found), why);
+            /* 1e6 is a fine way to write a million. */
+            if (parse_float(s, &f) && f == floor(f) && fabs(f) <= 9007199254740992.0) {
+                x = (int64_t)f;
+            } else {
+                const char *why = parse_float(s, &f) ? " (not a whole number)" : "";
+                return cfg_err(e, AISIM_EINVAL, n, path, "expected an integer, found %s%s",
+                               cfg_describe(n, found, sizeof found), why);
+            }
         }
         v = (double)x;
         if (check_range(n, path, k, v, e))

@@ -257,6 +257,9 @@ int ecdf_load(const char *path, double unit, ecdf **out, err *e)
                 *c = ' ';
         while (*s == ' ')
             s++;
+        size_t len = strlen(s);
+        while (len > 0 && s[len - 1] == ' ')
+            s[--len] = '\0';
         if (!*s)
             continue;
         char *end1, *end2;

@@ -162,6 +162,10 @@ char *units_format(enum unit_kind kind, int64_t v, char *buf, int len)
      * larger unit.  The base unit always qualifies. */
     const unit_def *u = units_of(kind);
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    if (kind == UNIT_TIME && v == 0) {
+        snprintf(buf, (size_t)len, "0s");
+        return buf;
+    }
     fmt_in(buf, (size_t)len, v < 0, a, &u[0]);
     for (const unit_def *c = u + 1; c->name && a != 0; c++) {
         uint64_t m = (uint64_t)c->mult;

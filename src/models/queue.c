@@ -3,7 +3,9 @@
  * core: engine, random streams, distributions, scenario binding and outputs.
  *
  * Customers arrive with i.i.d. interarrival times and need i.i.d. service
- * times; one server serves them first come, first served.  The run serves
+ * times; one server serves them first come, first served.  The service time
+ * is given directly (`service`), or as a job size and a server rate
+ * (`job_size`, `rate`: a packet on a link, service = size / rate).  The run serves
  * `warmup` customers whose statistics are discarded, then `customers` more,
  * and stops.  Reported: mean waiting time in queue Wq (with a 95% confidence
  * interval from batch means), mean time in system W, server utilisation, the
@@ -31,7 +33,9 @@
 
 typedef struct queue_cfg {
     cfg_node *arrival;      /* interarrival-time distribution */
-    cfg_node *service;      /* service-time distribution */
+    cfg_node *service;      /* service-time distribution, or NULL */
+    cfg_node *job_size;     /* job-size distribution, or NULL */
+    int64_t rate_bps;       /* server rate with job_size */
     int64_t customers;      /* measured customers */
     int64_t warmup;         /* customers discarded first */
     int64_t sample_ps;      /* queue.csv sampling period; 0: off */
@@ -39,9 +43,16 @@ typedef struct queue_cfg {
 
 static const cfg_key queue_keys[] = {
     {.name = "arrival", .type = CFG_NODE, .off = offsetof(queue_cfg, arrival),
-     .help = "interarrival-time distribution, e.g. {dist: exponential, mean: 1ms}"},
+     .help = "an interarrival-time distribution such as {dist: exponential, mean: 1ms}"},
     {.name = "service", .type = CFG_NODE, .off = offsetof(queue_cfg, service),
-     .help = "service-time distribution"},
+     .flags = CFG_OPTIONAL,
+     .help = "a service-time distribution such as {dist: constant, value: 1ms}"},
+    {.name = "job_size", .type = CFG_NODE, .off = offsetof(queue_cfg, job_size),
+     .flags = CFG_OPTIONAL,
+     .help = "a job-size distribution such as {dist: exponential, mean: 1500B} (with rate)"},
+    {.name = "rate", .type = CFG_RATE, .off = offsetof(queue_cfg, rate_bps),
+     .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0,
+     .help = "the server's rate with job_size, e.g. 10Gbps"},
     {.name = "customers", .type = CFG_INT, .off = offsetof(queue_cfg, customers),
      .def = "100000", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e12,
      .help = "customers measured after the warm-up"},
@@ -56,7 +67,8 @@ static const cfg_key queue_keys[] = {
 
 typedef struct queue_model {
     queue_cfg cfg;
-    dist arrival, service;
+    dist arrival, service;      /* service: times, or sizes with job_size */
+    double svc_scale;           /* ps per unit drawn from `service` */
     rng r_arr, r_svc;           /* independent streams */
     int64_t *ring;              /* arrival times of waiting customers, ps */
     size_t ring_cap, head, len; /* ring buffer */
@@ -72,9 +84,7 @@ typedef struct queue_model {
     double busy_ps;             /* time the server was busy, ps */
     int64_t t_last;             /* last change of in_system / busy */
     int64_t arrivals_meas;      /* arrivals during measurement */
-    int64_t svc_start;          /* start of the current service */
     int64_t cur_arrival;        /* arrival time of the customer in service */
-    FILE *ts;                   /* queue.csv while sampling, or NULL */
     samples ts_t, ts_n;         /* time series, kept until report */
     sim_timer sampler;
 } queue_model;
@@ -88,9 +98,26 @@ static int queue_configure(void *st, cfg_node *sec, const char *path, const mode
     if (r)
         return r;
     if ((r = dist_from_cfg(q->cfg.arrival, cfg_path(sub, sizeof sub, path, "arrival"),
-                           DIST_Q_TIME, env->base_dir, &q->arrival, e)) ||
-        (r = dist_from_cfg(q->cfg.service, cfg_path(sub, sizeof sub, path, "service"),
-                           DIST_Q_TIME, env->base_dir, &q->service, e)))
+                           DIST_Q_TIME, env->base_dir, &q->arrival, e)))
+        return r;
+    if (!q->cfg.service == !q->cfg.job_size || !q->cfg.job_size != !q->cfg.rate_bps) {
+        const cfg_node *at = q->cfg.service ? q->cfg.service : q->cfg.job_size ? q->cfg.job_size
+                                                                               : sec;
+        return cfg_err(e, AISIM_EINVAL, at, path, "give either service, or job_size and rate "
+                       "(found %s)", q->cfg.service && q->cfg.job_size ? "service and job_size"
+                       : q->cfg.service ? "service and rate" : q->cfg.job_size ? "job_size "
+                       "without rate" : q->cfg.rate_bps ? "rate without job_size" : "none");
+    }
+    if (q->cfg.service) {
+        r = dist_from_cfg(q->cfg.service, cfg_path(sub, sizeof sub, path, "service"),
+                          DIST_Q_TIME, env->base_dir, &q->service, e);
+        q->svc_scale = 1;
+    } else {
+        r = dist_from_cfg(q->cfg.job_size, cfg_path(sub, sizeof sub, path, "job_size"),
+                          DIST_Q_SIZE, env->base_dir, &q->service, e);
+        q->svc_scale = 8e12 / (double)q->cfg.rate_bps;
+    }
+    if (r)
         return r;
     if (!(dist_mean(&q->arrival) > 0))
         return cfg_err(e, AISIM_ERANGE, q->cfg.arrival, cfg_path(sub, sizeof sub, path, "arrival"),
@@ -104,9 +131,9 @@ static int queue_configure(void *st, cfg_node *sec, const char *path, const mode
     return 0;
 }
 
-static int64_t draw(const dist *d, rng *r)
+static int64_t draw(const dist *d, rng *r, double scale)
 {
-    double x = dist_sample(d, r);
+    double x = dist_sample(d, r) * scale;
     return x <= 0 ? 0 : (int64_t)llround(x);
 }
 
@@ -131,8 +158,7 @@ static void start_service(queue_model *q, sim *s, int64_t arrived)
         bm_add(&q->wq, ps_to_s(now - arrived));
     q->busy = 1;
     q->cur_arrival = arrived;
-    q->svc_start = now;
-    sim_schedule(s, now + draw(&q->service, &q->r_svc), on_departure, q, 0);
+    sim_schedule(s, now + draw(&q->service, &q->r_svc, q->svc_scale), on_departure, q, 0);
 }
 
 static void on_arrival(sim *s, void *obj, uint64_t arg)
@@ -144,7 +170,7 @@ static void on_arrival(sim *s, void *obj, uint64_t arg)
     q->in_system++;
     if (q->measuring)
         q->arrivals_meas++;
-    sim_schedule(s, now + draw(&q->arrival, &q->r_arr), on_arrival, q, 0);
+    sim_schedule(s, now + draw(&q->arrival, &q->r_arr, 1), on_arrival, q, 0);
     if (!q->busy) {
         start_service(q, s, now);
         return;
@@ -203,7 +229,7 @@ static int queue_start(void *st, sim *s, err *e)
     (void)e;
     queue_model *q = st;
     q->measuring = q->cfg.warmup == 0;
-    sim_schedule(s, draw(&q->arrival, &q->r_arr), on_arrival, q, 0);
+    sim_schedule(s, draw(&q->arrival, &q->r_arr, 1), on_arrival, q, 0);
     if (q->cfg.sample_ps > 0) {
         sim_timer_init(&q->sampler, on_sample, q, 0);
         sim_timer_arm(s, &q->sampler, 0);
@@ -244,7 +270,8 @@ static int queue_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     json_t *an = json_object();
     if (q->arrival.kind == DIST_EXPONENTIAL) {
         double lambda = 1.0 / ps_to_s((int64_t)dist_mean(&q->arrival));
-        double es = dist_mean(&q->service) * 1e-12, es2 = dist_moment2(&q->service) * 1e-24;
+        double k = q->svc_scale * 1e-12;     /* seconds per unit drawn */
+        double es = dist_mean(&q->service) * k, es2 = dist_moment2(&q->service) * k * k;
         double rho = lambda * es;
         const char *formula = q->service.kind == DIST_EXPONENTIAL ? "M/M/1"
                             : q->service.kind == DIST_CONSTANT ? "M/D/1"
@@ -292,6 +319,12 @@ static void queue_fini(void *st)
     free(q->ring);
 }
 
+static const plot_spec queue_plots[] = {
+    {.csv = "queue.csv", .x = "time_s", .y = "in_system", .title = "customers in system",
+     .out = "queue", .xlabel = "simulated time (s)", .ylabel = "customers"},
+    {0},
+};
+
 const model_ops queue_model_ops = {
     .name = "queue",
     .summary = "single-server FIFO queue (G/G/1), checked against queueing theory",
@@ -301,4 +334,5 @@ const model_ops queue_model_ops = {
     .progress = queue_progress,
     .report = queue_report,
     .fini = queue_fini,
+    .plots = queue_plots,
 };

@@ -1,0 +1,111 @@
+/*
+ * pkt.h - the packet plane's objects: packets, sinks, routes, packet pools.
+ *
+ * The model is htsim's: every element a packet passes through is a sink; a
+ * route is an immutable array of sinks (queue, pipe, queue, pipe, ...,
+ * endpoint) shared by every packet that follows it; a packet carries its
+ * route and the index of its next hop and is handed from sink to sink.
+ * Switches do no lookup on the fast path: the route already is the path.
+ *
+ * Ownership: whoever holds a pkt* owns it; sink->recv() transfers it.  A sink
+ * forwards the packet, keeps it, or frees it to its pool (and counts it).
+ *
+ * Packets come from a pkt_pool: a free list over slabs, so nothing is
+ * allocated per packet once the pool is warm.  The payload is never
+ * materialised; size_bytes is what the wire carries.  A pool counts live
+ * packets, so that a test can check sent = delivered + dropped + in flight.
+ * sizeof(pkt) is 96 bytes (checked by a static assertion).
+ */
+#ifndef AISIM_PKT_H
+#define AISIM_PKT_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pkt pkt;
+typedef struct sink sink;
+typedef struct route route;
+
+struct sink {
+    void (*recv)(sink *self, pkt *p);   /* takes ownership of p */
+    const char *name;                   /* stable, readable: "leaf3->spine0" */
+};
+
+struct route {
+    const route *reverse;   /* the path back (ACKs), or NULL */
+    uint32_t id;            /* index among the network's routes */
+    uint16_t len;           /* hops */
+    sink *hop[];            /* hop[len-1] is the destination endpoint */
+};
+
+enum pkt_kind { PKT_DATA, PKT_ACK, PKT_PAUSE, PKT_PROBE, PKT_OTHER };
+
+enum {
+    PKT_F_ECT = 1 << 0,     /* ECN-capable transport */
+    PKT_F_CE  = 1 << 1,     /* congestion experienced (set by a queue) */
+    PKT_F_ECE = 1 << 2,     /* ECN echo (on ACKs) */
+    PKT_F_CWR = 1 << 3,     /* congestion window reduced */
+    PKT_F_SYN = 1 << 4,
+    PKT_F_FIN = 1 << 5,
+};
+
+struct pkt {
+    pkt *next;              /* intrusive FIFO link while queued */
+    const route *rt;        /* the route being followed */
+    uint16_t hop;           /* index in rt of the next sink */
+    uint8_t kind;           /* enum pkt_kind */
+    uint8_t prio;           /* priority class, 0 = highest */
+    uint16_t flags;         /* PKT_F_* */
+    uint16_t pad_;
+    uint32_t size_bytes;    /* bytes on the wire */
+    uint32_t flow_id;       /* owning flow */
+    uint64_t seq;           /* DATA: first byte; ACK: cumulative ack */
+    int64_t sent_ps;        /* when the source sent it (RTT, delay) */
+    int64_t enq_ps;         /* when it entered its current queue */
+    union {                 /* transport header: small, no subtypes */
+        struct {
+            uint32_t wnd_bytes;     /* advertised receive window */
+            uint32_t data_bytes;    /* payload carried (DATA) */
+            uint64_t ts_echo_ps;    /* echoed send time (ACK) */
+            uint32_t sack[2][2];    /* SACK blocks, relative to seq */
+        } tcp;
+        uint8_t raw[40];
+    } h;
+};
+
+static_assert(sizeof(pkt) <= 128, "struct pkt must stay small");
+
+/* Hands p to the next sink on its route (htsim's sendOn). */
+static inline void pkt_send_on(pkt *p)
+{
+    assert(p->hop < p->rt->len);
+    sink *next = p->rt->hop[p->hop++];
+    next->recv(next, p);
+}
+
+/* Starts p on route rt (from its first hop). */
+static inline void pkt_send(pkt *p, const route *rt)
+{
+    p->rt = rt;
+    p->hop = 0;
+    pkt_send_on(p);
+}
+
+typedef struct pkt_pool pkt_pool;
+
+pkt_pool *pkt_pool_create(void);
+/* Frees every slab; asserts that no packet is live in debug builds. */
+void pkt_pool_destroy(pkt_pool *pp);
+
+/* A zeroed packet; never NULL (out of memory aborts). */
+pkt *pkt_alloc(pkt_pool *pp);
+void pkt_free(pkt_pool *pp, pkt *p);
+
+uint64_t pkt_pool_live(const pkt_pool *pp);         /* allocated, not freed */
+uint64_t pkt_pool_allocated(const pkt_pool *pp);    /* slab capacity */
+
+/* Builds a route from n sinks (copied); the caller owns it (free()). */
+route *route_create(sink *const *hops, uint16_t n);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * port.h - the packet plane's elements: a switch or NIC egress port (queue +
+ * serialiser) and a wire (propagation delay).
+ *
+ * Port.  Packets wait in strict-priority FIFOs and are serialised at the
+ * line rate, one at a time; a port keeps one pending event, the end of the
+ * current transmission (sim_timer).  On arrival a packet is admitted or
+ * dropped (drop-tail against the port's buffer) and may be ECN-marked: the
+ * DCTCP step (mark when the queue already holds more than K bytes, as in
+ * Alizadeh et al., SIGCOMM 2010) or RED on the EWMA of the queue (Floyd and
+ * Jacobson, 1993), marking ECN-capable packets and dropping the others.
+ * Counters are stat_* fields, read by the output code, never logged.
+ *
+ * Wire.  A ring of (due time, packet) with one timer for its head: every
+ * packet on a wire has the same delay, so arrival order is departure order.
+ *
+ * Both embed a sink first; a route lists them (port, wire, port, wire, ...).
+ */
+#ifndef AISIM_PORT_H
+#define AISIM_PORT_H
+
+#include <stdint.h>
+
+#include "aisim/pkt.h"
+#include "aisim/rng.h"
+#include "aisim/sim.h"
+
+#define PORT_MAX_PRIO 8
+
+typedef struct port_cfg {
+    int64_t rate_bps;       /* line rate, > 0 */
+    int64_t buffer_bytes;   /* drop-tail capacity over all priorities */
+    int64_t ecn_k_bytes;    /* DCTCP step threshold; 0: off */
+    int64_t red_min_bytes;  /* RED: no marking below (average queue); 0: off */
+    int64_t red_max_bytes;  /* RED: mark/drop everything above */
+    double red_max_p;       /* RED: marking probability at red_max_bytes */
+    double red_weight;      /* RED: EWMA weight of the average (e.g. 0.002) */
+    int nprio;              /* strict priority classes, 1..PORT_MAX_PRIO */
+} port_cfg;
+
+typedef struct port {
+    sink base;              /* recv: admit, mark, enqueue */
+    sim *s;
+    pkt_pool *pool;         /* dropped packets go back here */
+    rng *r;                 /* RED draws; may be NULL without RED */
+    port_cfg cfg;
+    pkt *head[PORT_MAX_PRIO], *tail[PORT_MAX_PRIO];     /* FIFOs */
+    int64_t bytes;          /* queued bytes, all priorities (not the one in service) */
+    uint32_t npkts;         /* queued packets */
+    double red_avg;         /* RED average queue, bytes */
+    pkt *tx;                /* packet being serialised, or NULL */
+    sim_timer done;         /* end of the current transmission */
+    int64_t busy_since;     /* start of the current busy period */
+    int down;               /* link failed: everything arriving is dropped */
+    /* counters */
+    uint64_t stat_rx_pkts, stat_tx_pkts, stat_drop_pkts, stat_mark_pkts;
+    uint64_t stat_tx_bytes, stat_drop_bytes;
+    uint64_t stat_fail_drops;   /* packets lost to a link failure (also in stat_drop_pkts) */
+    int64_t stat_busy_ps;   /* time spent serialising, up to the last departure */
+    int64_t stat_max_bytes; /* largest queue seen */
+} port;
+
+/* Initialises a caller-owned port.  `name` must outlive it. */
+void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, const char *name);
+/* Bytes queued plus the packet in service. */
+int64_t port_backlog(const port *q);
+/* Fails (down = 1) or repairs the port's link direction.  Failing drops the
+ * queued packets and the one being serialised (counted as failure drops);
+ * while down, arrivals are dropped. */
+void port_set_down(port *q, int down);
+
+typedef struct wire_slot {
+    int64_t due;            /* when the packet leaves the wire */
+    pkt *p;
+} wire_slot;
+
+typedef struct wire {
+    sink base;              /* recv: start propagating */
+    sim *s;
+    int64_t delay_ps;       /* propagation delay */
+    wire_slot *ring;        /* packets in flight, oldest first */
+    uint32_t cap, head, len;
+    sim_timer arrive;       /* the head's arrival */
+    uint64_t stat_pkts;     /* packets carried */
+} wire;
+
+void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name);
+void wire_fini(wire *w);
+/* Loses every packet on the wire (link failure): freed to pool, counted.
+ * Returns how many. */
+uint32_t wire_drop_all(wire *w, pkt_pool *pool);
+
+#endif

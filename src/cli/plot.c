@@ -1,0 +1,344 @@
+/*
+ * plot.c - `aisim plot RUN_DIR`: draws a run's tables with gnuplot.
+ *
+ * The run's summary.json names the model and the files; the model's
+ * plot_spec list says which columns to draw (and which column splits rows
+ * into series); every other CSV gets a default figure, all numeric columns
+ * against the first.  For each figure the data and the commands go into one
+ * self-contained gnuplot script beside the image (NAME.gp), so a user can
+ * restyle it and run `gnuplot NAME.gp` again inside the run directory.
+ * aisim itself runs `gnuplot -c NAME.gp .NAME.png.part` and renames the
+ * image when gnuplot succeeds, so a failed plot leaves no image.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "aisim/err.h"
+#include "aisim/model.h"
+#include "cli/cli.h"
+#include "cli/run.h"
+
+typedef struct table {
+    int ncol;
+    char **head;            /* column names */
+    size_t nrow;
+    char ***cell;           /* cell[row][col], strings */
+} table;
+
+static void table_free(table *t)
+{
+    for (size_t r = 0; r < t->nrow; r++) {
+        for (int c = 0; c < t->ncol; c++)
+            free(t->cell[r][c]);
+        free(t->cell[r]);
+    }
+    for (int c = 0; c < t->ncol; c++)
+        free(t->head[c]);
+    free(t->cell);
+    free(t->head);
+    memset(t, 0, sizeof *t);
+}
+
+/* Splits a CSV line (no quoting: aisim writes none) into at most max fields. */
+static int split(char *line, char **f, int max)
+{
+    int n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line; n < max;) {
+        f[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c)
+            break;
+        *c = '\0';
+        p = c + 1;
+    }
+    return n;
+}
+
+static int table_load(const char *path, table *t, err *e)
+{
+    memset(t, 0, sizeof *t);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return ERR(e, AISIM_ENOENT, "%s: cannot open: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    char *f[256];
+    int lineno = 0, r = 0;
+    size_t rcap = 0;
+    while (getline(&line, &cap, fp) > 0) {
+        lineno++;
+        int n = split(line, f, 256);
+        if (lineno == 1) {
+            t->ncol = n;
+            t->head = xcalloc((size_t)n, sizeof *t->head);
+            for (int c = 0; c < n; c++)
+                t->head[c] = xstrdup(f[c]);
+            continue;
+        }
+        if (n != t->ncol) {
+            r = ERR(e, AISIM_EINVAL, "%s:%d: expected %d columns, found %d", path, lineno,
+                    t->ncol, n);
+            break;
+        }
+        if (t->nrow == rcap) {
+            rcap = rcap ? 2 * rcap : 256;
+            t->cell = xrealloc(t->cell, rcap * sizeof *t->cell);
+        }
+        char **row = xcalloc((size_t)n, sizeof *row);
+        for (int c = 0; c < n; c++)
+            row[c] = xstrdup(f[c]);
+        t->cell[t->nrow++] = row;
+    }
+    free(line);
+    fclose(fp);
+    if (!r && lineno == 0)
+        r = ERR(e, AISIM_EINVAL, "%s: empty table", path);
+    if (r)
+        table_free(t);
+    return r;
+}
+
+static int col_of(const table *t, const char *name)
+{
+    for (int c = 0; c < t->ncol; c++)
+        if (strcmp(t->head[c], name) == 0)
+            return c;
+    return -1;
+}
+
+static int numeric(const char *s)
+{
+    char *end;
+    if (!*s)
+        return 0;
+    strtod(s, &end);
+    return *end == '\0';
+}
+
+/* Writes gnuplot's quoting of s ('...' with '' for '). */
+static void gp_quote(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* Runs `gnuplot -c SCRIPT OUTPUT` inside the run directory. */
+static int run_gnuplot(const char *dir, const char *script, const char *output, err *e)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(126);
+        execlp("gnuplot", "gnuplot", "-c", script, output, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0)
+        return ERR(e, AISIM_ERUN, "cannot run gnuplot");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) == 127)
+        return ERR(e, AISIM_ERUN, "gnuplot is not installed (Debian package gnuplot-nox; "
+                   "scripts/deps.sh installs it)");
+    if (WEXITSTATUS(st) != 0)
+        return ERR(e, AISIM_ERUN, "gnuplot failed on %s", script);
+    return 0;
+}
+
+/* Draws one figure; returns 0 or a negative code. */
+static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, sp->csv);
+    table t;
+    int r = table_load(path, &t, e);
+    if (r)
+        return r;
+    int xc = col_of(&t, sp->x), gc = sp->group ? col_of(&t, sp->group) : -1;
+    if (xc < 0 || (sp->group && gc < 0)) {
+        r = ERR(e, AISIM_EINVAL, "%s: no column \"%s\"", path, xc < 0 ? sp->x : sp->group);
+        table_free(&t);
+        return r;
+    }
+    int ycols[64], ny = 0;
+    char ybuf[512];
+    snprintf(ybuf, sizeof ybuf, "%s", sp->y);
+    for (char *tok = strtok(ybuf, ","); tok && ny < 64; tok = strtok(NULL, ",")) {
+        int c = col_of(&t, tok);
+        if (c < 0) {
+            r = ERR(e, AISIM_EINVAL, "%s: no column \"%s\"", path, tok);
+            table_free(&t);
+            return r;
+        }
+        ycols[ny++] = c;
+    }
+    /* Series: distinct group values in order of appearance. */
+    const char **groups = xcalloc(t.nrow + 1, sizeof *groups);
+    size_t ng = 0;
+    if (gc >= 0) {
+        for (size_t i = 0; i < t.nrow; i++) {
+            size_t g = 0;
+            while (g < ng && strcmp(groups[g], t.cell[i][gc]) != 0)
+                g++;
+            if (g == ng)
+                groups[ng++] = t.cell[i][gc];
+        }
+    } else {
+        groups[ng++] = NULL;
+    }
+    char gp[1024], img[1024], part[1100], gpname[300], imgname[300], partname[320];
+    snprintf(gpname, sizeof gpname, "%s.gp", sp->out);
+    snprintf(imgname, sizeof imgname, "%s.%s", sp->out, fmt);
+    snprintf(partname, sizeof partname, ".%s.part", imgname);
+    snprintf(gp, sizeof gp, "%s/%s", dir, gpname);
+    snprintf(img, sizeof img, "%s/%s", dir, imgname);
+    snprintf(part, sizeof part, "%s/%s", dir, partname);
+    FILE *f = fopen(gp, "w");
+    if (!f) {
+        free(groups);
+        table_free(&t);
+        return ERR(e, AISIM_EIO, "cannot write %s: %s", gp, strerror(errno));
+    }
+    fprintf(f, "# aisim plot: %s from %s (run: gnuplot %s.gp)\n", sp->out, sp->csv, sp->out);
+    fprintf(f, "set terminal %s size 960,560 noenhanced font ',11'\n",
+            strcmp(fmt, "svg") == 0 ? "svg" : "pngcairo");
+    fprintf(f, "if (ARGC > 0) { set output ARG1 } else { set output ");
+    gp_quote(f, imgname);
+    fprintf(f, " }\nset title ");
+    gp_quote(f, sp->title ? sp->title : sp->out);
+    fprintf(f, "\nset xlabel ");
+    gp_quote(f, sp->xlabel ? sp->xlabel : sp->x);
+    fprintf(f, "\nset ylabel ");
+    gp_quote(f, sp->ylabel ? sp->ylabel : sp->y);
+    fprintf(f, "\nset grid\nset key outside right top\nset datafile missing 'nan'\n");
+    int nb = 0;
+    for (size_t g = 0; g < ng; g++)
+        for (int y = 0; y < ny; y++, nb++) {
+            fprintf(f, "$D%d << EOD\n", nb);
+            for (size_t i = 0; i < t.nrow; i++) {
+                if (groups[g] && strcmp(t.cell[i][gc], groups[g]) != 0)
+                    continue;
+                if (!numeric(t.cell[i][xc]) || !numeric(t.cell[i][ycols[y]]))
+                    continue;
+                fprintf(f, "%s %s\n", t.cell[i][xc], t.cell[i][ycols[y]]);
+            }
+            fprintf(f, "EOD\n");
+        }
+    fprintf(f, "plot");
+    nb = 0;
+    for (size_t g = 0; g < ng; g++)
+        for (int y = 0; y < ny; y++, nb++) {
+            char title[256];
+            if (groups[g] && ny > 1)
+                snprintf(title, sizeof title, "%s %s", groups[g], t.head[ycols[y]]);
+            else
+                snprintf(title, sizeof title, "%s", groups[g] ? groups[g] : t.head[ycols[y]]);
+            fprintf(f, "%s $D%d using 1:2 with lines lw 2 title ", nb ? ", \\\n    " : " ", nb);
+            gp_quote(f, title);
+        }
+    fprintf(f, "\n");
+    int bad = ferror(f);
+    fclose(f);
+    free(groups);
+    table_free(&t);
+    if (bad)
+        return ERR(e, AISIM_EIO, "writing %s failed", gp);
+    if ((r = run_gnuplot(dir, gpname, partname, e)))
+        return r;
+    if (rename(part, img) != 0)
+        return ERR(e, AISIM_EIO, "cannot rename %s: %s", part, strerror(errno));
+    printf("  %s\n", img);
+    return 0;
+}
+
+int cli_plot(int argc, char **argv)
+{
+    static const struct option opts[] = {{"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+    const char *fmt = "png";
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
+        if (c != 'f' || (strcmp(optarg, "png") && strcmp(optarg, "svg"))) {
+            fprintf(stderr, "aisim plot: expected --format png or --format svg\n"
+                            "usage: aisim plot RUN_DIR [--format png|svg]\n");
+            return EXIT_BAD_INPUT;
+        }
+        fmt = optarg;
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "aisim plot: expected one RUN_DIR\nusage: aisim plot RUN_DIR "
+                        "[--format png|svg]\n");
+        return EXIT_BAD_INPUT;
+    }
+    const char *dir = argv[optind];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_error_t je;
+    json_t *sum = json_load_file(path, 0, &je);
+    if (!sum) {
+        fprintf(stderr, "%s: not a completed aisim run directory (no readable summary.json)\n",
+                dir);
+        return EXIT_BAD_INPUT;
+    }
+    const char *mname = json_string_value(json_object_get(sum, "model"));
+    const model_ops *m = mname ? model_find(mname) : NULL;
+    json_t *files = json_object_get(sum, "files");
+    printf("aisim plot %s:\n", dir);
+    err e = {0};
+    int r = 0, drawn = 0;
+    for (const plot_spec *sp = m ? m->plots : NULL; sp && sp->csv && !r; sp++) {
+        snprintf(path, sizeof path, "%s/%s", dir, sp->csv);
+        if (access(path, R_OK) != 0)
+            continue;               /* the run did not write this table */
+        r = draw(dir, sp, fmt, &e);
+        drawn += !r;
+    }
+    /* Default figures for tables without a spec. */
+    size_t i;
+    json_t *v;
+    json_array_foreach(files, i, v) {
+        const char *name = json_string_value(v);
+        size_t len = name ? strlen(name) : 0;
+        if (r || len < 5 || strcmp(name + len - 4, ".csv") != 0)
+            continue;
+        int covered = 0;
+        for (const plot_spec *sp = m ? m->plots : NULL; sp && sp->csv; sp++)
+            covered |= strcmp(sp->csv, name) == 0;
+        if (covered)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        table t;
+        if ((r = table_load(path, &t, &e)))
+            break;
+        char y[512] = "", oname[256];
+        for (int k = 1; k < t.ncol; k++)
+            if (t.nrow && numeric(t.cell[0][k]))
+                snprintf(y + strlen(y), sizeof y - strlen(y), "%s%s", *y ? "," : "", t.head[k]);
+        snprintf(oname, sizeof oname, "%.*s", (int)(len - 4), name);
+        plot_spec sp = {.csv = name, .x = t.head[0], .y = y, .title = oname, .out = oname};
+        if (*y)
+            r = draw(dir, &sp, fmt, &e);
+        drawn += *y && !r;
+        table_free(&t);
+    }
+    json_decref(sum);
+    if (r) {
+        cli_print_error(&e);
+        return run_exit_code(r);
+    }
+    if (!drawn)
+        printf("  (the run wrote no table to draw)\n");
+    return EXIT_OK;
+}

@@ -1,0 +1,157 @@
+/*
+ * port.c - egress port: admission, ECN marking, strict priorities, line-rate
+ * serialisation (see port.h).
+ */
+#include "aisim/port.h"
+
+#include <string.h>
+
+#include "aisim/units.h"
+
+static void port_recv(sink *self, pkt *p);
+static void port_done(sim *s, void *obj, uint64_t arg);
+
+void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, const char *name)
+{
+    memset(q, 0, sizeof *q);
+    q->base.recv = port_recv;
+    q->base.name = name;
+    q->s = s;
+    q->pool = pool;
+    q->r = r;
+    q->cfg = *cfg;
+    if (q->cfg.nprio < 1)
+        q->cfg.nprio = 1;
+    assert(q->cfg.nprio <= PORT_MAX_PRIO);
+    assert(q->cfg.rate_bps > 0);
+    assert(q->cfg.red_min_bytes == 0 || r);
+    sim_timer_init(&q->done, port_done, q, 0);
+}
+
+int64_t port_backlog(const port *q)
+{
+    return q->bytes + (q->tx ? q->tx->size_bytes : 0);
+}
+
+static void start_tx(port *q)
+{
+    for (int c = 0; c < q->cfg.nprio; c++) {
+        pkt *p = q->head[c];
+        if (!p)
+            continue;
+        q->head[c] = p->next;
+        if (!q->head[c])
+            q->tail[c] = NULL;
+        p->next = NULL;
+        q->bytes -= p->size_bytes;
+        q->npkts--;
+        q->tx = p;
+        sim_timer_arm(q->s, &q->done,
+                      sim_now(q->s) + units_tx_time_ps(p->size_bytes, q->cfg.rate_bps));
+        return;
+    }
+}
+
+/* RED (Floyd & Jacobson 1993), simplified: the average is updated on every
+ * arrival (no idle-time correction); between min and max the marking
+ * probability grows linearly to max_p; above max everything is marked. */
+static int red_says_mark(port *q)
+{
+    q->red_avg += q->cfg.red_weight * ((double)q->bytes - q->red_avg);
+    if (q->red_avg < (double)q->cfg.red_min_bytes)
+        return 0;
+    if (q->red_avg >= (double)q->cfg.red_max_bytes)
+        return 1;
+    double pr = q->cfg.red_max_p * (q->red_avg - (double)q->cfg.red_min_bytes) /
+                (double)(q->cfg.red_max_bytes - q->cfg.red_min_bytes);
+    return rng_u01(q->r) < pr;
+}
+
+static void drop(port *q, pkt *p)
+{
+    q->stat_drop_pkts++;
+    q->stat_drop_bytes += p->size_bytes;
+    pkt_free(q->pool, p);
+}
+
+static void port_recv(sink *self, pkt *p)
+{
+    port *q = (port *)self;
+    q->stat_rx_pkts++;
+    if (q->down) {
+        q->stat_fail_drops++;
+        drop(q, p);
+        return;
+    }
+    if (q->bytes + p->size_bytes > q->cfg.buffer_bytes) {
+        drop(q, p);
+        return;
+    }
+    int mark = q->cfg.ecn_k_bytes > 0 && q->bytes > q->cfg.ecn_k_bytes;
+    if (q->cfg.red_min_bytes > 0 && red_says_mark(q))
+        mark = 1;
+    if (mark) {
+        if (!(p->flags & PKT_F_ECT)) {
+            drop(q, p);             /* not ECN-capable: RED drops instead */
+            return;
+        }
+        p->flags |= PKT_F_CE;
+        q->stat_mark_pkts++;
+    }
+    unsigned c = p->prio < q->cfg.nprio ? p->prio : (unsigned)q->cfg.nprio - 1;
+    p->next = NULL;
+    p->enq_ps = sim_now(q->s);
+    if (q->tail[c])
+        q->tail[c]->next = p;
+    else
+        q->head[c] = p;
+    q->tail[c] = p;
+    q->bytes += p->size_bytes;
+    q->npkts++;
+    if (q->bytes > q->stat_max_bytes)
+        q->stat_max_bytes = q->bytes;
+    if (!q->tx) {
+        q->busy_since = sim_now(q->s);
+        start_tx(q);
+    }
+}
+
+void port_set_down(port *q, int down)
+{
+    q->down = down;
+    if (!down)
+        return;
+    if (q->tx) {
+        sim_timer_disarm(q->s, &q->done);
+        q->stat_busy_ps += sim_now(q->s) - q->busy_since;
+        q->stat_fail_drops++;
+        drop(q, q->tx);
+        q->tx = NULL;
+    }
+    for (int c = 0; c < q->cfg.nprio; c++) {
+        while (q->head[c]) {
+            pkt *p = q->head[c];
+            q->head[c] = p->next;
+            q->stat_fail_drops++;
+            drop(q, p);
+        }
+        q->tail[c] = NULL;
+    }
+    q->bytes = 0;
+    q->npkts = 0;
+}
+
+static void port_done(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    port *q = obj;
+    pkt *p = q->tx;
+    q->tx = NULL;
+    q->stat_tx_pkts++;
+    q->stat_tx_bytes += p->size_bytes;
+    start_tx(q);
+    if (!q->tx) {
+        q->stat_busy_ps += sim_now(s) - q->busy_since;
+    }
+    pkt_send_on(p);
+}

@@ -1,0 +1,72 @@
+/*
+ * wire.c - propagation delay: a ring of (due, packet) with one timer for the
+ * head (see port.h).  The ring doubles when full; a wire carries at most
+ * bandwidth x delay / smallest packet at once, so it stops growing early.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/err.h"
+#include "aisim/port.h"
+
+static void wire_recv(sink *self, pkt *p);
+static void wire_arrive(sim *s, void *obj, uint64_t arg);
+
+void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name)
+{
+    memset(w, 0, sizeof *w);
+    w->base.recv = wire_recv;
+    w->base.name = name;
+    w->s = s;
+    w->delay_ps = delay_ps;
+    sim_timer_init(&w->arrive, wire_arrive, w, 0);
+}
+
+void wire_fini(wire *w)
+{
+    free(w->ring);
+    w->ring = NULL;
+}
+
+static void wire_recv(sink *self, pkt *p)
+{
+    wire *w = (wire *)self;
+    if (w->len == w->cap) {
+        uint32_t nc = w->cap ? 2 * w->cap : 16;
+        wire_slot *nr = xmalloc(nc * sizeof *nr);
+        for (uint32_t i = 0; i < w->len; i++)
+            nr[i] = w->ring[(w->head + i) % w->cap];
+        free(w->ring);
+        w->ring = nr;
+        w->cap = nc;
+        w->head = 0;
+    }
+    int64_t due = sim_now(w->s) + w->delay_ps;
+    w->ring[(w->head + w->len++) % w->cap] = (wire_slot){due, p};
+    if (w->len == 1)
+        sim_timer_arm(w->s, &w->arrive, due);
+}
+
+static void wire_arrive(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    wire *w = obj;
+    pkt *p = w->ring[w->head].p;
+    w->head = (w->head + 1) % w->cap;
+    w->len--;
+    w->stat_pkts++;
+    if (w->len > 0)
+        sim_timer_arm(s, &w->arrive, w->ring[w->head].due);
+    pkt_send_on(p);
+}
+
+uint32_t wire_drop_all(wire *w, pkt_pool *pool)
+{
+    uint32_t n = w->len;
+    for (uint32_t i = 0; i < n; i++)
+        pkt_free(pool, w->ring[(w->head + i) % w->cap].p);
+    w->head = 0;
+    w->len = 0;
+    sim_timer_disarm(w->s, &w->arrive);
+    return n;
+}

@@ -1,0 +1,60 @@
+/*
+ * fuzz_scenario.c - libFuzzer target for the scenario loader.
+ *
+ * Input: optional lines "--set key=value" followed by YAML.  The target does
+ * what `aisim check` does: parse, apply the overrides, bind the top-level
+ * keys, configure the model (which binds its section and reads any data
+ * file), emit the resolved scenario, and release everything.  A crash, a
+ * sanitizer report or a leak is a bug; an error return is the expected
+ * answer to bad input, and its message must be non-empty.
+ *
+ *   make fuzz FUZZ_SECONDS=60
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/model.h"
+#include "cli/scenario.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    memcpy(text, data, size);
+    text[size] = '\0';
+    const char *sets[8];
+    int nsets = 0;
+    char *p = text;
+    while (nsets < 8 && strncmp(p, "--set ", 6) == 0) {
+        char *nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        *nl = '\0';
+        sets[nsets++] = p + 6;
+        p = nl + 1;
+    }
+    scenario sc;
+    err e = {0};
+    int r = scenario_load_text(&sc, "fuzz.yaml", p, strlen(p), "tests/scenarios/bad", sets,
+                               nsets, &e);
+    if (r == 0) {
+        void *st = calloc(1, sc.model->state_size);
+        model_env env = {.seed = (uint64_t)sc.seed, .base_dir = sc.base_dir, .stop_ps = sc.stop_ps};
+        r = sc.model->configure(st, sc.section, sc.model->name, &env, &e);
+        sc.model->fini(st);
+        free(st);
+        if (r == 0) {
+            FILE *f = fopen("/dev/null", "w");
+            if (cfg_emit(cfg_root(sc.doc), f, &e) != 0)
+                abort();
+            fclose(f);
+        }
+        scenario_fini(&sc);
+    }
+    if (r != 0 && e.msg[0] == '\0')
+        abort();            /* every error must say something */
+    free(text);
+    return 0;
+}

@@ -1,0 +1,287 @@
+/*
+ * test_port.c - packet plane elements: pool, port (serialisation, drop-tail,
+ * ECN step marking, RED, strict priority), wire, routes; and an M/D/1 check
+ * of a port against Pollaczek-Khinchine.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/port.h"
+#include "aisim/stats.h"
+#include "aisim/units.h"
+
+typedef struct catcher {
+    sink base;
+    pkt_pool *pool;
+    sim *s;
+    int n;
+    int64_t at[256];
+    uint64_t seq[256];
+    uint16_t flags[256];
+    stat_acc delay;         /* arrival - sent, seconds */
+} catcher;
+
+static void catch_recv(sink *self, pkt *p)
+{
+    catcher *c = (catcher *)self;
+    if (c->n < 256) {
+        c->at[c->n] = sim_now(c->s);
+        c->seq[c->n] = p->seq;
+        c->flags[c->n] = p->flags;
+    }
+    c->n++;
+    stat_add(&c->delay, ps_to_s(sim_now(c->s) - p->sent_ps));
+    pkt_free(c->pool, p);
+}
+
+typedef struct bed {
+    sim *s;
+    pkt_pool *pool;
+    rng r;
+    port q;
+    wire w;
+    catcher c;
+    route *rt;
+} bed;
+
+static void bed_init(bed *b, const port_cfg *cfg, int64_t delay_ps)
+{
+    memset(b, 0, sizeof *b);
+    b->s = sim_create();
+    b->pool = pkt_pool_create();
+    rng_init(&b->r, 1, "test.port", 0);
+    port_init(&b->q, b->s, b->pool, &b->r, cfg, "port0");
+    wire_init(&b->w, b->s, delay_ps, "wire0");
+    b->c.base.recv = catch_recv;
+    b->c.base.name = "sink";
+    b->c.pool = b->pool;
+    b->c.s = b->s;
+    stat_init(&b->c.delay);
+    sink *hops[] = {&b->q.base, &b->w.base, &b->c.base};
+    b->rt = route_create(hops, 3);
+}
+
+static void bed_fini(bed *b)
+{
+    assert_int_equal(pkt_pool_live(b->pool), 0);    /* no packet leaked */
+    wire_fini(&b->w);
+    free(b->rt);
+    pkt_pool_destroy(b->pool);
+    sim_destroy(b->s);
+}
+
+static void send(bed *b, uint32_t size, uint8_t prio, uint16_t flags, uint64_t seq)
+{
+    pkt *p = pkt_alloc(b->pool);
+    p->size_bytes = size;
+    p->prio = prio;
+    p->flags = flags;
+    p->seq = seq;
+    p->sent_ps = sim_now(b->s);
+    pkt_send(p, b->rt);
+}
+
+static const port_cfg base_cfg = {.rate_bps = 10000000000, .buffer_bytes = 1 << 30, .nprio = 1};
+
+static void test_port_serialises_at_line_rate_then_wire_delay(void **state)
+{
+    (void)state;
+    bed b;
+    bed_init(&b, &base_cfg, US(1));
+    for (int i = 0; i < 10; i++)
+        send(&b, 1500, 0, 0, (uint64_t)i);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 10);
+    for (int i = 0; i < 10; i++) {
+        /* 1500 B at 10 Gbps = 1.2 us each, then 1 us on the wire. */
+        assert_int_equal(b.c.at[i], (i + 1) * NS(1200) + US(1));
+        assert_int_equal(b.c.seq[i], i);
+    }
+    assert_int_equal(b.q.stat_tx_bytes, 15000);
+    assert_int_equal(b.q.stat_busy_ps, NS(12000));
+    assert_int_equal(b.w.stat_pkts, 10);
+    bed_fini(&b);
+}
+
+static void test_port_drop_tail_counts_and_conserves(void **state)
+{
+    (void)state;
+    port_cfg cfg = base_cfg;
+    cfg.buffer_bytes = 4500;
+    bed b;
+    bed_init(&b, &cfg, US(1));
+    for (int i = 0; i < 10; i++)
+        send(&b, 1500, 0, 0, (uint64_t)i);
+    /* One in service, three waiting: the rest dropped. */
+    assert_int_equal(b.q.stat_drop_pkts, 6);
+    assert_int_equal(b.q.stat_drop_bytes, 9000);
+    assert_int_equal(pkt_pool_live(b.pool), 4);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 4);
+    assert_int_equal(b.q.stat_rx_pkts, b.q.stat_tx_pkts + b.q.stat_drop_pkts);
+    assert_int_equal(b.q.stat_max_bytes, 4500);
+    bed_fini(&b);
+}
+
+static void test_port_ecn_step_marks_above_k(void **state)
+{
+    (void)state;
+    port_cfg cfg = base_cfg;
+    cfg.ecn_k_bytes = 3000;
+    bed b;
+    bed_init(&b, &cfg, 0);
+    for (int i = 0; i < 10; i++)
+        send(&b, 1500, 0, PKT_F_ECT, (uint64_t)i);
+    sim_run(b.s, SIM_TIME_MAX);
+    /* Packet k meets (k-1)*1500 queued bytes (packet 0 is in service):
+     * marked when that exceeds 3000, i.e. k >= 4. */
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(!!(b.c.flags[i] & PKT_F_CE), i >= 4);
+    assert_int_equal(b.q.stat_mark_pkts, 6);
+    bed_fini(&b);
+}
+
+static void test_port_red_drops_non_ect_and_marks_ect(void **state)
+{
+    (void)state;
+    port_cfg cfg = base_cfg;
+    cfg.red_min_bytes = 1500;
+    cfg.red_max_bytes = 2000;
+    cfg.red_max_p = 0.1;
+    cfg.red_weight = 1.0;       /* average = instantaneous: deterministic */
+    bed b;
+    bed_init(&b, &cfg, 0);
+    for (int i = 0; i < 6; i++)
+        send(&b, 1500, 0, i % 2 ? PKT_F_ECT : 0, (uint64_t)i);
+    /* Queue met by packet k: 0 (k=0 goes into service), 0, 1500 (at min:
+     * probability 0), 3000, 4500, 4500.  At or above max every arrival is
+     * marked if ECN-capable (odd k: 3, 5) or dropped (k = 4). */
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.q.stat_mark_pkts, 2);
+    assert_int_equal(b.q.stat_drop_pkts, 1);
+    assert_int_equal(b.c.n, 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(!!(b.c.flags[i] & PKT_F_CE), b.c.seq[i] == 3 || b.c.seq[i] == 5);
+    bed_fini(&b);
+}
+
+static void test_port_strict_priority_overtakes(void **state)
+{
+    (void)state;
+    port_cfg cfg = base_cfg;
+    cfg.nprio = 2;
+    bed b;
+    bed_init(&b, &cfg, 0);
+    for (int i = 0; i < 5; i++)
+        send(&b, 1500, 1, 0, (uint64_t)i);         /* low priority */
+    send(&b, 64, 0, 0, 100);                        /* high priority */
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 6);
+    assert_int_equal(b.c.seq[0], 0);               /* was in service already */
+    assert_int_equal(b.c.seq[1], 100);             /* next, ahead of 1..4 */
+    assert_int_equal(b.c.seq[2], 1);
+    bed_fini(&b);
+}
+
+static void test_port_failure_drops_queue_wire_and_arrivals(void **state)
+{
+    (void)state;
+    bed b;
+    bed_init(&b, &base_cfg, US(10));
+    for (int i = 0; i < 5; i++)
+        send(&b, 1500, 0, 0, (uint64_t)i);
+    sim_run(b.s, NS(3000));         /* two serialised (on the wire), one in service */
+    assert_int_equal(b.w.len, 2);
+    port_set_down(&b.q, 1);         /* in service + 2 queued lost */
+    assert_int_equal(wire_drop_all(&b.w, b.pool), 2);
+    assert_int_equal(b.q.stat_fail_drops, 3);
+    send(&b, 1500, 0, 0, 9);        /* arrives at a dead port */
+    assert_int_equal(b.q.stat_fail_drops, 4);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 0);
+    port_set_down(&b.q, 0);         /* repaired: carries traffic again */
+    send(&b, 1500, 0, 0, 10);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 1);
+    assert_int_equal(b.c.seq[0], 10);
+    bed_fini(&b);
+}
+
+/* Poisson arrivals of fixed-size packets: an M/D/1 queue. */
+typedef struct gen {
+    bed *b;
+    rng r;
+    int64_t mean_gap_ps;
+    int left;
+} gen;
+
+static void gen_fire(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    gen *g = obj;
+    send(g->b, 1500, 0, 0, 0);
+    if (--g->left > 0)
+        sim_schedule(s, sim_now(s) + (int64_t)llround(rng_exponential(&g->r, (double)g->mean_gap_ps)),
+                     gen_fire, g, 0);
+}
+
+static void test_port_md1_delay_matches_pollaczek_khinchine(void **state)
+{
+    (void)state;
+    bed b;
+    bed_init(&b, &base_cfg, US(1));
+    gen g = {.b = &b, .mean_gap_ps = NS(1500), .left = 1000000};
+    rng_init(&g.r, 1, "test.port.arrivals", 0);
+    sim_schedule(b.s, 0, gen_fire, &g, 0);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 1000000);
+    /* rho = 1.2/1.5 = 0.8; Wq = rho * S / (2 (1 - rho)) = 2.4 us; delay =
+     * Wq + S + wire = 2.4 + 1.2 + 1 = 4.6 us. */
+    double want = 4.6e-6;
+    if (fabs(b.c.delay.mean - want) > 0.02 * want)
+        fail_msg("mean delay %.4g us, M/D/1 predicts %.4g us", b.c.delay.mean * 1e6, want * 1e6);
+    assert_int_equal(b.c.delay.min * 1e12 + 0.5, 2200000);  /* S + wire, to the ps */
+    bed_fini(&b);
+}
+
+static void test_pool_reuses_packets_without_growth(void **state)
+{
+    (void)state;
+    pkt_pool *pp = pkt_pool_create();
+    pkt *ps[100];
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 100; i++)
+            ps[i] = pkt_alloc(pp);
+        for (int i = 0; i < 100; i++)
+            pkt_free(pp, ps[i]);
+    }
+    assert_int_equal(pkt_pool_allocated(pp), 1024);    /* one slab, reused */
+    assert_int_equal(pkt_pool_live(pp), 0);
+    pkt *p = pkt_alloc(pp);
+    assert_int_equal(p->flags, 0);                     /* handed out zeroed */
+    assert_int_equal(p->size_bytes, 0);
+    pkt_free(pp, p);
+    pkt_pool_destroy(pp);
+    assert_true(sizeof(pkt) <= 128);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_port_serialises_at_line_rate_then_wire_delay),
+        cmocka_unit_test(test_port_drop_tail_counts_and_conserves),
+        cmocka_unit_test(test_port_ecn_step_marks_above_k),
+        cmocka_unit_test(test_port_red_drops_non_ect_and_marks_ect),
+        cmocka_unit_test(test_port_strict_priority_overtakes),
+        cmocka_unit_test(test_port_failure_drops_queue_wire_and_arrivals),
+        cmocka_unit_test(test_port_md1_delay_matches_pollaczek_khinchine),
+        cmocka_unit_test(test_pool_reuses_packets_without_growth),
+    };
+    return cmocka_run_group_tests_name("port", tests, NULL, NULL);
+}
