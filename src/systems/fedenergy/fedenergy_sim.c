@@ -574,6 +574,22 @@ static void fe_fini(void *st)
     free(fs->w0);
 }
 
+static const plot_spec fe_plots[] = {
+    {.csv = "rounds.csv", .x = "energy_j", .y = "accuracy", .group = "method",
+     .title = "Test accuracy against cumulative device energy", .out = "accuracy_vs_energy",
+     .xlabel = "cumulative energy (J)", .ylabel = "test accuracy"},
+    {.csv = "rounds.csv", .x = "round", .y = "energy_j", .group = "method",
+     .title = "Cumulative device energy", .out = "energy_vs_round", .xlabel = "round",
+     .ylabel = "energy (J)"},
+    {.csv = "rounds.csv", .x = "round", .y = "accuracy", .group = "method",
+     .title = "Test accuracy", .out = "accuracy_vs_round", .xlabel = "round",
+     .ylabel = "test accuracy"},
+    {.csv = "rounds.csv", .x = "round", .y = "mean_iters", .group = "method",
+     .title = "Mean local iterations per device", .out = "iters_vs_round", .xlabel = "round",
+     .ylabel = "iterations"},
+    {0},
+};
+
 const model_ops fedenergy_model_ops = {
     .name = "fedenergy",
     .summary = "energy-efficient federated learning: reduced local iterations with scaled updates",
@@ -583,4 +599,5 @@ const model_ops fedenergy_model_ops = {
     .progress = fe_progress,
     .report = fe_report,
     .fini = fe_fini,
+    .plots = fe_plots,
 };
