@@ -229,6 +229,62 @@ static void test_bad_input_names_location(void **state)
     assert_int_equal(access("/tmp/fe_test_bad_out_never", F_OK), -1);
 }
 
+static void test_device_file_power_model(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"fedenergy.rounds=2", NULL};
+    char dir[64], path[128];
+    snprintf(dir, sizeof dir, "/tmp/fe_test_dev_%d", (int)getpid());
+    run_opts o = {.scenario = "fedenergy/digits_device_classes", .out_dir = dir, .sets = sets,
+                  .nsets = 1};
+    err e = {0};
+    json_t *sum;
+    int r = run_scenario(&o, &sum, NULL, &e);
+    if (r)
+        fail_msg("run failed: %s", e.msg);
+    json_decref(sum);
+    snprintf(path, sizeof path, "%s/devices.csv", dir);
+    size_t n;
+    char *csv = slurp(path, &n);
+    /* device 0 is low-end: 3 W x 40 ms = 0.12 J per step, 0.5 W x 31.4 kbit /
+     * 2 Mbps upload (650 parameters x 4 bytes = 2600 B: 0.0052 J, 10.4 ms) */
+    assert_non_null(strstr(csv, "\n0,"));
+    assert_non_null(strstr(csv, ",0.12,0.04,0.0052,0.0104\n"));
+    /* device 2 is high-end: 12 W x 5 ms = 0.06 J */
+    assert_non_null(strstr(csv, ",0.06,0.005,0.00104,0.00104\n"));
+    free(csv);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+
+    /* bad device files */
+    char dev[64], extra[256], msg[1024];
+    snprintf(dev, sizeof dev, "/tmp/fe_test_devfile_%d.csv", (int)getpid());
+    snprintf(extra, sizeof extra, "  devices: 2\n  device_file: %s\n", dev);
+    FILE *f = fopen(dev, "w");
+    fprintf(f, "cpu_hz,colour\n1e9,2\n1e9,3\n");
+    fclose(f);
+    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:7:16: fedenergy.device_file: "));
+    assert_non_null(strstr(msg, ":1: unknown column \"colour\""));
+    f = fopen(dev, "w");
+    fprintf(f, "cpu_hz,tx_power_w\n1e9,2\n# comment\n1e9,x\n");
+    fclose(f);
+    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ":4: column tx_power_w: expected a number, found \"x\""));
+    f = fopen(dev, "w");
+    fprintf(f, "cpu_hz\n1e9\n");
+    fclose(f);
+    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ": 1 device rows for 2 devices"));
+    f = fopen(dev, "w");
+    fprintf(f, "cpu_hz\n1e9\n-5\n");
+    fclose(f);
+    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, "device 1: cpu_hz must be > 0, found -5"));
+    unlink(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_end_to_end_saves_energy_keeps_accuracy),
         cmocka_unit_test(test_offline_regret_reported),
         cmocka_unit_test(test_bad_input_names_location),
+        cmocka_unit_test(test_device_file_power_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
  */
 #include "systems/fedenergy/fe_data.h"
 
+#include <ctype.h>
+
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
@@ -347,4 +349,116 @@ int *fe_partition(const fe_dataset *d, size_t n_dev, enum fe_partition kind, dou
     free(cnt);
     free(idx);
     return owner;
+}
+
+void fe_table_fini(fe_table *t)
+{
+    for (size_t c = 0; c < t->ncol; c++)
+        free(t->names[c]);
+    free(t->names);
+    free(t->v);
+    memset(t, 0, sizeof *t);
+}
+
+int fe_table_col(const fe_table *t, const char *name)
+{
+    for (size_t c = 0; c < t->ncol; c++)
+        if (strcmp(t->names[c], name) == 0)
+            return (int)c;
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+int fe_table_load(const char *path, fe_table *t, err *e)
+{
+    memset(t, 0, sizeof *t);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ERR(e, AISIM_ENOENT, "cannot open device file %s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t lcap = 0, cap = 0;
+    int lineno = 0, r = 0;
+    while (getline(&line, &lcap, f) != -1) {
+        lineno++;
+        char *s = trim(line);
+        if (*s == '\0' || *s == '#')
+            continue;
+        if (!t->names) {
+            size_t n = 1;
+            for (char *q = s; *q; q++)
+                n += *q == ',';
+            t->names = xcalloc(n, sizeof *t->names);
+            char *tok = s;
+            for (size_t c = 0; c < n; c++) {
+                char *comma = strchr(tok, ',');
+                if (comma)
+                    *comma = '\0';
+                t->names[c] = xstrdup(trim(tok));
+                t->ncol = c + 1;
+                if (!*t->names[c]) {
+                    r = ERR(e, AISIM_EINVAL, "%s:%d: column %zu has no name", path, lineno,
+                            c + 1);
+                    goto fail;
+                }
+                tok = comma ? comma + 1 : tok;
+            }
+            continue;
+        }
+        if (t->nrow == cap) {
+            cap = cap ? 2 * cap : 64;
+            t->v = xrealloc(t->v, cap * t->ncol * sizeof *t->v);
+        }
+        char *p = s;
+        size_t c = 0;
+        for (;; c++) {
+            char *end;
+            double v = strtod(p, &end);
+            if (c < t->ncol) {
+                if (end == p || !isfinite(v)) {
+                    r = ERR(e, AISIM_EINVAL, "%s:%d: column %s: expected a number, found \"%.*s\"",
+                            path, lineno, t->names[c], (int)strcspn(p, ","), p);
+                    goto fail;
+                }
+                t->v[t->nrow * t->ncol + c] = v;
+            }
+            while (isspace((unsigned char)*end))
+                end++;
+            if (*end != ',') {
+                if (*end != '\0') {
+                    r = ERR(e, AISIM_EINVAL, "%s:%d: column %zu: unexpected \"%s\"", path,
+                            lineno, c + 1, end);
+                    goto fail;
+                }
+                break;
+            }
+            p = end + 1;
+        }
+        if (c + 1 != t->ncol) {
+            r = ERR(e, AISIM_EINVAL, "%s:%d: expected %zu columns as in the header, found %zu",
+                    path, lineno, t->ncol, c + 1);
+            goto fail;
+        }
+        t->nrow++;
+    }
+    if (!t->names) {
+        r = ERR(e, AISIM_EINVAL, "%s: empty file (expected a header line)", path);
+        goto fail;
+    }
+    free(line);
+    fclose(f);
+    return 0;
+fail:
+    free(line);
+    fclose(f);
+    fe_table_fini(t);
+    return r;
 }

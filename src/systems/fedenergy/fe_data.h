@@ -66,4 +66,20 @@ int *fe_partition(const fe_dataset *d, size_t n_dev, enum fe_partition kind, dou
 /* Gamma(shape, 1) variate (Marsaglia & Tsang 2000; shape < 1 by boosting). */
 double fe_gamma(rng *r, double shape);
 
+
+/* A numeric CSV table with a header line of column names (device files). */
+typedef struct fe_table {
+    size_t ncol, nrow;
+    char **names;           /* ncol column names; owned */
+    double *v;              /* nrow * ncol values, row-major; owned */
+} fe_table;
+
+/* Loads a CSV whose first line names the columns and whose other lines hold
+ * one decimal number per column ('#' lines and blank lines skipped).  Errors
+ * name "path:line" and the column.  On error *t is left empty. */
+int fe_table_load(const char *path, fe_table *t, err *e);
+void fe_table_fini(fe_table *t);
+/* Index of column `name`, or -1. */
+int fe_table_col(const fe_table *t, const char *name);
+
 #endif

@@ -33,6 +33,12 @@
 static const char *const dataset_names[] = {"digits", "mnist", NULL};
 static const char *const arch_names[] = {"logistic", "mlp", NULL};
 static const char *const part_names[] = {"iid", "dirichlet", "shards", NULL};
+static const char *const energy_names[] = {"cpu", "power", NULL};
+
+/* Device-file columns, in the order of fe_sim.devcol[]. */
+enum { DC_CPU_HZ, DC_CYCLES, DC_TX_W, DC_BW, DC_BUSY_W, DC_STEP_S, DC_COUNT };
+static const char *const devcol_names[DC_COUNT] = {"cpu_hz", "cycles_per_sample", "tx_power_w",
+                                                   "bandwidth_bps", "busy_power_w", "step_time_s"};
 
 typedef struct fe_cfg {
     int dataset;                /* 0 digits, 1 mnist */
@@ -61,6 +67,10 @@ typedef struct fe_cfg {
     double rho_floor;           /* lower clip of rho */
     int64_t warmup_rounds;      /* rounds at E before the controller acts */
     /* energy */
+    int energy_model;           /* 0 cpu (kappa c f^2), 1 power (P_busy t_step) */
+    cfg_node *busy_power;       /* distribution, W (power model) */
+    cfg_node *step_time;        /* distribution, time per step (power model) */
+    const char *device_file;    /* per-device values overriding the distributions */
     double kappa;               /* effective switched capacitance, J s^2 / cycle^3 */
     cfg_node *cpu_hz;           /* distribution, Hz */
     cfg_node *cycles;           /* distribution, CPU cycles per sample */
@@ -92,6 +102,9 @@ static const cfg_key ctl_keys[] = {
 };
 
 static const cfg_key energy_keys[] = {
+    {.name = "model", .type = CFG_ENUM, .off = F(energy_model), .def = "cpu",
+     .choices = energy_names,
+     .help = "cpu: step energy kappa*cycles*batch*f^2; power: busy_power_w * step_time"},
     {.name = "kappa", .type = CFG_FLOAT, .off = F(kappa), .def = "1e-28",
      .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
      .help = "effective switched capacitance: step energy = kappa * cycles * batch * f^2"},
@@ -99,6 +112,11 @@ static const cfg_key energy_keys[] = {
      .def = "{dist: uniform, min: 0.5e9, max: 2e9}", .help = "device CPU frequency, Hz"},
     {.name = "cycles_per_sample", .type = CFG_NODE, .off = F(cycles),
      .def = "{dist: uniform, min: 1e5, max: 5e5}", .help = "CPU cycles per sample per step"},
+    {.name = "busy_power_w", .type = CFG_NODE, .off = F(busy_power),
+     .def = "{dist: uniform, min: 3, max: 12}", .help = "power while training, W (power model)"},
+    {.name = "step_time", .type = CFG_NODE, .off = F(step_time),
+     .def = "{dist: uniform, min: 5ms, max: 40ms}",
+     .help = "time per local step (power model)"},
     {.name = "tx_power_w", .type = CFG_NODE, .off = F(tx_power),
      .def = "{dist: uniform, min: 0.2, max: 1}", .help = "transmit power, W"},
     {.name = "bandwidth_bps", .type = CFG_NODE, .off = F(bandwidth),
@@ -154,6 +172,9 @@ static const cfg_key fe_keys[] = {
      .help = "constants of the online controller"},
     {.name = "energy", .type = CFG_MAPOF, .off = 0, .def = "{}", .sub = energy_keys,
      .help = "device hardware distributions (CPU-frequency energy model)"},
+    {.name = "device_file", .type = CFG_STR, .off = F(device_file), .flags = CFG_OPTIONAL,
+     .help = "CSV with a header naming some of cpu_hz, cycles_per_sample, busy_power_w, "
+             "step_time_s, tx_power_w, bandwidth_bps; row i overrides device i's draws"},
     {.name = "offline", .type = CFG_BOOL, .off = F(offline), .def = "false",
      .help = "solve the offline optimum with GLPK and report the online regret"},
     {.name = "offline_max_vars", .type = CFG_INT, .off = F(offline_max_vars), .def = "200000",
@@ -201,14 +222,6 @@ static int data_path(const model_env *env, const char *p, char *buf, size_t len)
     if (p[0] == '/' || !env->base_dir || !*env->base_dir)
         return snprintf(buf, len, "%s", p);
     return snprintf(buf, len, "%s/%s", env->base_dir, p);
-}
-
-static int draw_dist(cfg_node *n, const char *path, const char *key, const model_env *env,
-                     dist *d, err *e)
-{
-    char sub[512];
-    return dist_from_cfg(n, cfg_path(sub, sizeof sub, path, key), DIST_Q_NUMBER, env->base_dir,
-                         d, e);
 }
 
 static int fe_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
@@ -291,31 +304,86 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
     }
     fe_arch_init(&s->pb.arch, (enum fe_arch_kind)c->arch, s->train.dim, 10, (size_t)c->hidden);
     double bytes = c->model_bytes > 0 ? (double)c->model_bytes : 4.0 * (double)s->pb.arch.nparam;
-    dist dc = {0}, dcy = {0}, dp = {0}, db = {0};
+    dist dd[DC_COUNT] = {{0}};
+    fe_table tab = {0};
+    int col[DC_COUNT];
     char epath[512];
     cfg_path(epath, sizeof epath, path, "energy");
-    if ((r = draw_dist(c->cpu_hz, epath, "cpu_hz", env, &dc, e)) ||
-        (r = draw_dist(c->cycles, epath, "cycles_per_sample", env, &dcy, e)) ||
-        (r = draw_dist(c->tx_power, epath, "tx_power_w", env, &dp, e)) ||
-        (r = draw_dist(c->bandwidth, epath, "bandwidth_bps", env, &db, e)))
+    cfg_node *dnode[DC_COUNT] = {c->cpu_hz, c->cycles, c->tx_power, c->bandwidth, c->busy_power,
+                                 c->step_time};
+    static const char *const dkey[DC_COUNT] = {"cpu_hz", "cycles_per_sample", "tx_power_w",
+                                               "bandwidth_bps", "busy_power_w", "step_time"};
+    for (int k = 0; k < DC_COUNT && !r; k++)
+        r = dist_from_cfg(dnode[k], cfg_path(sub, sizeof sub, epath, dkey[k]),
+                          k == DC_STEP_S ? DIST_Q_TIME : DIST_Q_NUMBER, env->base_dir, &dd[k], e);
+    if (r)
         goto out;
+    for (int k = 0; k < DC_COUNT; k++)
+        col[k] = -1;
+    if (c->device_file) {
+        cfg_node *fn = cfg_get(sec, "device_file");
+        cfg_path(sub, sizeof sub, path, "device_file");
+        data_path(env, c->device_file, full, sizeof full);
+        if ((r = fe_table_load(full, &tab, e))) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            r = cfg_err(e, r, fn, sub, "%s", msg);
+            goto out;
+        }
+        for (size_t j = 0; j < tab.ncol; j++) {
+            int k = 0;
+            while (k < DC_COUNT && strcmp(tab.names[j], devcol_names[k]) != 0)
+                k++;
+            if (k == DC_COUNT) {
+                r = cfg_err(e, AISIM_EINVAL, fn, sub, "%s:1: unknown column \"%s\" (expected "
+                            "cpu_hz, cycles_per_sample, busy_power_w, step_time_s, tx_power_w "
+                            "or bandwidth_bps)", full, tab.names[j]);
+                goto out;
+            }
+            col[k] = (int)j;
+        }
+        if (tab.nrow < N) {
+            r = cfg_err(e, AISIM_EINVAL, fn, sub, "%s: %zu device rows for %zu devices", full,
+                        tab.nrow, N);
+            goto out;
+        }
+    }
     for (size_t k = 0; k < N; k++) {
         rng rd;
         rng_init(&rd, env->seed, "fedenergy.device", k);
-        double f = dist_sample(&dc, &rd), cy = dist_sample(&dcy, &rd);
-        double ptx = dist_sample(&dp, &rd), bw = dist_sample(&db, &rd);
-        const char *bad = !(f > 0) ? "cpu_hz" : !(cy > 0) ? "cycles_per_sample"
-                        : !(ptx >= 0) ? "tx_power_w" : !(bw > 0) ? "bandwidth_bps" : NULL;
-        if (bad) {
-            r = cfg_err(e, AISIM_ERANGE, sec, cfg_path(sub, sizeof sub, epath, bad),
-                        "device %zu drew a non-positive value; use a distribution above 0", k);
+        double v[DC_COUNT];
+        for (int j = 0; j < DC_COUNT; j++) {
+            v[j] = dist_sample(&dd[j], &rd);    /* always drawn: streams stay aligned */
+            if (j == DC_STEP_S)
+                v[j] *= 1e-12;                  /* ps -> s */
+            if (col[j] >= 0)
+                v[j] = tab.v[k * tab.ncol + (size_t)col[j]];
+        }
+        int bad = -1;
+        for (int j = 0; j < DC_COUNT && bad < 0; j++)
+            if (j == DC_TX_W ? !(v[j] >= 0) : !(v[j] > 0))
+                bad = j;
+        if (bad >= 0) {
+            r = col[bad] >= 0
+                    ? cfg_err(e, AISIM_ERANGE, cfg_get(sec, "device_file"),
+                              cfg_path(sub, sizeof sub, path, "device_file"),
+                              "device %zu: %s must be > 0, found %g", k, devcol_names[bad], v[bad])
+                    : cfg_err(e, AISIM_ERANGE, dnode[bad],
+                              cfg_path(sub, sizeof sub, epath, dkey[bad]),
+                              "device %zu drew %g; use a distribution above 0", k, v[bad]);
             goto out;
         }
         double b = (double)((size_t)c->batch < s->dev[k].n ? (size_t)c->batch : s->dev[k].n);
-        s->dev[k].step_energy_j = fedenergy_step_energy_j(c->kappa, cy, b, f);
-        s->dev[k].step_time_s = fedenergy_step_time_s(cy, b, f);
-        s->dev[k].upload_energy_j = fedenergy_upload_energy_j(ptx, bytes, bw);
-        s->dev[k].upload_time_s = bytes * 8 / bw;
+        if (c->energy_model == 0) {
+            s->dev[k].step_energy_j = fedenergy_step_energy_j(c->kappa, v[DC_CYCLES], b,
+                                                              v[DC_CPU_HZ]);
+            s->dev[k].step_time_s = fedenergy_step_time_s(v[DC_CYCLES], b, v[DC_CPU_HZ]);
+        } else {
+            s->dev[k].step_energy_j = v[DC_BUSY_W] * v[DC_STEP_S];
+            s->dev[k].step_time_s = v[DC_STEP_S];
+        }
+        s->dev[k].upload_energy_j = fedenergy_upload_energy_j(v[DC_TX_W], bytes, v[DC_BW]);
+        s->dev[k].upload_time_s = bytes * 8 / v[DC_BW];
     }
     s->w0 = xmalloc(s->pb.arch.nparam * sizeof *s->w0);
     rng r_init;
@@ -337,10 +405,9 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
                                    .rho_floor = c->rho_floor};
     s->pb.seed = env->seed;
 out:
-    dist_fini(&dc);
-    dist_fini(&dcy);
-    dist_fini(&dp);
-    dist_fini(&db);
+    for (int k = 0; k < DC_COUNT; k++)
+        dist_fini(&dd[k]);
+    fe_table_fini(&tab);
     return r;
 }
 
