@@ -157,8 +157,9 @@ static const cfg_key fe_keys[] = {
     {.name = "local_iters", .type = CFG_INT, .off = F(local_iters), .def = "20",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 10000,
      .help = "E: FedAvg's local SGD iterations per round (>= 1)"},
-    {.name = "reduced_iters", .type = CFG_INT, .off = F(reduced_iters), .def = "10",
-     .flags = CFG_MIN, .min = 1, .help = "iterations of the fixed and fixed_scaled baselines"},
+    {.name = "reduced_iters", .type = CFG_INT, .off = F(reduced_iters), .def = "0",
+     .flags = CFG_MIN, .min = 0,
+     .help = "iterations of the fixed and fixed_scaled baselines (0: half of local_iters)"},
     {.name = "batch", .type = CFG_INT, .off = F(batch), .def = "16",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6, .help = "mini-batch size"},
     {.name = "learning_rate", .type = CFG_FLOAT, .off = F(lr), .def = "0.1",
@@ -233,6 +234,8 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
     if (r)
         return r;
     fe_model_single_thread();
+    if (c->reduced_iters == 0)
+        c->reduced_iters = c->local_iters > 1 ? c->local_iters / 2 : 1;
     if (c->reduced_iters > c->local_iters)
         return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "reduced_iters"),
                        cfg_path(sub, sizeof sub, path, "reduced_iters"),
