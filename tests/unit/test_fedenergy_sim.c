@@ -285,6 +285,24 @@ static void test_device_file_power_model(void **state)
     unlink(dev);
 }
 
+/* Every example configures (data found, keys valid). */
+static void test_examples_check(void **state)
+{
+    (void)state;
+    static const char *const ex[] = {
+        "fedenergy/digits_iid", "fedenergy/digits_dirichlet", "fedenergy/digits_shards",
+        "fedenergy/digits_homogeneous", "fedenergy/digits_hetero_high", "fedenergy/digits_mlp",
+        "fedenergy/digits_regret", "fedenergy/digits_device_classes",
+        "fedenergy/mnist_dirichlet"};
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
+        run_opts o = {.scenario = ex[i], .out_dir = "/tmp/fe_test_check_never", .check_only = 1};
+        err e = {0};
+        int r = run_scenario(&o, NULL, NULL, &e);
+        if (r)
+            fail_msg("%s: %s", ex[i], e.msg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_offline_regret_reported),
         cmocka_unit_test(test_bad_input_names_location),
         cmocka_unit_test(test_device_file_power_model),
+        cmocka_unit_test(test_examples_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
