@@ -26,7 +26,8 @@ int demo_fedenergy(const char *out_root)
 {
     static const char *const examples[] = {"fedenergy/digits_iid", "fedenergy/digits_dirichlet"};
     static const char *const labels[] = {"IID", "Dirichlet 0.5"};
-    static const char *const methods[] = {"fedavg", "fixed", "fixed_scaled", "random", "online"};
+    static const char *const methods[] = {"fedavg", "fixed",  "fixed_scaled",
+                                          "random", "online", "online_pd"};
     printf("fedenergy: reduced local iterations with scaled updates, 20 devices, UCI digits,\n"
            "softmax regression, E = 20, 100 rounds (examples/fedenergy/digits_*.yaml)\n\n");
     printf("  %-14s %-13s %10s %8s %9s %8s\n", "split", "method", "energy J", "saved",

@@ -178,6 +178,50 @@ static void test_regret_sublinear(void **state)
     assert_true(prev_v < first_v / 3);
 }
 
+/* The primal-dual variant: bounds, then regret and violation per round
+ * shrinking with T (steps 1/sqrt(T) primal, 10/sqrt(T) dual). */
+static void test_primal_dual_regret_sublinear(void **state)
+{
+    (void)state;
+    const size_t Ts[] = {50, 100, 200, 400, 800};
+    double prev_r = INFINITY, prev_v = INFINITY;
+    for (size_t k = 0; k < sizeof Ts / sizeof *Ts; k++) {
+        size_t T = Ts[k];
+        double *g = malloc(T * N * sizeof *g), opt, bound, on = 0;
+        fedenergy_params p = {.iters_max = 10, .v = 1, .budget = 0.05, .queue_init = 0};
+        rng rr, r;
+        rng_init(&rr, 1, "test.rounding", 0);
+        rng_init(&r, 42, "test.synth_g", 0);
+        fedenergy_pd c;
+        fedenergy_pd_init(&c, &p, N, 1 / sqrt((double)T), 10 / sqrt((double)T), &rr);
+        int it[N];
+        for (size_t t = 0; t < T; t++) {
+            fedenergy_pd_decide(&c, it);
+            for (size_t i = 0; i < N; i++) {
+                assert_true(it[i] >= 1 && it[i] <= 10);
+                assert_true(c.x[i] >= 0.1 - 1e-12 && c.x[i] <= 1);
+                g[t * N + i] = synth_g(&r, i);
+                on += step_j[i] * it[i];
+            }
+            fedenergy_pd_observe(&c, step_j, pw, it, g + t * N);
+        }
+        err e = {0};
+        assert_int_equal(fedenergy_offline(N, T, 10, step_j, pw, g, 0.05, 1e-3, &opt, &bound,
+                                           NULL, &e), 0);
+        double reg = (on - opt) / (double)T, vio = c.violation / (double)T;
+        print_message("primal-dual T %4zu: regret/T %.5f, violation/T %.5f, mu %.3f\n", T, reg,
+                      vio, c.mu);
+        assert_true(fabs(reg) < prev_r);
+        assert_true(vio < prev_v);
+        prev_r = fabs(reg);
+        prev_v = vio;
+        fedenergy_pd_fini(&c);
+        free(g);
+    }
+    assert_true(prev_r < 0.15);
+    assert_true(prev_v < 0.02);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_queue_bounded_long_run),
         cmocka_unit_test(test_offline_small_case_by_hand),
         cmocka_unit_test(test_regret_sublinear),
+        cmocka_unit_test(test_primal_dual_regret_sublinear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

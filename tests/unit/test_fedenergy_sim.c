@@ -125,6 +125,12 @@ static void test_end_to_end_saves_energy_keeps_accuracy(void **state)
     assert_float_equal(jnum(ms, "fixed", "mean_local_iters"), 10, 1e-12);
     assert_float_equal(jnum(ms, "fedavg", "mean_local_iters"), 20, 1e-12);
     assert_true(jnum(ms, "online", "queue_max") < 100);
+    double pd_saved = jnum(ms, "online_pd", "energy_saved_vs_fedavg");
+    double pd_dacc = jnum(ms, "online_pd", "accuracy_diff_points");
+    print_message("online_pd: %.1f%% less energy, accuracy %+.2f points\n", 100 * pd_saved,
+                  pd_dacc);
+    assert_true(pd_saved >= 0.20);
+    assert_true(fabs(pd_dacc) <= 1.0);
     /* deterministic: byte-identical time series */
     char p0[128], p1[128];
     size_t n0, n1;
@@ -155,7 +161,13 @@ static void test_offline_regret_reported(void **state)
     int r = run_scenario(&o, &sum, NULL, &e);
     if (r)
         fail_msg("run failed: %s", e.msg);
-    json_t *off = json_object_get(json_object_get(sum, "results"), "offline");
+    json_t *res = json_object_get(sum, "results");
+    json_t *off = json_object_get(res, "offline");
+    json_t *offpd = json_object_get(json_object_get(json_object_get(res, "methods"), "online_pd"),
+                                    "offline");
+    assert_true(jnum(offpd, "offline_lower_bound_j", NULL) <=
+                jnum(offpd, "offline_compute_energy_j", NULL) + 1e-9);
+    assert_true(jnum(offpd, "rounds", NULL) == 29);
     double on = jnum(off, "online_compute_energy_j", NULL);
     double opt = jnum(off, "offline_compute_energy_j", NULL);
     double lb = jnum(off, "offline_lower_bound_j", NULL);

@@ -19,7 +19,7 @@
 #include "aisim/err.h"
 
 const char *const fe_method_names[FE_M_COUNT + 1] = {"fedavg", "fixed", "fixed_scaled",
-                                                      "random", "online", NULL};
+                                                      "random", "online", "online_pd", NULL};
 
 struct fe_run {
     const fe_problem *pb;
@@ -33,6 +33,7 @@ struct fe_run {
     rng r_choice;           /* random method */
     fe_work *wk;
     fedenergy_ctl ctl;
+    fedenergy_pd pd;        /* online_pd only */
     double *p, *e_step;     /* per device */
     double *g_pred, *g_obs, *ref;
     int *iters;
@@ -63,6 +64,11 @@ fe_run *fe_run_create(const fe_problem *pb, enum fe_method m)
     size_t wb = pb->batch < maxn ? pb->batch : maxn;
     r->wk = fe_work_create(&pb->arch, wb > 256 ? wb : 256);
     fedenergy_init(&r->ctl, &pb->ctl);
+    if (m == FE_M_ONLINE_PD) {
+        rng rr;
+        rng_init(&rr, pb->seed, "fedenergy.rounding", 0);
+        fedenergy_pd_init(&r->pd, &pb->ctl, N, pb->pd_eta_primal, pb->pd_eta_dual, &rr);
+    }
     r->p = xmalloc(N * sizeof *r->p);
     r->e_step = xmalloc(N * sizeof *r->e_step);
     r->g_pred = xmalloc(N * sizeof *r->g_pred);
@@ -94,6 +100,8 @@ void fe_run_destroy(fe_run *r)
     free(r->ref);
     free(r->iters);
     free(r->g_hist);
+    if (r->m == FE_M_ONLINE_PD)
+        fedenergy_pd_fini(&r->pd);
     free(r);
 }
 
@@ -121,6 +129,8 @@ static void decide(fe_run *r)
     }
     if (r->m == FE_M_ONLINE && r->round >= pb->warmup_rounds)
         fedenergy_decide(&r->ctl, N, r->e_step, r->p, r->g_pred, r->iters);
+    if (r->m == FE_M_ONLINE_PD && r->round >= pb->warmup_rounds)
+        fedenergy_pd_decide(&r->pd, r->iters);
 }
 
 static double scale_of(const fe_run *r, int tau, double cosine)
@@ -131,6 +141,7 @@ static double scale_of(const fe_run *r, int tau, double cosine)
         return (double)E / tau;
     case FE_M_RANDOM:
     case FE_M_ONLINE:
+    case FE_M_ONLINE_PD:
         return fedenergy_scale(&r->pb->ctl, tau, cosine);
     default:
         return 1;
@@ -176,9 +187,12 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
     cblas_daxpy((int)P, 1.0, r->agg, 1, r->w, 1);
     memcpy(r->prev, r->agg, P * sizeof *r->prev);
     r->have_prev = 1;
-    if (r->m == FE_M_ONLINE) {
+    if (r->m == FE_M_ONLINE || r->m == FE_M_ONLINE_PD) {
         if (r->round >= pb->warmup_rounds) {
-            fedenergy_observe(&r->ctl, N, r->p, r->iters, r->g_obs);
+            if (r->m == FE_M_ONLINE)
+                fedenergy_observe(&r->ctl, N, r->p, r->iters, r->g_obs);
+            else
+                fedenergy_pd_observe(&r->pd, r->e_step, r->p, r->iters, r->g_obs);
             if (r->n_hist == r->cap_hist) {
                 r->cap_hist = r->cap_hist ? 2 * r->cap_hist : 64;
                 r->g_hist = xrealloc(r->g_hist, r->cap_hist * N * sizeof *r->g_hist);
@@ -188,7 +202,7 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
             r->ctl_compute_j += st->compute_j;
         }
         memcpy(r->g_pred, r->g_obs, N * sizeof *r->g_pred);
-        st->queue = r->ctl.queue;
+        st->queue = r->m == FE_M_ONLINE ? r->ctl.queue : r->pd.mu;
     }
     fe_model_eval(&pb->arch, r->w, pb->test->x, pb->test->y, pb->test->n, r->wk, &st->accuracy,
                   &st->loss);
@@ -198,6 +212,7 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
 int fe_run_rounds(const fe_run *r) { return r->round; }
 const double *fe_run_params(const fe_run *r) { return r->w; }
 const fedenergy_ctl *fe_run_ctl(const fe_run *r) { return &r->ctl; }
+const fedenergy_pd *fe_run_pd(const fe_run *r) { return &r->pd; }
 double fe_run_controlled_compute_j(const fe_run *r) { return r->ctl_compute_j; }
 
 const double *fe_run_g_history(const fe_run *r, size_t *n_hist)

@@ -10,6 +10,8 @@
  *   random        uniform in 1..E, damped scale (fedenergy_scale)
  *   online        the drift-plus-penalty controller (fedenergy.h), damped
  *                 scale; the first `warmup_rounds` rounds run E iterations
+ *   online_pd     the online primal-dual controller (fedenergy_pd), damped
+ *                 scale, same warm-up
  * Every method starts from the same parameters and device i draws its
  * mini-batches from stream ("fedenergy.batch", i) in every method (common
  * random numbers), so differences between methods are the methods'.
@@ -27,7 +29,8 @@
 #include "systems/fedenergy/fe_model.h"
 #include "systems/fedenergy/fedenergy.h"
 
-enum fe_method { FE_M_FEDAVG, FE_M_FIXED, FE_M_FIXED_SCALED, FE_M_RANDOM, FE_M_ONLINE, FE_M_COUNT };
+enum fe_method { FE_M_FEDAVG, FE_M_FIXED, FE_M_FIXED_SCALED, FE_M_RANDOM, FE_M_ONLINE,
+                 FE_M_ONLINE_PD, FE_M_COUNT };
 
 extern const char *const fe_method_names[FE_M_COUNT + 1];
 
@@ -55,6 +58,8 @@ typedef struct fe_problem {
     double l2;                  /* weight decay */
     int warmup_rounds;          /* online: rounds at E before the controller acts */
     fedenergy_params ctl;       /* online controller constants */
+    double pd_eta_primal;       /* online_pd primal step size */
+    double pd_eta_dual;         /* online_pd dual step size */
     uint64_t seed;              /* run seed */
 } fe_problem;
 
@@ -82,12 +87,13 @@ void fe_run_round(fe_run *r, fe_round_stats *st);
 int fe_run_rounds(const fe_run *r);
 /* Current global parameters (nparam). */
 const double *fe_run_params(const fe_run *r);
-/* Online method: the controller, and the observed error coefficients and
- * step energies of every controlled round (after warm-up), for the offline
- * optimum: g_hist[t * n_dev + i], *n_hist rounds. */
+/* Online methods: the controllers, and the observed error coefficients of
+ * every controlled round (after warm-up), for the offline optimum:
+ * g_hist[t * n_dev + i], *n_hist rounds. */
 const fedenergy_ctl *fe_run_ctl(const fe_run *r);
+const fedenergy_pd *fe_run_pd(const fe_run *r);
 const double *fe_run_g_history(const fe_run *r, size_t *n_hist);
-/* Compute energy of the controlled rounds (online only), J. */
+/* Compute energy of the controlled rounds (online methods only), J. */
 double fe_run_controlled_compute_j(const fe_run *r);
 
 #endif

@@ -90,6 +90,66 @@ double fedenergy_observe(fedenergy_ctl *c, size_t n, const double *p, const int 
     return h;
 }
 
+void fedenergy_pd_init(fedenergy_pd *c, const fedenergy_params *p, size_t n, double eta_primal,
+                       double eta_dual, const rng *r)
+{
+    assert(p->iters_max >= 1 && n >= 1);
+    c->p = *p;
+    c->eta_primal = eta_primal;
+    c->eta_dual = eta_dual;
+    c->n = n;
+    c->x = xmalloc(n * sizeof *c->x);
+    for (size_t i = 0; i < n; i++)
+        c->x[i] = 1;
+    c->mu = c->mu_max = p->queue_init;
+    c->violation = 0;
+    c->rounds = 0;
+    c->r = *r;
+}
+
+void fedenergy_pd_fini(fedenergy_pd *c)
+{
+    free(c->x);
+    c->x = NULL;
+}
+
+void fedenergy_pd_decide(fedenergy_pd *c, int *iters)
+{
+    int E = c->p.iters_max;
+    for (size_t i = 0; i < c->n; i++) {
+        double t = c->x[i] * E, f = floor(t);
+        int tau = (int)f + (rng_u01(&c->r) < t - f);
+        iters[i] = tau < 1 ? 1 : tau > E ? E : tau;
+    }
+}
+
+double fedenergy_pd_observe(fedenergy_pd *c, const double *step_energy_j, const double *p,
+                            const int *iters, const double *g_obs)
+{
+    int E = c->p.iters_max;
+    size_t n = c->n;
+    double mean_e = 0, h = 0;
+    for (size_t i = 0; i < n; i++) {
+        mean_e += step_energy_j[i] / (double)n;
+        h += p[i] * fedenergy_error(E, iters[i], g_obs[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        double a = mean_e > 0 ? step_energy_j[i] / mean_e : 1;
+        double grad = a - 2 * c->mu * (double)n * p[i] * g_obs[i] * (1 - c->x[i]);
+        double x = c->x[i] - c->eta_primal * grad;
+        double lo = 1.0 / E;
+        c->x[i] = x < lo ? lo : x > 1 ? 1 : x;
+    }
+    c->mu += c->eta_dual * (h - c->p.budget);
+    if (c->mu < 0)
+        c->mu = 0;
+    if (c->mu > c->mu_max)
+        c->mu_max = c->mu;
+    c->violation += h - c->p.budget;
+    c->rounds++;
+    return h;
+}
+
 int fedenergy_offline(size_t n, size_t T, int iters_max, const double *step_energy_j,
                       const double *p, const double *g, double budget, double mip_gap,
                       double *energy_j, double *bound_j, int *iters, err *e)

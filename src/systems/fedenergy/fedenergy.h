@@ -38,6 +38,7 @@
 #include <stddef.h>
 
 #include "aisim/err.h"
+#include "aisim/rng.h"
 
 typedef struct fedenergy_params {
     int iters_max;          /* E: nominal local iterations per round, >= 1 */
@@ -74,6 +75,39 @@ double fedenergy_scale(const fedenergy_params *p, int iters, double cosine);
  * weighted error. */
 double fedenergy_observe(fedenergy_ctl *c, size_t n, const double *p, const int *iters,
                          const double *g_obs);
+
+/* The online primal-dual alternative (papers.md 5(b) item 4, as written
+ * there): relaxed iterations x_i = tau_i / E in [1/E, 1] take a projected
+ * gradient step on the Lagrangian
+ *     L = sum_i (e_i / mean e) x_i + mu N (sum_i p_i g_i (1 - x_i)^2 - epsilon)
+ * after each round (g revealed), the dual variable takes
+ *     mu <- max(mu + eta_dual (sum_i p_i h_i - epsilon), 0),
+ * and each round's integer iterations are a randomised rounding of E x_i
+ * that preserves the expectation.  With steps ~ 1/sqrt(T) the textbook
+ * bounds are O(sqrt T) regret and O(T^3/4) violation (Mahdavi, Jin & Yang
+ * 2012).  Starts at x = 1 (FedAvg), mu = queue_init.  O(N) per round. */
+typedef struct fedenergy_pd {
+    fedenergy_params p;     /* iters_max, budget, queue_init */
+    double eta_primal;      /* primal step size */
+    double eta_dual;        /* dual step size */
+    size_t n;               /* devices */
+    double *x;              /* n relaxed iterations / E; owned */
+    double mu;              /* dual variable (the virtual queue) */
+    double mu_max;          /* largest mu seen */
+    double violation;       /* sum_t (sum_i p_i h_i,t - epsilon) */
+    long rounds;            /* observed rounds */
+    rng r;                  /* randomised rounding */
+} fedenergy_pd;
+
+void fedenergy_pd_init(fedenergy_pd *c, const fedenergy_params *p, size_t n, double eta_primal,
+                       double eta_dual, const rng *r);
+void fedenergy_pd_fini(fedenergy_pd *c);
+/* Rounds the current x to iters[i] in 1..E (advances the rounding stream). */
+void fedenergy_pd_decide(fedenergy_pd *c, int *iters);
+/* After a round: primal step with the revealed g_obs, then dual step with
+ * the round's error at the iterations actually run.  Returns that error. */
+double fedenergy_pd_observe(fedenergy_pd *c, const double *step_energy_j, const double *p,
+                            const int *iters, const double *g_obs);
 
 /* Offline optimum in hindsight: over T rounds and n devices with error
  * coefficients g[t * n + i], chooses integer iters in 1..E minimising

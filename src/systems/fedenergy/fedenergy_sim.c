@@ -66,6 +66,8 @@ typedef struct fe_cfg {
     double queue_init;          /* Q_1 */
     double rho_floor;           /* lower clip of rho */
     int64_t warmup_rounds;      /* rounds at E before the controller acts */
+    double pd_eta_primal;       /* online_pd primal step x sqrt(rounds) */
+    double pd_eta_dual;         /* online_pd dual step x sqrt(rounds) */
     /* energy */
     int energy_model;           /* 0 cpu (kappa c f^2), 1 power (P_busy t_step) */
     cfg_node *busy_power;       /* distribution, W (power model) */
@@ -98,6 +100,12 @@ static const cfg_key ctl_keys[] = {
     {.name = "warmup_rounds", .type = CFG_INT, .off = F(warmup_rounds), .def = "1",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6,
      .help = "rounds at the full E before the controller acts (sets the error reference)"},
+    {.name = "pd_eta_primal", .type = CFG_FLOAT, .off = F(pd_eta_primal), .def = "1",
+     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
+     .help = "online_pd: primal step size times sqrt(rounds)"},
+    {.name = "pd_eta_dual", .type = CFG_FLOAT, .off = F(pd_eta_dual), .def = "10",
+     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
+     .help = "online_pd: dual step size times sqrt(rounds)"},
     {0},
 };
 
@@ -201,6 +209,15 @@ typedef struct fe_method_run {
     double energy_j, compute_j, comm_j;
 } fe_method_run;
 
+typedef struct fe_offline {
+    int done;               /* solved */
+    size_t rounds;          /* controlled rounds */
+    double on_j;            /* online compute energy over them, J */
+    double off_j;           /* offline optimum (best plan found), J */
+    double bound_j;         /* LP lower bound, J */
+    char note[128];         /* why not solved */
+} fe_offline;
+
 typedef struct fe_sim {
     fe_cfg cfg;
     fe_dataset all, train, test;
@@ -211,11 +228,7 @@ typedef struct fe_sim {
     fe_problem pb;
     fe_method_run mr[FE_M_COUNT];
     int finished;           /* methods done */
-    /* offline */
-    int offline_done;
-    double off_energy_j, off_bound_j, on_energy_j;
-    size_t off_rounds;
-    char off_note[128];
+    fe_offline off[2];      /* online, online_pd */
 } fe_sim;
 
 static int data_path(const model_env *env, const char *p, char *buf, size_t len)
@@ -406,6 +419,8 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
     s->pb.ctl = (fedenergy_params){.iters_max = (int)c->local_iters, .v = c->v,
                                    .budget = c->budget, .queue_init = c->queue_init,
                                    .rho_floor = c->rho_floor};
+    s->pb.pd_eta_primal = c->pd_eta_primal / sqrt((double)c->rounds);
+    s->pb.pd_eta_dual = c->pd_eta_dual / sqrt((double)c->rounds);
     s->pb.seed = env->seed;
 out:
     for (int k = 0; k < DC_COUNT; k++)
@@ -483,20 +498,19 @@ static void csv_num(FILE *f, double v, const char *sep)
     fprintf(f, "%s%s", b, sep);
 }
 
-/* Solves the offline optimum over the online run's controlled rounds. */
-static int solve_offline(fe_sim *fs, err *e)
+/* Solves the offline optimum over an online method's controlled rounds. */
+static int solve_offline(fe_sim *fs, int k, fe_offline *res, err *e)
 {
     size_t T;
-    const fe_method_run *m = &fs->mr[FE_M_ONLINE];
+    const fe_method_run *m = &fs->mr[k];
     const double *g = fe_run_g_history(m->run, &T);
     size_t N = fs->pb.n_dev, vars = N * T * (size_t)(fs->cfg.local_iters - 1);
     if (T == 0) {
-        snprintf(fs->off_note, sizeof fs->off_note, "no controlled rounds");
+        snprintf(res->note, sizeof res->note, "no controlled rounds");
         return 0;
     }
     if (vars > (size_t)fs->cfg.offline_max_vars) {
-        snprintf(fs->off_note, sizeof fs->off_note, "skipped: %zu binaries > offline_max_vars",
-                 vars);
+        snprintf(res->note, sizeof res->note, "skipped: %zu binaries > offline_max_vars", vars);
         return 0;
     }
     double *ej = xmalloc(N * sizeof *ej), *p = xmalloc(N * sizeof *p);
@@ -505,15 +519,31 @@ static int solve_offline(fe_sim *fs, err *e)
         p[i] = fs->dev[i].p;
     }
     int r = fedenergy_offline(N, T, (int)fs->cfg.local_iters, ej, p, g, fs->cfg.budget,
-                              fs->cfg.offline_gap, &fs->off_energy_j, &fs->off_bound_j, NULL, e);
+                              fs->cfg.offline_gap, &res->off_j, &res->bound_j, NULL, e);
     free(ej);
     free(p);
     if (r)
         return r;
-    fs->offline_done = 1;
-    fs->off_rounds = T;
-    fs->on_energy_j = fe_run_controlled_compute_j(m->run);
+    res->done = 1;
+    res->rounds = T;
+    res->on_j = fe_run_controlled_compute_j(m->run);
     return 0;
+}
+
+static json_t *offline_json(const fe_offline *o)
+{
+    json_t *off = json_object();
+    if (o->done) {
+        json_object_set_new(off, "rounds", json_integer((json_int_t)o->rounds));
+        put_num(off, "online_compute_energy_j", o->on_j);
+        put_num(off, "offline_compute_energy_j", o->off_j);
+        put_num(off, "offline_lower_bound_j", o->bound_j);
+        put_num(off, "regret_j", o->on_j - o->off_j);
+        put_num(off, "regret_per_round_j", (o->on_j - o->off_j) / (double)o->rounds);
+    } else {
+        json_object_set_new(off, "note", json_string(o->note));
+    }
+    return off;
 }
 
 static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
@@ -522,7 +552,8 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     fe_sim *fs = st;
     const fe_cfg *c = &fs->cfg;
     int r;
-    if (c->offline && (r = solve_offline(fs, e)))
+    if (c->offline && ((r = solve_offline(fs, FE_M_ONLINE, &fs->off[0], e)) ||
+                       (r = solve_offline(fs, FE_M_ONLINE_PD, &fs->off[1], e))))
         return r;
     FILE *f = out_file(o, "rounds.csv", e);
     if (!f)
@@ -598,6 +629,15 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             put_num(j, "violation_per_round",
                     ctl->rounds ? ctl->violation / (double)ctl->rounds : NAN);
         }
+        if (k == FE_M_ONLINE_PD) {
+            const fedenergy_pd *pd = fe_run_pd(m->run);
+            put_num(j, "queue_final", pd->mu);
+            put_num(j, "queue_max", pd->mu_max);
+            put_num(j, "violation_per_round",
+                    pd->rounds ? pd->violation / (double)pd->rounds : NAN);
+        }
+        if (c->offline && (k == FE_M_ONLINE || k == FE_M_ONLINE_PD))
+            json_object_set_new(j, "offline", offline_json(&fs->off[k == FE_M_ONLINE_PD]));
         json_object_set_new(ms, fe_method_names[k], j);
     }
     json_object_set_new(sum, "methods", ms);
@@ -610,21 +650,8 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     json_object_set_new(sum, "training_samples", json_integer((json_int_t)fs->train.n));
     json_object_set_new(sum, "test_samples", json_integer((json_int_t)fs->test.n));
     json_object_set_new(sum, "model_parameters", json_integer((json_int_t)fs->pb.arch.nparam));
-    if (c->offline) {
-        json_t *off = json_object();
-        if (fs->offline_done) {
-            json_object_set_new(off, "rounds", json_integer((json_int_t)fs->off_rounds));
-            put_num(off, "online_compute_energy_j", fs->on_energy_j);
-            put_num(off, "offline_compute_energy_j", fs->off_energy_j);
-            put_num(off, "offline_lower_bound_j", fs->off_bound_j);
-            put_num(off, "regret_j", fs->on_energy_j - fs->off_energy_j);
-            put_num(off, "regret_per_round_j",
-                    (fs->on_energy_j - fs->off_energy_j) / (double)fs->off_rounds);
-        } else {
-            json_object_set_new(off, "note", json_string(fs->off_note));
-        }
-        json_object_set_new(sum, "offline", off);
-    }
+    if (c->offline)
+        json_object_set_new(sum, "offline", offline_json(&fs->off[0]));
     return 0;
 }
 
