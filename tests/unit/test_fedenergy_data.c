@@ -53,10 +53,8 @@ static void test_digits_loads(void **state)
 static void test_csv_errors_name_the_line(void **state)
 {
     (void)state;
-    char path[] = "/tmp/fe_test_csvXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/fe_test_csv_%d", (int)getpid());
     fe_dataset d;
     err e = {0};
 
@@ -113,9 +111,9 @@ static void test_mnist_idx_loads(void **state)
 static void test_idx_truncated_and_bad_magic(void **state)
 {
     (void)state;
-    char xp[] = "/tmp/fe_test_idxXXXXXX", yp[] = "/tmp/fe_test_lblXXXXXX";
-    close(mkstemp(xp));
-    close(mkstemp(yp));
+    char xp[64], yp[64];
+    snprintf(xp, sizeof xp, "/tmp/fe_test_idx_%d", (int)getpid());
+    snprintf(yp, sizeof yp, "/tmp/fe_test_lbl_%d", (int)getpid());
     unsigned char hx[16 + 10] = {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2};
     unsigned char hy[8 + 2] = {0, 0, 8, 1, 0, 0, 0, 2, 1, 0};
     gzFile g = gzopen(xp, "wb");
