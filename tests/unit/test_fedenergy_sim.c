@@ -302,6 +302,45 @@ static void test_device_file_power_model(void **state)
     unlink(dev);
 }
 
+/* Half of the devices per round: FedAvg spends about half the energy, the
+ * offline optimum (which assumes full participation) is skipped with a
+ * note, and every method still learns. */
+static void test_partial_participation(void **state)
+{
+    (void)state;
+    static const char *full[] = {"fedenergy.rounds=20", "fedenergy.offline=true", NULL};
+    static const char *half[] = {"fedenergy.rounds=20", "fedenergy.offline=true",
+                                 "fedenergy.participation=0.5", NULL};
+    const char *const *sets[2] = {full, half};
+    double fedavg_j[2];
+    json_t *res[2], *sum[2];
+    for (int k = 0; k < 2; k++) {
+        char dir[64];
+        snprintf(dir, sizeof dir, "/tmp/fe_test_part_%d_%d", (int)getpid(), k);
+        run_opts o = {.scenario = "fedenergy/digits_dirichlet", .out_dir = dir, .sets = sets[k],
+                      .nsets = 2 + k};
+        err e = {0};
+        int r = run_scenario(&o, &sum[k], NULL, &e);
+        if (r)
+            fail_msg("run failed: %s", e.msg);
+        res[k] = json_object_get(sum[k], "results");
+        fedavg_j[k] = jnum(json_object_get(res[k], "methods"), "fedavg", "energy_j");
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+    }
+    double ratio = fedavg_j[1] / fedavg_j[0];
+    print_message("FedAvg energy with half the devices per round: %.3f of full\n", ratio);
+    assert_true(ratio > 0.3 && ratio < 0.7);
+    assert_true(jnum(res[1], "fedavg_final_accuracy", NULL) > 0.85);
+    assert_true(jnum(res[1], "online_final_accuracy", NULL) > 0.85);
+    json_t *note = json_object_get(json_object_get(res[1], "offline"), "note");
+    assert_non_null(strstr(json_string_value(note), "skipped"));
+    assert_true(jnum(json_object_get(res[0], "offline"), "rounds", NULL) == 19);
+    json_decref(sum[0]);
+    json_decref(sum[1]);
+}
+
 /* Every example configures (data found, keys valid). */
 static void test_examples_check(void **state)
 {
@@ -328,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_offline_regret_reported),
         cmocka_unit_test(test_bad_input_names_location),
         cmocka_unit_test(test_device_file_power_model),
+        cmocka_unit_test(test_partial_participation),
         cmocka_unit_test(test_examples_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

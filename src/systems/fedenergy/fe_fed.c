@@ -37,6 +37,9 @@ struct fe_run {
     double *p, *e_step;     /* per device */
     double *g_pred, *g_obs, *ref;
     int *iters;
+    unsigned char *in;      /* takes part in this round */
+    double *pr;             /* this round's FedAvg weights (0 if not taking part) */
+    size_t *perm;           /* scratch for drawing participants */
     int round;
     double *g_hist;         /* controlled rounds x n_dev */
     size_t n_hist, cap_hist;
@@ -75,6 +78,9 @@ fe_run *fe_run_create(const fe_problem *pb, enum fe_method m)
     r->g_obs = xmalloc(N * sizeof *r->g_obs);
     r->ref = xcalloc(N, sizeof *r->ref);
     r->iters = xmalloc(N * sizeof *r->iters);
+    r->in = xmalloc(N * sizeof *r->in);
+    r->pr = xmalloc(N * sizeof *r->pr);
+    r->perm = xmalloc(N * sizeof *r->perm);
     for (size_t i = 0; i < N; i++) {
         r->p[i] = pb->dev[i].p;
         r->e_step[i] = pb->dev[i].step_energy_j;
@@ -99,10 +105,44 @@ void fe_run_destroy(fe_run *r)
     free(r->g_obs);
     free(r->ref);
     free(r->iters);
+    free(r->in);
+    free(r->pr);
+    free(r->perm);
     free(r->g_hist);
     if (r->m == FE_M_ONLINE_PD)
         fedenergy_pd_fini(&r->pd);
     free(r);
+}
+
+/* Draws this round's participants and their renormalised weights. */
+static void select_devices(fe_run *r)
+{
+    const fe_problem *pb = r->pb;
+    size_t N = pb->n_dev;
+    if (!(pb->participation < 1)) {
+        for (size_t i = 0; i < N; i++) {
+            r->in[i] = 1;
+            r->pr[i] = r->p[i];
+        }
+        return;
+    }
+    size_t k = (size_t)llround(pb->participation * (double)N);
+    if (k < 1)
+        k = 1;
+    rng rp;
+    rng_init(&rp, pb->seed, "fedenergy.participation", (uint64_t)r->round);
+    for (size_t i = 0; i < N; i++) {
+        r->perm[i] = i;
+        r->in[i] = 0;
+    }
+    rng_shuffle(&rp, r->perm, N, sizeof *r->perm);
+    double sum = 0;
+    for (size_t j = 0; j < k; j++) {
+        r->in[r->perm[j]] = 1;
+        sum += r->p[r->perm[j]];
+    }
+    for (size_t i = 0; i < N; i++)
+        r->pr[i] = r->in[i] && sum > 0 ? r->p[i] / sum : 0;
 }
 
 static void decide(fe_run *r)
@@ -128,9 +168,13 @@ static void decide(fe_run *r)
         }
     }
     if (r->m == FE_M_ONLINE && r->round >= pb->warmup_rounds)
-        fedenergy_decide(&r->ctl, N, r->e_step, r->p, r->g_pred, r->iters);
+        fedenergy_decide(&r->ctl, N, r->e_step, r->pr, r->g_pred, r->iters);
     if (r->m == FE_M_ONLINE_PD && r->round >= pb->warmup_rounds)
         fedenergy_pd_decide(&r->pd, r->iters);
+    if (r->m == FE_M_ONLINE || r->m == FE_M_ONLINE_PD)
+        for (size_t i = 0; i < N; i++)
+            if (r->ref[i] == 0)
+                r->iters[i] = E;    /* first participation: the error reference */
 }
 
 static double scale_of(const fe_run *r, int tau, double cosine)
@@ -153,11 +197,17 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
     const fe_problem *pb = r->pb;
     size_t N = pb->n_dev, P = pb->arch.nparam;
     int E = pb->iters_max;
+    select_devices(r);
     decide(r);
+    size_t k = 0;
+    for (size_t i = 0; i < N; i++)
+        k += r->in[i];
     memset(st, 0, sizeof *st);
     memset(r->agg, 0, P * sizeof *r->agg);
     double prev_norm = r->have_prev ? cblas_dnrm2((int)P, r->prev, 1) : 0;
     for (size_t i = 0; i < N; i++) {
+        if (!r->in[i])
+            continue;
         const fe_device *d = &pb->dev[i];
         int tau = r->iters[i];
         assert(tau >= 1 && tau <= E);
@@ -170,19 +220,19 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
         if (r->have_prev && prev_norm > 0 && nrm > 0)
             cosine = cblas_ddot((int)P, r->wl, 1, r->prev, 1) / (nrm * prev_norm);
         double s = scale_of(r, tau, cosine);
-        cblas_daxpy((int)P, d->p * s, r->wl, 1, r->agg, 1);
+        cblas_daxpy((int)P, r->pr[i] * s, r->wl, 1, r->agg, 1);
         double per_step = nrm / tau;
         if (r->ref[i] == 0)
             r->ref[i] = per_step > 0 ? per_step : 1;
         double q = per_step / r->ref[i];
         r->g_obs[i] = q * q;
-        st->error += d->p * fedenergy_error(E, tau, r->g_obs[i]);
+        st->error += r->pr[i] * fedenergy_error(E, tau, r->g_obs[i]);
         st->compute_j += tau * d->step_energy_j;
         st->comm_j += d->upload_energy_j;
         double t = tau * d->step_time_s + d->upload_time_s;
         st->time_s = t > st->time_s ? t : st->time_s;
-        st->mean_iters += (double)tau / (double)N;
-        st->mean_scale += s / (double)N;
+        st->mean_iters += (double)tau / (double)k;
+        st->mean_scale += s / (double)k;
     }
     cblas_daxpy((int)P, 1.0, r->agg, 1, r->w, 1);
     memcpy(r->prev, r->agg, P * sizeof *r->prev);
@@ -190,9 +240,9 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
     if (r->m == FE_M_ONLINE || r->m == FE_M_ONLINE_PD) {
         if (r->round >= pb->warmup_rounds) {
             if (r->m == FE_M_ONLINE)
-                fedenergy_observe(&r->ctl, N, r->p, r->iters, r->g_obs);
+                fedenergy_observe(&r->ctl, N, r->pr, r->iters, r->g_obs);
             else
-                fedenergy_pd_observe(&r->pd, r->e_step, r->p, r->iters, r->g_obs);
+                fedenergy_pd_observe(&r->pd, r->e_step, r->pr, r->iters, r->g_obs);
             if (r->n_hist == r->cap_hist) {
                 r->cap_hist = r->cap_hist ? 2 * r->cap_hist : 64;
                 r->g_hist = xrealloc(r->g_hist, r->cap_hist * N * sizeof *r->g_hist);

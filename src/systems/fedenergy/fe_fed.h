@@ -14,7 +14,12 @@
  *                 scale, same warm-up
  * Every method starts from the same parameters and device i draws its
  * mini-batches from stream ("fedenergy.batch", i) in every method (common
- * random numbers), so differences between methods are the methods'.
+ * random numbers), so differences between methods are the methods'.  With
+ * participation < 1, round t's participants (round(participation * N), at
+ * least 1) are drawn from stream ("fedenergy.participation", t): the same
+ * devices in every method; FedAvg weights are renormalised over them, and
+ * an online method runs E iterations on a device's first participation
+ * (its error reference).
  *
  * Sans-I/O: no engine, no files; the simulator glue calls fe_run_round() at
  * each round's start and schedules its end after the returned round time.
@@ -57,6 +62,7 @@ typedef struct fe_problem {
     double lr;                  /* SGD step size */
     double l2;                  /* weight decay */
     int warmup_rounds;          /* online: rounds at E before the controller acts */
+    double participation;       /* fraction of devices taking part in a round, (0, 1] */
     fedenergy_params ctl;       /* online controller constants */
     double pd_eta_primal;       /* online_pd primal step size */
     double pd_eta_dual;         /* online_pd dual step size */

@@ -134,6 +134,8 @@ double fedenergy_pd_observe(fedenergy_pd *c, const double *step_energy_j, const 
         h += p[i] * fedenergy_error(E, iters[i], g_obs[i]);
     }
     for (size_t i = 0; i < n; i++) {
+        if (p[i] == 0)
+            continue;           /* did not take part: nothing revealed */
         double a = mean_e > 0 ? step_energy_j[i] / mean_e : 1;
         double grad = a - 2 * c->mu * (double)n * p[i] * g_obs[i] * (1 - c->x[i]);
         double x = c->x[i] - c->eta_primal * grad;

@@ -105,7 +105,8 @@ void fedenergy_pd_fini(fedenergy_pd *c);
 /* Rounds the current x to iters[i] in 1..E (advances the rounding stream). */
 void fedenergy_pd_decide(fedenergy_pd *c, int *iters);
 /* After a round: primal step with the revealed g_obs, then dual step with
- * the round's error at the iterations actually run.  Returns that error. */
+ * the round's error at the iterations actually run.  Devices with p[i] == 0
+ * did not take part: their x is left as is.  Returns the round's error. */
 double fedenergy_pd_observe(fedenergy_pd *c, const double *step_energy_j, const double *p,
                             const int *iters, const double *g_obs);
 
