@@ -21,16 +21,25 @@
  *     real ECMP, not of a global path index.
  *   - Spraying (topo_paths): every equal-cost path, in a fixed order, for
  *     transports that choose one per packet.
- * Routes are built once per (flow) or per host pair and cached; they are
- * immutable and owned by the topology.  Each route knows its reverse (the
- * same links backwards, for ACKs).
+ * Routes are interned per path (a path used by many flows is one route
+ * object, shared by ECMP and the path lists); they are immutable, owned by
+ * the topology and stay valid until topo_destroy(), also after failures.
+ * Each route knows its reverse (the same links backwards, ending at the
+ * source's receive sink, for ACKs): route->reverse->reverse == route.
+ * A route over n links has 2n+1 hops: n (port, wire) pairs, then the
+ * destination's receive sink.
  *
  * Link failures: topo_link_set_up() takes a link down or up at the current
- * time; packets arriving at a dead link's port are dropped (counted), and
- * routes computed after the routing convergence delay avoid it.
+ * time.  Going down, both ports drop what they hold and what reaches them
+ * (port stat_fail_drops) and both wires lose what they carry
+ * (topo_link_wire_losses); routing learns of the change `convergence_ps`
+ * later, so routes requested before then may still use the dead link and
+ * routes requested after avoid it.  Routes already handed out are not
+ * changed: transports re-request them (e.g. at a timeout).
  *
- * Memory: the topology owns nodes, ports, wires, names and routes (one arena),
- * freed by topo_destroy().
+ * Memory: the topology owns nodes, ports, wires, names and routes (an
+ * arena), freed by topo_destroy(), which must come before the engine's
+ * sim_destroy() (and the engine must not run again after it).
  */
 #ifndef AISIM_TOPO_H
 #define AISIM_TOPO_H
@@ -47,6 +56,9 @@
 
 typedef struct topo topo;
 
+/* Node ids and hop distances are 16-bit. */
+#define TOPO_MAX_NODES 65534
+
 enum node_kind { NODE_HOST, NODE_SWITCH };
 
 typedef struct link_cfg {
@@ -60,17 +72,35 @@ typedef struct link_cfg {
 topo *topo_create(sim *s, pkt_pool *pool, uint64_t seed);
 void topo_destroy(topo *t);
 
-/* Adds a node; returns its id (0, 1, ...).  Names must be unique; the
- * string is copied. */
+/* Adds a node; returns its id (0, 1, ...), or AISIM_EINVAL if the name is
+ * empty or taken, AISIM_ERANGE past TOPO_MAX_NODES.  The string is copied. */
 int topo_add_node(topo *t, const char *name, enum node_kind kind);
-/* Adds a full-duplex link between nodes a and b; returns its id. */
+/* Adds a full-duplex link between nodes a and b (a != b; parallel links
+ * are allowed); returns its id, or AISIM_EINVAL for bad ends, AISIM_ERANGE
+ * for a rate <= 0, a delay < 0 or a buffer <= 0.  Its ports and wires are
+ * initialised at once and named "a->b" and "a->b/wire". */
 int topo_add_link(topo *t, int a, int b, const link_cfg *cfg);
-/* Checks the graph (every host reaches every other, no host-host link
- * unless allowed...) and computes distances.  Call once, after adding. */
+/* Checks the graph: at least one host, every host has a link, every two
+ * hosts are joined by a path whose inner nodes are switches (a direct
+ * host-host link is allowed).  Distances are computed lazily afterwards.
+ * Call once, after adding; nothing may be added after it. */
 int topo_finish(topo *t, err *e);
 
 /* Builders: each adds nodes and links to an empty topology and calls
- * topo_finish().  Host ids come first (0..hosts-1) in every builder. */
+ * topo_finish().  Host ids come first (0..hosts-1) in every builder, so
+ * node id == host index for hosts, named "h0", "h1", ...
+ *   dumbbell:   hosts 0..left-1 on switch "left", the others on "right";
+ *               links: host i is link i, the bottleneck left-right is last.
+ *   star:       `hosts` hosts on switch "sw0" (host i is link i); for
+ *               incast, by convention h0 receives and h1..h{hosts-1} send.
+ *   leaf_spine: host i on "leaf{i / hosts_per_leaf}"; links: host i is
+ *               link i, then leaf l - "spine{s}" is link hosts + l*spines + s.
+ *               Oversubscription = hosts_per_leaf*host rate / (spines*fabric
+ *               rate).
+ *   fat_tree:   k even >= 2; k pods of k/2 "edge{p}_{i}" and k/2 "agg{p}_{i}",
+ *               (k/2)^2 "core{i}"; k^3/4 hosts, host h under edge
+ *               (h / (k/2)) in pod order; agg{p}_{j} links to cores
+ *               j*k/2 .. j*k/2+k/2-1.  Links: hosts, edge-agg, agg-core. */
 int topo_build_dumbbell(topo *t, int left, int right, const link_cfg *edge,
                         const link_cfg *bottleneck, err *e);
 int topo_build_star(topo *t, int hosts, const link_cfg *edge, err *e);
@@ -79,7 +109,10 @@ int topo_build_leaf_spine(topo *t, int leaves, int spines, int hosts_per_leaf,
 int topo_build_fat_tree(topo *t, int k, const link_cfg *link, err *e);
 
 /* Builds any of the above, or a custom topology, from a scenario's
- * `topology` map; errors name the scenario location. */
+ * `topology` map (docs/network.md lists the keys); errors name the
+ * scenario location ("file:line:col: topology.key: ...").  `path` is the
+ * key path of n for messages.  On error the topology is unusable: destroy
+ * it. */
 int topo_from_cfg(topo *t, cfg_node *n, const char *path, err *e);
 
 size_t topo_nodes(const topo *t);
@@ -89,26 +122,43 @@ const char *topo_node_name(const topo *t, int node);
 enum node_kind topo_node_kind(const topo *t, int node);
 int topo_find_node(const topo *t, const char *name);        /* -1 if none */
 int topo_host_node(const topo *t, int host);                /* host index -> node id */
+int topo_node_host(const topo *t, int node);                /* node id -> host index, -1 */
+/* The receive sink of a host (the last hop of routes to it). */
+sink *topo_host_sink(topo *t, int host);
 
 /* The two egress ports of a link: dir 0 is a->b, dir 1 is b->a. */
 port *topo_link_port(topo *t, int link, int dir);
 wire *topo_link_wire(topo *t, int link, int dir);
 void topo_link_ends(const topo *t, int link, int *a, int *b);
+/* The first link (lowest id) between nodes a and b, or -1. */
+int topo_find_link(const topo *t, int a, int b);
+bool topo_link_is_up(const topo *t, int link);
+/* Packets lost on the link's wires when it failed, both directions. */
+uint64_t topo_link_wire_losses(const topo *t, int link);
+/* Packets that reached a host for a flow not bound there (freed). */
+uint64_t topo_unbound_drops(const topo *t);
 
-/* Per-switch ECMP hash seeds: random from the run seed (default), or all the
- * same value (to reproduce hash polarisation). */
+/* Per-switch ECMP hash seeds: random from the run seed (default; stream
+ * "topo.hash", index node id; `value` is then ignored), or all the same
+ * value (to reproduce hash polarisation).  Affects routes requested later. */
 void topo_set_hash_seeds(topo *t, bool all_equal, uint64_t value);
 
-/* Registers the endpoints of flow `flow_id` (dense ids from 0): packets
- * reaching host `dst_host` are handed to `rx`, those reaching `src_host`
- * (ACKs) to `tx`. */
+/* Registers the endpoints of flow `flow_id` (dense ids from 0; the table
+ * grows to the largest id): packets of the flow reaching host `dst_host`
+ * are handed to `rx`, those reaching `src_host` (ACKs) to `tx`.  Packets for
+ * an unbound flow are freed and counted (topo_unbound_drops).  Rebinding
+ * replaces. src_host != dst_host. */
 void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_host, sink *rx);
 
 /* The ECMP route of a flow from src_host to dst_host; key is the flow's
- * 5-tuple hash.  NULL if unreachable (after failures). */
+ * 5-tuple hash.  At each node with c > 1 equal-cost next hops (in link id
+ * order) the choice is fmix64(key ^ node seed) mod c.  NULL if unreachable
+ * (after failures). */
 const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key);
 /* Every equal-cost route between two hosts (for spraying); *n gets the
- * count.  The array is owned by the topology. */
+ * count (0 and NULL if unreachable).  Order: depth first, next hops in link
+ * id order at each node.  The array is owned by the topology and stays
+ * valid; after a routing change a new call returns a new array. */
 const route *const *topo_paths(topo *t, int src_host, int dst_host, size_t *n);
 
 /* Takes a link down or up now.  A down link drops what reaches its ports;

@@ -8,6 +8,10 @@
 
 /* `aisim demo [--out DIR]`: returns an exit code. */
 int cli_demo(int argc, char **argv);
+/* The per-module parts of the demo: each prints one headline table and
+ * returns 0, or an exit code. */
+int demo_birp(const char *out_root);
+
 /* `aisim bench [--quick]`: returns an exit code. */
 int cli_bench(int argc, char **argv);
 /* `aisim plot RUN_DIR [--format png|svg]`: returns an exit code. */

@@ -2,9 +2,9 @@
  * demo.c - `aisim demo`: a short tour, one headline table per module, each
  * from a built-in example run at a size that takes a few seconds.
  *
- * Today the tour has the core's queueing validation: the single-server
- * queue at two loads with exponential service (M/M/1) and at one load with
- * deterministic service (M/D/1), each next to the Pollaczek-Khinchine value.
+ * The tour: the core's queueing validation (the single-server queue at two
+ * loads with exponential service and at one with deterministic service, each
+ * next to the Pollaczek-Khinchine value), then BIRP against its baselines.
  */
 #include <getopt.h>
 #include <math.h>
@@ -89,5 +89,13 @@ int cli_demo(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     printf("aisim demo (run directories under %s)\n\n", out_root);
-    return demo_queue(out_root);
+    int (*const parts[])(const char *) = {demo_queue, demo_birp};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        if (i)
+            printf("\n");
+        int r = parts[i](out_root);
+        if (r)
+            return r;
+    }
+    return 0;
 }

@@ -1,0 +1,542 @@
+/*
+ * topo_build.c - the standard topologies (dumbbell, star, leaf-spine,
+ * k-ary fat tree) and the scenario's `topology:` map, built through the
+ * public topo.h calls only.
+ *
+ * Numbering is part of the contract (topo.h): hosts first, named h0, h1,
+ * ..., then switches; links to hosts first, in host order, then the fabric.
+ * Fat tree after Al-Fares, Loukissas and Vahdat, "A Scalable, Commodity
+ * Data Center Network Architecture", SIGCOMM 2008: k pods of k/2 edge and
+ * k/2 aggregation switches, (k/2)^2 core switches, k^3/4 hosts, every
+ * switch with k ports.
+ *
+ * Scenario keys are read through cfg_key schemas, so units, ranges and
+ * unknown keys are reported by cfg_bind with file:line:column and key path;
+ * the checks schemas cannot express (unknown or duplicate node names, an
+ * odd k, a disconnected custom graph) produce messages in the same form.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/topo.h"
+
+/* ---- builders ----------------------------------------------------------- */
+
+static int check_link(const link_cfg *c, const char *what, err *e)
+{
+    if (c->rate_bps <= 0)
+        return ERR(e, AISIM_ERANGE, "%s: rate must be > 0, found %lld bps", what,
+                   (long long)c->rate_bps);
+    if (c->delay_ps < 0)
+        return ERR(e, AISIM_ERANGE, "%s: delay must be >= 0", what);
+    if (c->port.buffer_bytes <= 0)
+        return ERR(e, AISIM_ERANGE, "%s: buffer must be > 0", what);
+    return 0;
+}
+
+/* Node ids and hop distances are 16-bit: at most TOPO_MAX_NODES nodes. */
+static int check_size(int64_t nodes, const char *what, err *e)
+{
+    if (nodes > TOPO_MAX_NODES)
+        return ERR(e, AISIM_ERANGE, "%s: %lld nodes; at most %d are supported", what,
+                   (long long)nodes, TOPO_MAX_NODES);
+    return 0;
+}
+
+static int add_hosts(topo *t, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "h%d", i);
+        int id = topo_add_node(t, name, NODE_HOST);
+        assert(id == i);
+        (void)id;
+    }
+    return 0;
+}
+
+static int add_switch(topo *t, const char *fmt, int i, int j)
+{
+    char name[48];
+    snprintf(name, sizeof name, fmt, i, j);
+    int id = topo_add_node(t, name, NODE_SWITCH);
+    assert(id >= 0);
+    return id;
+}
+
+static void link_or_die(topo *t, int a, int b, const link_cfg *c)
+{
+    int id = topo_add_link(t, a, b, c);
+    assert(id >= 0);
+    (void)id;
+}
+
+int topo_build_dumbbell(topo *t, int left, int right, const link_cfg *edge,
+                        const link_cfg *bottleneck, err *e)
+{
+    assert(topo_nodes(t) == 0);
+    if (left < 1 || right < 1)
+        return ERR(e, AISIM_EINVAL, "dumbbell: expected at least one host on each side, found "
+                   "%d and %d", left, right);
+    int rc = check_size((int64_t)left + right + 2, "dumbbell", e);
+    if (!rc)
+        rc = check_link(edge, "dumbbell link", e);
+    if (!rc)
+        rc = check_link(bottleneck, "dumbbell bottleneck", e);
+    if (rc)
+        return rc;
+    add_hosts(t, left + right);
+    int sl = add_switch(t, "left", 0, 0), sr = add_switch(t, "right", 0, 0);
+    for (int i = 0; i < left + right; i++)
+        link_or_die(t, i, i < left ? sl : sr, edge);
+    link_or_die(t, sl, sr, bottleneck);
+    return topo_finish(t, e);
+}
+
+int topo_build_star(topo *t, int hosts, const link_cfg *edge, err *e)
+{
+    assert(topo_nodes(t) == 0);
+    if (hosts < 2)
+        return ERR(e, AISIM_EINVAL, "star: expected at least 2 hosts, found %d", hosts);
+    int rc = check_size((int64_t)hosts + 1, "star", e);
+    if (!rc)
+        rc = check_link(edge, "star link", e);
+    if (rc)
+        return rc;
+    add_hosts(t, hosts);
+    int sw = add_switch(t, "sw0", 0, 0);
+    for (int i = 0; i < hosts; i++)
+        link_or_die(t, i, sw, edge);
+    return topo_finish(t, e);
+}
+
+int topo_build_leaf_spine(topo *t, int leaves, int spines, int hosts_per_leaf,
+                          const link_cfg *host_link, const link_cfg *fabric_link, err *e)
+{
+    assert(topo_nodes(t) == 0);
+    if (leaves < 1 || spines < 1 || hosts_per_leaf < 1)
+        return ERR(e, AISIM_EINVAL, "leaf_spine: expected at least one leaf, spine and host "
+                   "per leaf, found %d, %d and %d", leaves, spines, hosts_per_leaf);
+    int rc = check_size((int64_t)leaves * hosts_per_leaf + leaves + spines, "leaf_spine", e);
+    if (!rc)
+        rc = check_link(host_link, "leaf_spine host link", e);
+    if (!rc)
+        rc = check_link(fabric_link, "leaf_spine fabric link", e);
+    if (rc)
+        return rc;
+    int hosts = leaves * hosts_per_leaf;
+    add_hosts(t, hosts);
+    int leaf0 = hosts, spine0 = hosts + leaves;
+    for (int l = 0; l < leaves; l++)
+        add_switch(t, "leaf%d", l, 0);
+    for (int s = 0; s < spines; s++)
+        add_switch(t, "spine%d", s, 0);
+    for (int i = 0; i < hosts; i++)
+        link_or_die(t, i, leaf0 + i / hosts_per_leaf, host_link);
+    for (int l = 0; l < leaves; l++)
+        for (int s = 0; s < spines; s++)
+            link_or_die(t, leaf0 + l, spine0 + s, fabric_link);
+    return topo_finish(t, e);
+}
+
+int topo_build_fat_tree(topo *t, int k, const link_cfg *link, err *e)
+{
+    assert(topo_nodes(t) == 0);
+    if (k < 2 || k % 2)
+        return ERR(e, AISIM_EINVAL, "fat_tree: expected an even k >= 2, found %d", k);
+    int rc = check_size((int64_t)k * k * k / 4 + (int64_t)5 * k * k / 4, "fat_tree", e);
+    if (!rc)
+        rc = check_link(link, "fat_tree link", e);
+    if (rc)
+        return rc;
+    int h = k / 2, hosts = k * k * k / 4, per_pod = k * k / 4;
+    add_hosts(t, hosts);
+    int edge0 = hosts, agg0 = edge0 + k * h, core0 = agg0 + k * h;
+    for (int p = 0; p < k; p++)
+        for (int i = 0; i < h; i++)
+            add_switch(t, "edge%d_%d", p, i);
+    for (int p = 0; p < k; p++)
+        for (int i = 0; i < h; i++)
+            add_switch(t, "agg%d_%d", p, i);
+    for (int c = 0; c < h * h; c++)
+        add_switch(t, "core%d", c, 0);
+    for (int i = 0; i < hosts; i++)
+        link_or_die(t, i, edge0 + (i / per_pod) * h + (i % per_pod) / h, link);
+    for (int p = 0; p < k; p++)
+        for (int i = 0; i < h; i++)
+            for (int j = 0; j < h; j++)
+                link_or_die(t, edge0 + p * h + i, agg0 + p * h + j, link);
+    for (int p = 0; p < k; p++)
+        for (int j = 0; j < h; j++)
+            for (int m = 0; m < h; m++)
+                link_or_die(t, agg0 + p * h + j, core0 + j * h + m, link);
+    return topo_finish(t, e);
+}
+
+/* ---- scenario ----------------------------------------------------------- */
+
+/* A link's settings as the scenario gives them. */
+typedef struct link_raw {
+    int64_t rate_bps, delay_ps, buffer_bytes, ecn_k_bytes;
+    int64_t red_min_bytes, red_max_bytes;
+    double red_max_p, red_weight;
+    int64_t priorities;
+} link_raw;
+
+/* The link keys, for a struct T with a link_raw field F.  DEF selects
+ * defaults (a full link map) or none, everything optional (overrides). */
+#define LINK_KEYS(T, F, DEF)                                                                 \
+    {.name = "rate", .type = CFG_RATE, .off = offsetof(T, F.rate_bps),                       \
+     .flags = CFG_MIN_EXCL | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0,                           \
+     .help = "line rate of both directions"},                                                \
+    {.name = "delay", .type = CFG_TIME, .off = offsetof(T, F.delay_ps),                      \
+     .def = (DEF) ? "1us" : NULL, .flags = CFG_MIN | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0,   \
+     .help = "propagation delay, each direction"},                                           \
+    {.name = "buffer", .type = CFG_SIZE, .off = offsetof(T, F.buffer_bytes),                 \
+     .def = (DEF) ? "1MiB" : NULL, .flags = CFG_MIN_EXCL | ((DEF) ? 0 : CFG_OPTIONAL),       \
+     .min = 0, .help = "drop-tail buffer of each egress port"},                              \
+    {.name = "ecn_k", .type = CFG_SIZE, .off = offsetof(T, F.ecn_k_bytes),                   \
+     .def = (DEF) ? "0B" : NULL, .flags = CFG_MIN | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0,    \
+     .help = "DCTCP marking threshold K (0: off)"},                                          \
+    {.name = "red_min", .type = CFG_SIZE, .off = offsetof(T, F.red_min_bytes),               \
+     .def = (DEF) ? "0B" : NULL, .flags = CFG_MIN | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0,    \
+     .help = "RED: no marking below this average queue (0: RED off)"},                       \
+    {.name = "red_max", .type = CFG_SIZE, .off = offsetof(T, F.red_max_bytes),               \
+     .def = (DEF) ? "0B" : NULL, .flags = CFG_MIN | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0,    \
+     .help = "RED: mark everything above this average queue"},                               \
+    {.name = "red_max_p", .type = CFG_FLOAT, .off = offsetof(T, F.red_max_p),                \
+     .def = (DEF) ? "0.1" : NULL, .flags = CFG_MIN | CFG_MAX | ((DEF) ? 0 : CFG_OPTIONAL),   \
+     .min = 0, .max = 1, .help = "RED: marking probability at red_max"},                     \
+    {.name = "red_weight", .type = CFG_FLOAT, .off = offsetof(T, F.red_weight),              \
+     .def = (DEF) ? "0.002" : NULL,                                                          \
+     .flags = CFG_MIN_EXCL | CFG_MAX | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0, .max = 1,       \
+     .help = "RED: EWMA weight of the average queue"},                                       \
+    {.name = "priorities", .type = CFG_INT, .off = offsetof(T, F.priorities),                \
+     .def = (DEF) ? "1" : NULL, .flags = CFG_MIN | CFG_MAX | ((DEF) ? 0 : CFG_OPTIONAL),     \
+     .min = 1, .max = PORT_MAX_PRIO, .help = "strict-priority classes per port"}
+
+typedef struct link_item {
+    link_raw l;
+} link_item;
+
+static const cfg_key link_keys[] = {LINK_KEYS(link_item, l, 1), {0}};
+
+/* An entry of a custom topology's `links` list. */
+typedef struct custom_link {
+    const char *a, *b;
+    link_raw l;
+} custom_link;
+
+#define CUSTOM_ENDS                                                                          \
+    {.name = "a", .type = CFG_STR, .off = offsetof(custom_link, a), .help = "one end"},      \
+    {.name = "b", .type = CFG_STR, .off = offsetof(custom_link, b), .help = "other end"}
+
+static const cfg_key custom_link_full_keys[] = {CUSTOM_ENDS, LINK_KEYS(custom_link, l, 1), {0}};
+static const cfg_key custom_link_over_keys[] = {CUSTOM_ENDS, LINK_KEYS(custom_link, l, 0), {0}};
+
+enum { K_DUMBBELL, K_STAR, K_LEAF_SPINE, K_FAT_TREE, K_CUSTOM };
+static const char *const kinds[] = {"dumbbell", "star", "leaf_spine", "fat_tree", "custom", NULL};
+
+typedef struct topo_raw {
+    int kind;
+    int64_t left, right, hosts, leaves, spines, hosts_per_leaf, k;
+    double oversub;
+    cfg_node *link, *bottleneck, *host_link, *fabric_link;
+    cfg_node *host_list, *switch_list, *links;
+} topo_raw;
+
+#define KIND_KEY                                                                             \
+    {.name = "kind", .type = CFG_ENUM, .off = offsetof(topo_raw, kind), .choices = kinds,    \
+     .help = "dumbbell | star | leaf_spine | fat_tree | custom"}
+#define COUNT_KEY(N, F, LO, H)                                                               \
+    {.name = N, .type = CFG_INT, .off = offsetof(topo_raw, F), .flags = CFG_MIN | CFG_MAX,   \
+     .min = LO, .max = 100000, .help = H}
+#define NODE_KEY(N, F, FL, H)                                                                \
+    {.name = N, .type = CFG_NODE, .off = offsetof(topo_raw, F), .flags = FL, .help = H}
+
+static const cfg_key dumbbell_keys[] = {
+    KIND_KEY,
+    COUNT_KEY("left", left, 1, "hosts on the left switch"),
+    COUNT_KEY("right", right, 1, "hosts on the right switch"),
+    NODE_KEY("link", link, 0, "host links"),
+    NODE_KEY("bottleneck", bottleneck, CFG_OPTIONAL, "the switch-switch link (default: link)"),
+    {0},
+};
+static const cfg_key star_keys[] = {
+    KIND_KEY,
+    COUNT_KEY("hosts", hosts, 2, "hosts on the switch (incast: h0 receives)"),
+    NODE_KEY("link", link, 0, "host links"),
+    {0},
+};
+static const cfg_key leaf_spine_keys[] = {
+    KIND_KEY,
+    COUNT_KEY("leaves", leaves, 1, "leaf (top-of-rack) switches"),
+    COUNT_KEY("spines", spines, 1, "spine switches"),
+    COUNT_KEY("hosts_per_leaf", hosts_per_leaf, 1, "hosts under each leaf"),
+    NODE_KEY("host_link", host_link, 0, "host-leaf links"),
+    NODE_KEY("fabric_link", fabric_link, CFG_OPTIONAL, "leaf-spine links (default: host_link)"),
+    {.name = "oversubscription", .type = CFG_FLOAT, .off = offsetof(topo_raw, oversub),
+     .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0,
+     .help = "sets the fabric rate to hosts_per_leaf*host rate/(spines*this)"},
+    {0},
+};
+static const cfg_key fat_tree_keys[] = {
+    KIND_KEY,
+    {.name = "k", .type = CFG_INT, .off = offsetof(topo_raw, k), .flags = CFG_MIN | CFG_MAX,
+     .min = 2, .max = 62, .help = "switch radix (even; 62 is the largest within 65534 nodes)"},
+    NODE_KEY("link", link, 0, "every link"),
+    {0},
+};
+static const cfg_key custom_keys[] = {
+    KIND_KEY,
+    NODE_KEY("hosts", host_list, 0, "host names"),
+    NODE_KEY("switches", switch_list, CFG_OPTIONAL, "switch names"),
+    NODE_KEY("link", link, CFG_OPTIONAL, "default settings of every link"),
+    NODE_KEY("links", links, 0, "links: {a: NAME, b: NAME, ...overrides}"),
+    {0},
+};
+static const cfg_key *const kind_keys[] = {dumbbell_keys, star_keys, leaf_spine_keys,
+                                           fat_tree_keys, custom_keys};
+
+static void raw_to_link(const link_raw *r, link_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->rate_bps = r->rate_bps;
+    c->delay_ps = r->delay_ps;
+    c->port.rate_bps = r->rate_bps;
+    c->port.buffer_bytes = r->buffer_bytes;
+    c->port.ecn_k_bytes = r->ecn_k_bytes;
+    c->port.red_min_bytes = r->red_min_bytes;
+    c->port.red_max_bytes = r->red_max_bytes;
+    c->port.red_max_p = r->red_max_p;
+    c->port.red_weight = r->red_weight;
+    c->port.nprio = (int)r->priorities;
+}
+
+/* Checks what the schema cannot: RED's max above its min. */
+static int check_red(const link_raw *r, const cfg_node *n, const char *path, err *e)
+{
+    if (r->red_min_bytes > 0 && r->red_max_bytes <= r->red_min_bytes) {
+        char p[256];
+        cfg_path(p, sizeof p, path, "red_max");
+        const cfg_node *at = cfg_get(n, "red_max") ? cfg_get(n, "red_max") : n;
+        return cfg_err(e, AISIM_EINVAL, at, p, "expected red_max > red_min (%lld B), found %lld B",
+                       (long long)r->red_min_bytes, (long long)r->red_max_bytes);
+    }
+    return 0;
+}
+
+/* Binds link map n (at key `key` of the topology map) into *out. */
+static int bind_link(cfg_node *n, const char *path, const char *key, link_raw *out, err *e)
+{
+    char p[256];
+    cfg_path(p, sizeof p, path, key);
+    link_item it = {0};
+    int rc = cfg_bind(n, p, link_keys, &it, e);
+    if (rc)
+        return rc;
+    rc = check_red(&it.l, n, p, e);
+    if (rc)
+        return rc;
+    *out = it.l;
+    return 0;
+}
+
+/* A node name: letters, digits, '_', '.', '-' (names appear in CSV files). */
+static bool name_ok(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '.' || *s == '-'))
+            return false;
+    return true;
+}
+
+static int add_named(topo *t, cfg_node *list, const char *path, const char *key,
+                     enum node_kind kind, cfg_node ***where, size_t *nwhere, err *e)
+{
+    char p[256], pi[256];
+    cfg_path(p, sizeof p, path, key);
+    char buf[64];
+    if (cfg_kind(list) != CFG_SEQ)
+        return cfg_err(e, AISIM_EINVAL, list, p, "expected a list of names, found %s",
+                       cfg_describe(list, buf, sizeof buf));
+    if (kind == NODE_HOST && cfg_len(list) == 0)
+        return cfg_err(e, AISIM_EINVAL, list, p, "expected at least one host, found none");
+    for (size_t i = 0; i < cfg_len(list); i++) {
+        cfg_node *x = cfg_at(list, i);
+        cfg_path_index(pi, sizeof pi, p, i);
+        const char *name = cfg_scalar(x);
+        if (!name || cfg_is_null(x) || !name_ok(name))
+            return cfg_err(e, AISIM_EINVAL, x, pi, "expected a node name (letters, digits, "
+                           "'_', '.', '-'), found %s", cfg_describe(x, buf, sizeof buf));
+        int prev = topo_find_node(t, name);
+        if (prev >= 0)
+            return cfg_err(e, AISIM_EINVAL, x, pi, "duplicate node name \"%s\" (first given "
+                           "at line %d, column %d)", name, cfg_line((*where)[prev]),
+                           cfg_col((*where)[prev]));
+        int id = topo_add_node(t, name, kind);
+        if (id < 0)
+            return cfg_err(e, id, x, pi, "too many nodes");
+        *where = xrealloc(*where, (size_t)(id + 1) * sizeof **where);
+        (*where)[id] = x;
+        *nwhere = (size_t)id + 1;
+    }
+    return 0;
+}
+
+static int custom_end(topo *t, cfg_node *item, const char *path, const char *key,
+                      const char *name, err *e)
+{
+    int id = topo_find_node(t, name);
+    if (id >= 0)
+        return id;
+    char p[256];
+    cfg_path(p, sizeof p, path, key);
+    return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), p, "unknown node \"%s\" (not in hosts "
+                   "or switches)", name);
+}
+
+static int build_custom(topo *t, cfg_node *n, const char *path, topo_raw *r, err *e)
+{
+    cfg_node **where = NULL;
+    size_t nwhere = 0;
+    int rc = add_named(t, r->host_list, path, "hosts", NODE_HOST, &where, &nwhere, e);
+    if (!rc && r->switch_list)
+        rc = add_named(t, r->switch_list, path, "switches", NODE_SWITCH, &where, &nwhere, e);
+    free(where);
+    if (rc)
+        return rc;
+    link_raw def = {0};
+    if (r->link && (rc = bind_link(r->link, path, "link", &def, e)))
+        return rc;
+    char p[256], pi[256];
+    cfg_path(p, sizeof p, path, "links");
+    char buf[64];
+    if (cfg_kind(r->links) != CFG_SEQ)
+        return cfg_err(e, AISIM_EINVAL, r->links, p, "expected a list of links, found %s",
+                       cfg_describe(r->links, buf, sizeof buf));
+    for (size_t i = 0; i < cfg_len(r->links); i++) {
+        cfg_node *item = cfg_at(r->links, i);
+        cfg_path_index(pi, sizeof pi, p, i);
+        custom_link cl = {.l = def};
+        rc = cfg_bind(item, pi, r->link ? custom_link_over_keys : custom_link_full_keys, &cl, e);
+        if (rc)
+            return rc;
+        if ((rc = check_red(&cl.l, item, pi, e)))
+            return rc;
+        int a = custom_end(t, item, pi, "a", cl.a, e);
+        if (a < 0)
+            return a;
+        int b = custom_end(t, item, pi, "b", cl.b, e);
+        if (b < 0)
+            return b;
+        if (a == b)
+            return cfg_err(e, AISIM_EINVAL, item, pi, "a link from %s to itself", cl.a);
+        link_cfg lc;
+        raw_to_link(&cl.l, &lc);
+        int id = topo_add_link(t, a, b, &lc);
+        assert(id >= 0);
+        (void)id;
+    }
+    rc = topo_finish(t, e);
+    if (rc) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return cfg_err(e, rc, n, path, "%s", msg);
+    }
+    return 0;
+}
+
+int topo_from_cfg(topo *t, cfg_node *n, const char *path, err *e)
+{
+    char buf[64], p[256];
+    if (!n)
+        return ERR(e, AISIM_EINVAL, "%s: missing required key (expected a map with kind: "
+                   "dumbbell, star, leaf_spine, fat_tree or custom)", path);
+    if (cfg_kind(n) != CFG_MAP)
+        return cfg_err(e, AISIM_EINVAL, n, path, "expected a map, found %s",
+                       cfg_describe(n, buf, sizeof buf));
+    topo_raw r = {0};
+    cfg_node *kn = cfg_get(n, "kind");
+    cfg_path(p, sizeof p, path, "kind");
+    if (!kn)
+        return cfg_err(e, AISIM_EINVAL, n, p, "missing required key (expected one of: dumbbell, "
+                       "star, leaf_spine, fat_tree, custom)");
+    static const cfg_key kind_only = KIND_KEY;
+    int rc = cfg_value(kn, p, &kind_only, &r.kind, e);
+    if (rc)
+        return rc;
+    rc = cfg_bind(n, path, kind_keys[r.kind], &r, e);
+    if (rc)
+        return rc;
+    link_raw a, b;
+    link_cfg la, lb;
+    switch (r.kind) {
+    case K_DUMBBELL:
+        if ((rc = bind_link(r.link, path, "link", &a, e)))
+            return rc;
+        b = a;
+        if (r.bottleneck && (rc = bind_link(r.bottleneck, path, "bottleneck", &b, e)))
+            return rc;
+        raw_to_link(&a, &la);
+        raw_to_link(&b, &lb);
+        rc = topo_build_dumbbell(t, (int)r.left, (int)r.right, &la, &lb, e);
+        break;
+    case K_STAR:
+        if ((rc = bind_link(r.link, path, "link", &a, e)))
+            return rc;
+        raw_to_link(&a, &la);
+        rc = topo_build_star(t, (int)r.hosts, &la, e);
+        break;
+    case K_LEAF_SPINE:
+        if ((rc = bind_link(r.host_link, path, "host_link", &a, e)))
+            return rc;
+        b = a;
+        if (r.fabric_link && r.oversub > 0) {
+            cfg_path(p, sizeof p, path, "oversubscription");
+            return cfg_err(e, AISIM_EINVAL, cfg_get(n, "oversubscription"), p,
+                           "give either fabric_link or oversubscription, not both");
+        }
+        if (r.fabric_link && (rc = bind_link(r.fabric_link, path, "fabric_link", &b, e)))
+            return rc;
+        if (r.oversub > 0) {
+            double rate = (double)r.hosts_per_leaf * (double)a.rate_bps /
+                          ((double)r.spines * r.oversub);
+            b.rate_bps = (int64_t)(rate + 0.5);
+            if (b.rate_bps < 1) {
+                cfg_path(p, sizeof p, path, "oversubscription");
+                return cfg_err(e, AISIM_ERANGE, cfg_get(n, "oversubscription"), p,
+                               "makes the fabric rate 0 bps");
+            }
+        }
+        raw_to_link(&a, &la);
+        raw_to_link(&b, &lb);
+        rc = topo_build_leaf_spine(t, (int)r.leaves, (int)r.spines, (int)r.hosts_per_leaf, &la,
+                                   &lb, e);
+        break;
+    case K_FAT_TREE:
+        if (r.k % 2) {
+            cfg_path(p, sizeof p, path, "k");
+            return cfg_err(e, AISIM_EINVAL, cfg_get(n, "k"), p,
+                           "expected an even integer, found \"%s\"",
+                           cfg_scalar(cfg_get(n, "k")));
+        }
+        if ((rc = bind_link(r.link, path, "link", &a, e)))
+            return rc;
+        raw_to_link(&a, &la);
+        rc = topo_build_fat_tree(t, (int)r.k, &la, e);
+        break;
+    default:
+        return build_custom(t, n, path, &r, e);
+    }
+    if (rc) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return cfg_err(e, rc, n, path, "%s", msg);
+    }
+    return 0;
+}

@@ -1,0 +1,140 @@
+/*
+ * birp.h - BIRP's decision logic, sans-I/O (Sun et al., "BIRP: Batch-aware
+ * Inference workload Redistribution and Parallel scheme for edge
+ * collaboration", ICPP 2023).  No engine header: callers pass observations
+ * in and get decisions back.  docs/birp.md has the full formulation.
+ *
+ *  - TIR, the Throughput Improvement Ratio of batch b over serial execution,
+ *    TIR(b) = b * l(1) / l(b).  The optimiser uses the two-parameter
+ *    saturating form
+ *        TIR_j(b; a, beta) = 1 + a * (T_j - 1) * (1 - exp(-beta (b - 1)))
+ *    where T_j is edge j's profiled TIR at its largest batch: a scales the
+ *    attainable gain (co-located batches and run-to-run noise make the real
+ *    gain smaller than the profile's), beta sets how fast it saturates.
+ *  - UCB1 (Auer, Cesa-Bianchi, Fischer 2002) over a grid of (a, beta) arms,
+ *    rewards in [0, 1] (1 - mean inference loss of an epoch).
+ *  - The slot problem: routing fractions y_ij, a convex combination z_jk of
+ *    the batch-size breakpoints b_k per edge (the piecewise-linear stand-in
+ *    for the integer batch size), overflow o_j; a convex QP solved with
+ *    Ipopt.  Solver status is checked on every call; a failed or
+ *    constraint-violating solve falls back to local routing at the largest
+ *    SLO-safe batch and is counted.
+ *  - The model-selection baseline's planner (Clipper/Jellyfish style: keep the
+ *    most accurate models whose serial capacity carries the load, downgrade
+ *    the cheapest accuracy first) and its capacity-proportional routing.
+ */
+#ifndef AISIM_BIRP_H
+#define AISIM_BIRP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+
+#define BIRP_MAX_EDGES 8
+#define BIRP_MAX_GRID 12
+
+/* ---- TIR ------------------------------------------------------------------ */
+
+/* Parametric TIR of batch b (>= 1) for an edge whose profiled maximum TIR
+ * is tmax (>= 1). */
+double birp_tir(double b, double tmax, double a, double beta);
+
+/* ---- UCB1 bandit ------------------------------------------------------------ */
+
+typedef struct birp_bandit {
+    int narms;
+    int64_t t;          /* pulls so far */
+    int64_t *pulls;     /* per arm; owned */
+    double *sum;        /* reward sums per arm; owned */
+    double c;           /* exploration constant (sqrt(2) in UCB1) */
+} birp_bandit;
+
+void birp_bandit_init(birp_bandit *b, int narms, double c);
+void birp_bandit_fini(birp_bandit *b);
+/* The arm to play next: each arm once in index order, then the largest
+ * mean + c*sqrt(ln t / n); ties go to the lower index. */
+int birp_bandit_select(const birp_bandit *b);
+/* Records reward r (clamped to [0, 1]) for arm. */
+void birp_bandit_update(birp_bandit *b, int arm, double r);
+/* The arm with the highest empirical mean among played arms (0 if none). */
+int birp_bandit_best(const birp_bandit *b);
+
+/* ---- the slot problem ------------------------------------------------------- */
+
+typedef struct birp_slot_in {
+    int nedges;                             /* E, <= BIRP_MAX_EDGES */
+    int ngrid;                              /* K, <= BIRP_MAX_GRID */
+    double lambda[BIRP_MAX_EDGES];          /* arrivals expected at origin i, req/s */
+    double backlog[BIRP_MAX_EDGES];         /* queued at j, expressed as req/s over the slot */
+    double prev_load[BIRP_MAX_EDGES];       /* load at j in the last slot, req/s (weights) */
+    double tau_s[BIRP_MAX_EDGES][BIRP_MAX_EDGES];   /* transfer delay i -> j, s (0 on i = j) */
+    double acc[BIRP_MAX_EDGES];             /* accuracy of the models j runs, [0, 1] */
+    int batch[BIRP_MAX_GRID];               /* breakpoints b_k, increasing, batch[0] = 1 */
+    double lat_s[BIRP_MAX_EDGES][BIRP_MAX_GRID];    /* l_j(b_k), s */
+    double mu[BIRP_MAX_EDGES][BIRP_MAX_GRID];       /* service rate TIR_j(b_k)/l_j(1), req/s */
+    double slo_s;                           /* tightest SLO, s */
+    int local_only;                         /* 1: y fixed to the identity */
+    /* objective weights (docs/birp.md) */
+    double w_tau, w_batch, w_queue, w_util;
+    int max_iter;                           /* Ipopt iteration limit (tests force failure) */
+} birp_slot_in;
+
+typedef struct birp_slot_out {
+    double y[BIRP_MAX_EDGES][BIRP_MAX_EDGES];   /* fraction of i's arrivals run at j */
+    double z[BIRP_MAX_EDGES][BIRP_MAX_GRID];    /* breakpoint weights */
+    double o[BIRP_MAX_EDGES];                   /* overflow, req/s */
+    double lat_bound_s[BIRP_MAX_EDGES];         /* batch-latency bound used */
+    int bcap[BIRP_MAX_EDGES];                   /* rounded batch-size cap (>= 1) */
+    double obj;                                 /* objective at (y, z, o) */
+    int status;                                 /* Ipopt ApplicationReturnStatus, or
+                                                   BIRP_STATUS_TRIVIAL */
+    int fallback;                               /* 1: safe decision used */
+} birp_slot_out;
+
+#define BIRP_STATUS_TRIVIAL 100     /* no load: nothing to solve */
+
+/* Fills lat_bound_s and the breakpoints' feasibility from `in`, builds the
+ * QP, solves it and rounds it.  Never fails: on solver failure or a solution
+ * that violates a constraint by more than 1e-6, out->fallback = 1 and the
+ * decision is local routing with the largest batch within the latency bound.
+ * lat_curve(j, b) gives l_j(b) for rounding (may be NULL: interpolate the
+ * breakpoints). */
+void birp_slot_solve(const birp_slot_in *in, double (*lat_curve)(void *ctx, int j, double b),
+                     void *ctx, birp_slot_out *out);
+
+/* The objective of (y, z) with o at its optimum max(0, load - capacity), per
+ * docs/birp.md; used for checks. */
+double birp_slot_objective(const birp_slot_in *in, const double y[][BIRP_MAX_EDGES],
+                           const double z[][BIRP_MAX_GRID]);
+
+/* Largest violation of any constraint by (y, z, o) (0 if feasible). */
+double birp_slot_violation(const birp_slot_in *in, const birp_slot_out *out);
+
+/* ---- model-selection baseline ----------------------------------------------- */
+
+#define BIRP_MAX_LEVELS 8
+
+typedef struct birp_ms_in {
+    int nedges;
+    int nlevels[BIRP_MAX_EDGES];                /* model options per edge, best first */
+    double acc[BIRP_MAX_EDGES][BIRP_MAX_LEVELS];/* accuracy of each option */
+    double cap[BIRP_MAX_EDGES][BIRP_MAX_LEVELS];/* serial capacity 1/l(1), req/s */
+    double lambda[BIRP_MAX_EDGES];              /* arrivals at origin i, req/s */
+    double backlog[BIRP_MAX_EDGES];             /* queued at j, req/s over the slot */
+    double target_util;                         /* e.g. 0.9 */
+} birp_ms_in;
+
+/* Chooses a level per edge: starting from the most accurate, while the load
+ * exceeds target_util * total capacity, downgrades the edge whose next level
+ * adds the most capacity per accuracy point lost.  Then routes: each edge
+ * keeps up to its capacity share of the total load, and sends the excess to
+ * the edges below their share in proportion to their spare share. */
+void birp_ms_plan(const birp_ms_in *in, int level[BIRP_MAX_EDGES],
+                  double y[BIRP_MAX_EDGES][BIRP_MAX_EDGES]);
+
+/* Proportional routing used above: share_j (sums to 1) of the total
+ * lambda + backlog should run at j.  Fills y (rows sum to 1). */
+void birp_route_proportional(int n, const double *lambda, const double *backlog,
+                             const double *share, double y[BIRP_MAX_EDGES][BIRP_MAX_EDGES]);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * test_birp_sim.c - the BIRP model end to end: BIRP beats model selection on
+ * the same seed, batching beats serial execution on one edge at the same
+ * load, runs are deterministic, and bad scenarios fail with file:line:col.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/run.h"
+
+#define SMALL "examples/birp/small.yaml"
+
+static char tmpdir[64];
+
+static int setup(void **st)
+{
+    (void)st;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_birp_sim_%s", "XX" "XX" "XX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **st)
+{
+    (void)st;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs a scenario with overrides; returns results (new reference) or NULL
+ * with e filled. */
+static json_t *run(const char *scenario, const char *tag, const char **sets, int nsets, err *e,
+                   int *rc)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, tag);
+    run_opts o = {.scenario = scenario, .out_dir = dir, .sets = sets, .nsets = nsets};
+    json_t *sum = NULL;
+    *rc = run_scenario(&o, &sum, NULL, e);
+    if (*rc)
+        return NULL;
+    json_t *res = json_incref(json_object_get(sum, "results"));
+    json_decref(sum);
+    return res;
+}
+
+static double num(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+static void test_birp_loss_lower_than_model_selection_same_seed(void **st)
+{
+    (void)st;
+    err e = {0};
+    int rc;
+    const char *sb[] = {"birp.policy=birp"}, *sm[] = {"birp.policy=model_selection"};
+    json_t *b = run(SMALL, "e2e-birp", sb, 1, &e, &rc);
+    if (!b)
+        fail_msg("%s", e.msg);
+    json_t *m = run(SMALL, "e2e-ms", sm, 1, &e, &rc);
+    if (!m)
+        fail_msg("%s", e.msg);
+    double lb = num(b, "inference_loss"), lm = num(m, "inference_loss");
+    double fb = num(b, "slo_failure_rate"), fm = num(m, "slo_failure_rate");
+    print_message("loss birp %.4f model_selection %.4f (%.1f%% lower); SLO failures %.4f vs %.4f\n",
+                  lb, lm, 100 * (lm - lb) / lm, fb, fm);
+    assert_true(num(b, "requests") > 15000);
+    assert_true(fabs(num(b, "requests") - num(m, "requests")) < 0.01 * num(b, "requests"));
+    assert_true(lb < lm);
+    assert_true(lb < 0.8 * lm);          /* measured about 35% lower */
+    assert_true(fb < fm);
+    /* BIRP's served requests use the accurate models (resnet50/101, ~81%) */
+    assert_true(num(b, "served_accuracy") > 0.80);
+    assert_true(num(m, "served_accuracy") < 0.78);
+    json_t *so = json_object_get(b, "solver");
+    /* one QP per slot, plus re-solves after model downgrades (at most 4E per slot) */
+    json_int_t solves = json_integer_value(json_object_get(so, "solves"));
+    assert_true(solves >= 41 && solves <= 41 * 13);
+    assert_int_equal(json_integer_value(json_object_get(so, "fallbacks")), 0);
+    json_decref(b);
+    json_decref(m);
+}
+
+static void test_batched_beats_serial_on_one_edge(void **st)
+{
+    (void)st;
+    /* One Jetson AGX Orin, Poisson arrivals at 2x its serial capacity. */
+    const char *common[] = {
+        "birp.edges=[{name: orin, device: Jetson AGX Orin, memory: 64GB, models: [resnet50]}]",
+        "birp.classes=[{name: c, slo: 200ms, models: [resnet50]}]",
+        "birp.workload={source: poisson, load: 2.0}",
+        "birp.latency_sigma=0",
+        NULL, NULL};
+    err e = {0};
+    int rc;
+    common[4] = "birp.policy=serial";
+    json_t *s = run(SMALL, "batch-serial", common, 5, &e, &rc);
+    if (!s)
+        fail_msg("%s", e.msg);
+    common[4] = "birp.policy=birp_static";
+    json_t *b = run(SMALL, "batch-birp", common, 5, &e, &rc);
+    if (!b)
+        fail_msg("%s", e.msg);
+    double ts = num(s, "throughput_rps"), tb = num(b, "throughput_rps");
+    double cap = num(s, "serial_capacity_rps");      /* 1 / 6.4 ms = 156/s */
+    print_message("one edge at load 2: serial %.1f req/s, batched %.1f req/s (serial capacity %.1f)\n",
+                  ts, tb, cap);
+    assert_float_equal(cap, 1 / 6.4e-3, 1e-6);
+    assert_true(ts <= cap * 1.01);           /* serial cannot beat 1/l(1) */
+    assert_true(ts > cap * 0.9);             /* and is saturated */
+    assert_true(tb > 1.8 * ts);              /* batching carries the 2x load */
+    assert_true(num(b, "slo_failure_rate") < 0.05);
+    assert_true(num(s, "slo_failure_rate") > 0.4);
+    json_decref(s);
+    json_decref(b);
+}
+
+static void test_bandit_beats_static_tir_when_the_gain_drifts(void **st)
+{
+    (void)st;
+    const char *sets[] = {"birp.drift_at=10s", "birp.drift_tir_gain=0.4",
+                          "birp.bandit.a=[0.2, 0.4, 0.7, 1.0]", "stop=60s",
+                          "birp.workload.load=1.5", NULL};
+    err e = {0};
+    int rc;
+    sets[5] = "birp.policy=birp";
+    json_t *b = run(SMALL, "drift-birp", sets, 6, &e, &rc);
+    if (!b)
+        fail_msg("%s", e.msg);
+    sets[5] = "birp.policy=birp_static";
+    json_t *s = run(SMALL, "drift-static", sets, 6, &e, &rc);
+    if (!s)
+        fail_msg("%s", e.msg);
+    double lb = num(b, "inference_loss"), ls = num(s, "inference_loss");
+    json_t *bo = json_object_get(b, "bandit");
+    print_message("TIR drift: loss bandit %.4f, static %.4f; bandit's best a %.2f\n", lb, ls,
+                  num(bo, "best_a"));
+    assert_true(lb < ls - 0.02);                 /* measured 0.248 vs 0.318 */
+    assert_true(num(bo, "best_a") < 1.0);       /* it learned a smaller gain */
+    assert_int_equal(json_integer_value(json_object_get(bo, "pulls")), 20);
+    json_decref(b);
+    json_decref(s);
+}
+
+static void test_streams_are_rescaled_to_the_load(void **st)
+{
+    (void)st;
+    /* load 1.2 of the three edges' serial capacity, for each source */
+    const char *srcs[] = {"birp.workload.source=trace", "birp.workload.source=poisson",
+                          "birp.workload={source: onoff, on: 500ms, off: 500ms}"};
+    for (int i = 0; i < 3; i++) {
+        const char *sets[] = {srcs[i], "birp.workload.load=1.2", "stop=65s", "birp.policy=local"};
+        err e = {0};
+        int rc;
+        json_t *r = run(SMALL, "rate", sets, 4, &e, &rc);
+        if (!r)
+            fail_msg("%s", e.msg);
+        double off = num(r, "offered_rps"), cap = num(r, "serial_capacity_rps");
+        double got = num(r, "arrival_rate_rps");
+        print_message("%s: offered %.1f req/s, measured %.1f req/s\n", srcs[i], off, got);
+        assert_float_equal(off, 1.2 * cap, 1e-9);
+        /* 60 s measured: Poisson within 3%; the trace and on/off (about 60
+         * exponential cycles) are burstier */
+        assert_true(fabs(got - off) < (i == 1 ? 0.03 : 0.10) * off);
+        json_decref(r);
+    }
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_int_equal(fread(b, 1, (size_t)n, f), n);
+    b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+static void test_same_seed_same_bytes(void **st)
+{
+    (void)st;
+    const char *sets[] = {"stop=15s", "birp.workload.source=onoff"};
+    err e = {0};
+    int rc;
+    json_t *a = run(SMALL, "det-a", sets, 2, &e, &rc);
+    json_t *b = run(SMALL, "det-b", sets, 2, &e, &rc);
+    assert_non_null(a);
+    assert_non_null(b);
+    json_object_del(a, "wall");
+    json_object_del(b, "wall");
+    assert_true(json_equal(a, b));
+    const char *files[] = {"classes.csv", "edges.csv", "slots.csv"};
+    for (int i = 0; i < 3; i++) {
+        char pa[256], pb[256];
+        snprintf(pa, sizeof pa, "%s/det-a/%s", tmpdir, files[i]);
+        snprintf(pb, sizeof pb, "%s/det-b/%s", tmpdir, files[i]);
+        char *x = slurp(pa), *y = slurp(pb);
+        assert_string_equal(x, y);
+        free(x);
+        free(y);
+    }
+    json_decref(a);
+    json_decref(b);
+}
+
+static void expect_bad(const char **sets, int nsets, const char *needle)
+{
+    err e = {0};
+    int rc;
+    json_t *r = run(SMALL, "bad", sets, nsets, &e, &rc);
+    assert_null(r);
+    assert_int_equal(run_exit_code(rc), EXIT_BAD_INPUT);
+    if (!strstr(e.msg, needle))
+        fail_msg("message \"%s\" lacks \"%s\"", e.msg, needle);
+}
+
+static void test_bad_scenarios_name_the_place(void **st)
+{
+    (void)st;
+    /* A scenario file with an SLO of zero: file:line:column of the value. */
+    char path[256], cwd[200], link[256];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(path, sizeof path, "%s/x", tmpdir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/x/y", tmpdir);
+    mkdir(path, 0700);
+    snprintf(link, sizeof link, "%s/data", tmpdir);    /* ../../data from x/y */
+    snprintf(path, sizeof path, "%s/data", cwd);
+    assert_int_equal(symlink(path, link), 0);
+    snprintf(path, sizeof path, "%s/x/y/bad.yaml", tmpdir);
+    char *text = slurp(SMALL);
+    char *p = strstr(text, "slo: 100ms");
+    assert_non_null(p);
+    memcpy(p, "slo:   0ms", 10);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    err e = {0};
+    int rc;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/bad-out", tmpdir);
+    run_opts o = {.scenario = path, .out_dir = dir};
+    assert_int_equal(run_exit_code(run_scenario(&o, NULL, NULL, &e)), EXIT_BAD_INPUT);
+    if (!strstr(e.msg, "bad.yaml:24:29: ") || !strstr(e.msg, "birp.classes[0].slo"))
+        fail_msg("message \"%s\"", e.msg);
+    assert_int_not_equal(access(dir, F_OK), 0);   /* nothing written */
+    (void)rc;
+
+    const char *s1[] = {"birp.edges[1].models=[resnet101]"};
+    expect_bad(s1, 1, "edge \"xavier\" has no model that can serve class \"detect\"");
+    const char *s2[] = {"birp.classes[0].slo=6ms"};
+    expect_bad(s2, 1, "no model on edge \"nano\" meets class \"detect\"'s SLO");
+    const char *s3[] = {"birp.edges[0].memory=100MB"};
+    expect_bad(s3, 1, "the deployed model engines need");
+    const char *s4[] = {"birp.edges[0].models=[vgg16]"};
+    expect_bad(s4, 1, "no profile for device \"Jetson Orin Nano\", model \"vgg16\"");
+
+    /* profile and trace files with bad rows: the data file's line */
+    char prof[256], trace[256], set1[300], set2[300];
+    snprintf(prof, sizeof prof, "%s/prof.csv", tmpdir);
+    f = fopen(prof, "w");
+    fputs("device,model,batch_size,engine,latency_mean_ms,top1_pct\n"
+          "Jetson Orin Nano,resnet50,1,TRT_fp16,6.9,80.3\n"
+          "Jetson Orin Nano,resnet50,32,TRT_fp16,5.0,80.3\n", f);
+    fclose(f);
+    snprintf(set1, sizeof set1, "birp.profiles=%s", prof);
+    const char *s5[] = {set1};
+    expect_bad(s5, 1, "prof.csv:3: non-monotone profile");
+    snprintf(trace, sizeof trace, "%s/trace.csv", tmpdir);
+    f = fopen(trace, "w");
+    fputs("TIMESTAMP,x\n2023-11-16 18:00:00.5,1\n2023-11-16 18:00:01.0,1\n2023-11-16 17:59:59.0,1\n", f);
+    fclose(f);
+    snprintf(set2, sizeof set2, "birp.workload.file=%s", trace);
+    const char *s6[] = {set2};
+    expect_bad(s6, 1, "trace.csv:4: unsorted trace");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_birp_loss_lower_than_model_selection_same_seed),
+        cmocka_unit_test(test_batched_beats_serial_on_one_edge),
+        cmocka_unit_test(test_bandit_beats_static_tir_when_the_gain_drifts),
+        cmocka_unit_test(test_streams_are_rescaled_to_the_load),
+        cmocka_unit_test(test_same_seed_same_bytes),
+        cmocka_unit_test(test_bad_scenarios_name_the_place),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
