@@ -1,0 +1,105 @@
+/*
+ * fe_fed.h - federated training rounds for one method: the server, N devices
+ * with their data shards and costs, local SGD, (scaled) FedAvg aggregation
+ * weighted by sample count, energy and time accounting, and evaluation.
+ *
+ * A method decides each device's local iterations and update scale:
+ *   fedavg        E iterations, scale 1
+ *   fixed         `reduced` iterations, scale 1
+ *   fixed_scaled  `reduced` iterations, scale E / reduced
+ *   random        uniform in 1..E, damped scale (fedenergy_scale)
+ *   online        the drift-plus-penalty controller (fedenergy.h), damped
+ *                 scale; the first `warmup_rounds` rounds run E iterations
+ *   online_pd     the online primal-dual controller (fedenergy_pd), damped
+ *                 scale, same warm-up
+ * Every method starts from the same parameters and device i draws its
+ * mini-batches from stream ("fedenergy.batch", i) in every method (common
+ * random numbers), so differences between methods are the methods'.  With
+ * participation < 1, round t's participants (round(participation * N), at
+ * least 1) are drawn from stream ("fedenergy.participation", t): the same
+ * devices in every method; FedAvg weights are renormalised over them, and
+ * an online method runs E iterations on a device's first participation
+ * (its error reference).
+ *
+ * Sans-I/O: no engine, no files; the simulator glue calls fe_run_round() at
+ * each round's start and schedules its end after the returned round time.
+ */
+#ifndef AISIM_FE_FED_H
+#define AISIM_FE_FED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "systems/fedenergy/fe_data.h"
+#include "systems/fedenergy/fe_model.h"
+#include "systems/fedenergy/fedenergy.h"
+
+enum fe_method { FE_M_FEDAVG, FE_M_FIXED, FE_M_FIXED_SCALED, FE_M_RANDOM, FE_M_ONLINE,
+                 FE_M_ONLINE_PD, FE_M_COUNT };
+
+extern const char *const fe_method_names[FE_M_COUNT + 1];
+
+typedef struct fe_device {
+    size_t *idx;            /* rows of the training set; owned by the problem */
+    size_t n;               /* samples */
+    double p;               /* n / total: FedAvg weight */
+    double step_energy_j;   /* compute energy per local iteration, J */
+    double step_time_s;     /* time per local iteration, s */
+    double upload_energy_j; /* energy per model upload, J */
+    double upload_time_s;   /* time per model upload, s */
+} fe_device;
+
+typedef struct fe_problem {
+    fe_arch arch;
+    const fe_dataset *train;    /* borrowed */
+    const fe_dataset *test;     /* borrowed */
+    size_t n_dev;
+    fe_device *dev;             /* n_dev; borrowed */
+    const double *w0;           /* initial parameters (nparam); borrowed */
+    int iters_max;              /* E */
+    int reduced_iters;          /* fixed / fixed_scaled */
+    size_t batch;               /* mini-batch size */
+    double lr;                  /* SGD step size */
+    double l2;                  /* weight decay */
+    int warmup_rounds;          /* online: rounds at E before the controller acts */
+    double participation;       /* fraction of devices taking part in a round, (0, 1] */
+    fedenergy_params ctl;       /* online controller constants */
+    double pd_eta_primal;       /* online_pd primal step size */
+    double pd_eta_dual;         /* online_pd dual step size */
+    uint64_t seed;              /* run seed */
+} fe_problem;
+
+typedef struct fe_round_stats {
+    double compute_j;       /* this round's compute energy, J */
+    double comm_j;          /* this round's upload energy, J */
+    double time_s;          /* round duration: slowest device, s */
+    double accuracy;        /* test accuracy after aggregation, [0, 1] */
+    double loss;            /* test cross-entropy after aggregation */
+    double mean_iters;      /* mean local iterations */
+    double mean_scale;      /* mean update scale */
+    double error;           /* sum_i p_i h_i (substitution error proxy) */
+    double queue;           /* online: virtual queue after the round; else 0 */
+} fe_round_stats;
+
+typedef struct fe_run fe_run;
+
+fe_run *fe_run_create(const fe_problem *pb, enum fe_method m);
+void fe_run_destroy(fe_run *r);
+
+/* Runs one round: decide, train locally, aggregate, evaluate. */
+void fe_run_round(fe_run *r, fe_round_stats *st);
+
+/* Rounds run so far. */
+int fe_run_rounds(const fe_run *r);
+/* Current global parameters (nparam). */
+const double *fe_run_params(const fe_run *r);
+/* Online methods: the controllers, and the observed error coefficients of
+ * every controlled round (after warm-up), for the offline optimum:
+ * g_hist[t * n_dev + i], *n_hist rounds. */
+const fedenergy_ctl *fe_run_ctl(const fe_run *r);
+const fedenergy_pd *fe_run_pd(const fe_run *r);
+const double *fe_run_g_history(const fe_run *r, size_t *n_hist);
+/* Compute energy of the controlled rounds (online methods only), J. */
+double fe_run_controlled_compute_j(const fe_run *r);
+
+#endif

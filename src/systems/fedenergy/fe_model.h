@@ -1,0 +1,67 @@
+/*
+ * fe_model.h - the models trained by the federated-learning system:
+ * multinomial logistic regression (softmax) and a one-hidden-layer ReLU MLP,
+ * trained by mini-batch SGD on the cross-entropy loss, with OpenBLAS doing
+ * the matrix products (dgemm).
+ *
+ * Parameters live in one flat double vector so that FedAvg can average,
+ * subtract and scale them without knowing the architecture:
+ *   logistic: W (K x D), b (K)
+ *   mlp:      W1 (H x D), b1 (H), W2 (K x H), b2 (K)
+ *
+ * Determinism: call fe_model_single_thread() once (OpenBLAS then uses one
+ * thread, so every reduction has a fixed order); mini-batches are drawn from
+ * the caller's rng stream.  No engine header is included.
+ */
+#ifndef AISIM_FE_MODEL_H
+#define AISIM_FE_MODEL_H
+
+#include <stddef.h>
+
+#include "aisim/rng.h"
+
+enum fe_arch_kind { FE_ARCH_LOGISTIC, FE_ARCH_MLP };
+
+typedef struct fe_arch {
+    enum fe_arch_kind kind;
+    size_t dim;         /* input features D */
+    size_t classes;     /* outputs K */
+    size_t hidden;      /* MLP hidden units H (unused for logistic) */
+    size_t nparam;      /* length of the parameter vector */
+} fe_arch;
+
+/* Fills a->nparam from the other fields. */
+void fe_arch_init(fe_arch *a, enum fe_arch_kind kind, size_t dim, size_t classes, size_t hidden);
+
+/* Initial parameters: zeros (logistic) or Glorot-uniform weights and zero
+ * biases drawn from r (MLP). */
+void fe_model_init_params(const fe_arch *a, double *w, rng *r);
+
+/* Scratch space for batches of up to `batch` samples (and evaluation in
+ * chunks of that size).  fe_work_create() allocates; destroy frees. */
+typedef struct fe_work fe_work;
+fe_work *fe_work_create(const fe_arch *a, size_t batch);
+void fe_work_destroy(fe_work *wk);
+
+/* Mean cross-entropy loss (plus l2/2 * |W|^2) of the n samples x (n x D),
+ * y, and its gradient into grad (nparam), for parameters w.  n <= the
+ * work's batch size. */
+double fe_model_grad(const fe_arch *a, const double *w, const double *x, const int *y, size_t n,
+                     double l2, double *grad, fe_work *wk);
+
+/* Runs `steps` SGD steps w -= lr * grad on mini-batches of `batch` samples
+ * drawn uniformly with replacement from rows idx[0..n) of (x, y) by r; when
+ * batch >= n every step uses all n rows (full-batch gradient descent, no
+ * draws).  Returns the mean loss of the last step's batch. */
+double fe_model_sgd(const fe_arch *a, double *w, const double *x, const int *y,
+                    const size_t *idx, size_t n, int steps, size_t batch, double lr, double l2,
+                    rng *r, fe_work *wk);
+
+/* Accuracy in [0, 1] and mean cross-entropy of w on n samples. */
+void fe_model_eval(const fe_arch *a, const double *w, const double *x, const int *y, size_t n,
+                   fe_work *wk, double *accuracy, double *loss);
+
+/* Makes OpenBLAS single-threaded (deterministic reductions). */
+void fe_model_single_thread(void);
+
+#endif

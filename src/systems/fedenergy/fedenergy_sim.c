@@ -1,0 +1,710 @@
+/*
+ * fedenergy_sim.c - simulator glue of energy-efficient federated learning
+ * (`model: fedenergy`): binds the scenario, loads and partitions the data,
+ * draws the devices' hardware, and runs every method (fedavg, fixed,
+ * fixed_scaled, random, online) as its own sequence of rounds on the shared
+ * clock; optionally solves the offline optimum of the online run's integer
+ * program with GLPK to report regret.
+ *
+ * Events per method: round start (decide, train, aggregate: fe_fed.c) and
+ * round end, `slowest device's compute + upload time` later.  Methods are
+ * independent, so their rounds interleave on the clock without interacting;
+ * the run stops when every method has done `rounds` rounds.
+ *
+ * Outputs: rounds.csv (per method and round: time, iterations, energy,
+ * accuracy, loss, error proxy, virtual queue), devices.csv, and in
+ * summary.json per method: energy, final accuracy, energy saved and accuracy
+ * difference against FedAvg, rounds and energy to the target accuracy.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/dist.h"
+#include "aisim/model.h"
+#include "aisim/rng.h"
+#include "aisim/units.h"
+#include "systems/fedenergy/fe_data.h"
+#include "systems/fedenergy/fe_fed.h"
+#include "systems/fedenergy/fe_model.h"
+#include "systems/fedenergy/fedenergy.h"
+
+static const char *const dataset_names[] = {"digits", "mnist", NULL};
+static const char *const arch_names[] = {"logistic", "mlp", NULL};
+static const char *const part_names[] = {"iid", "dirichlet", "shards", NULL};
+static const char *const energy_names[] = {"cpu", "power", NULL};
+
+/* Device-file columns, in the order of fe_sim.devcol[]. */
+enum { DC_CPU_HZ, DC_CYCLES, DC_TX_W, DC_BW, DC_BUSY_W, DC_STEP_S, DC_COUNT };
+static const char *const devcol_names[DC_COUNT] = {"cpu_hz", "cycles_per_sample", "tx_power_w",
+                                                   "bandwidth_bps", "busy_power_w", "step_time_s"};
+
+typedef struct fe_cfg {
+    int dataset;                /* 0 digits, 1 mnist */
+    const char *data;           /* digits CSV path */
+    const char *images;         /* MNIST IDX images path */
+    const char *labels;         /* MNIST IDX labels path */
+    int64_t test_samples;       /* held-out test set size */
+    int64_t train_samples;      /* training samples used (0: the rest) */
+    int arch;                   /* enum fe_arch_kind */
+    int64_t hidden;             /* MLP hidden units */
+    int64_t devices;            /* N */
+    double participation;       /* fraction of devices per round */
+    int partition;              /* enum fe_partition */
+    double alpha;               /* Dirichlet concentration */
+    int64_t shards_per_device;  /* label shards per device */
+    int64_t rounds;             /* rounds per method */
+    int64_t local_iters;        /* E */
+    int64_t reduced_iters;      /* fixed / fixed_scaled iterations */
+    int64_t batch;              /* mini-batch size */
+    double lr;                  /* SGD step size */
+    double l2;                  /* weight decay */
+    double target_accuracy;     /* for rounds / energy to target */
+    /* controller */
+    double v;                   /* V */
+    double budget;              /* epsilon */
+    double queue_init;          /* Q_1 */
+    double rho_floor;           /* lower clip of rho */
+    int64_t warmup_rounds;      /* rounds at E before the controller acts */
+    double pd_eta_primal;       /* online_pd primal step x sqrt(rounds) */
+    double pd_eta_dual;         /* online_pd dual step x sqrt(rounds) */
+    /* energy */
+    int energy_model;           /* 0 cpu (kappa c f^2), 1 power (P_busy t_step) */
+    cfg_node *busy_power;       /* distribution, W (power model) */
+    cfg_node *step_time;        /* distribution, time per step (power model) */
+    const char *device_file;    /* per-device values overriding the distributions */
+    double kappa;               /* effective switched capacitance, J s^2 / cycle^3 */
+    cfg_node *cpu_hz;           /* distribution, Hz */
+    cfg_node *cycles;           /* distribution, CPU cycles per sample */
+    cfg_node *tx_power;         /* distribution, W */
+    cfg_node *bandwidth;        /* distribution, bit/s */
+    int64_t model_bytes;        /* upload size; 0: 4 bytes per parameter */
+    /* offline optimum */
+    bool offline;               /* solve the MILP after the run */
+    int64_t offline_max_vars;   /* skip it above this many binaries */
+    double offline_gap;         /* relative MIP gap */
+} fe_cfg;
+
+#define F(x) offsetof(fe_cfg, x)
+
+static const cfg_key ctl_keys[] = {
+    {.name = "v", .type = CFG_FLOAT, .off = F(v), .def = "0.1", .flags = CFG_MIN | CFG_MIN_EXCL,
+     .min = 0, .help = "drift-plus-penalty weight V of energy against the error queue (> 0)"},
+    {.name = "budget", .type = CFG_FLOAT, .off = F(budget), .def = "0.1", .flags = CFG_MIN,
+     .min = 0, .help = "epsilon: long-run mean substitution error allowed per round"},
+    {.name = "queue_init", .type = CFG_FLOAT, .off = F(queue_init), .def = "1",
+     .flags = CFG_MIN, .min = 0, .help = "initial virtual queue Q_1"},
+    {.name = "rho_floor", .type = CFG_FLOAT, .off = F(rho_floor), .def = "0",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
+     .help = "lower clip of the stability score rho in the update scaling"},
+    {.name = "warmup_rounds", .type = CFG_INT, .off = F(warmup_rounds), .def = "1",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6,
+     .help = "rounds at the full E before the controller acts (sets the error reference)"},
+    {.name = "pd_eta_primal", .type = CFG_FLOAT, .off = F(pd_eta_primal), .def = "1",
+     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
+     .help = "online_pd: primal step size times sqrt(rounds)"},
+    {.name = "pd_eta_dual", .type = CFG_FLOAT, .off = F(pd_eta_dual), .def = "10",
+     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
+     .help = "online_pd: dual step size times sqrt(rounds)"},
+    {0},
+};
+
+static const cfg_key energy_keys[] = {
+    {.name = "model", .type = CFG_ENUM, .off = F(energy_model), .def = "cpu",
+     .choices = energy_names,
+     .help = "cpu: step energy kappa*cycles*batch*f^2; power: busy_power_w * step_time"},
+    {.name = "kappa", .type = CFG_FLOAT, .off = F(kappa), .def = "1e-28",
+     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
+     .help = "effective switched capacitance: step energy = kappa * cycles * batch * f^2"},
+    {.name = "cpu_hz", .type = CFG_NODE, .off = F(cpu_hz),
+     .def = "{dist: uniform, min: 0.5e9, max: 2e9}", .help = "device CPU frequency, Hz"},
+    {.name = "cycles_per_sample", .type = CFG_NODE, .off = F(cycles),
+     .def = "{dist: uniform, min: 1e5, max: 5e5}", .help = "CPU cycles per sample per step"},
+    {.name = "busy_power_w", .type = CFG_NODE, .off = F(busy_power),
+     .def = "{dist: uniform, min: 3, max: 12}", .help = "power while training, W (power model)"},
+    {.name = "step_time", .type = CFG_NODE, .off = F(step_time),
+     .def = "{dist: uniform, min: 5ms, max: 40ms}",
+     .help = "time per local step (power model)"},
+    {.name = "tx_power_w", .type = CFG_NODE, .off = F(tx_power),
+     .def = "{dist: uniform, min: 0.2, max: 1}", .help = "transmit power, W"},
+    {.name = "bandwidth_bps", .type = CFG_NODE, .off = F(bandwidth),
+     .def = "{dist: uniform, min: 1e6, max: 20e6}", .help = "uplink rate, bit/s"},
+    {.name = "model_size", .type = CFG_SIZE, .off = F(model_bytes), .def = "0B",
+     .flags = CFG_MIN, .min = 0, .help = "upload size (0B: 4 bytes per model parameter)"},
+    {0},
+};
+
+static const cfg_key fe_keys[] = {
+    {.name = "dataset", .type = CFG_ENUM, .off = F(dataset), .def = "digits",
+     .choices = dataset_names, .help = "digits (8x8 CSV) or mnist (28x28 gzip'd IDX)"},
+    {.name = "data", .type = CFG_STR, .off = F(data), .flags = CFG_OPTIONAL,
+     .help = "digits CSV file, relative to the scenario file"},
+    {.name = "images", .type = CFG_STR, .off = F(images), .flags = CFG_OPTIONAL,
+     .help = "MNIST IDX image file (.gz), relative to the scenario file"},
+    {.name = "labels", .type = CFG_STR, .off = F(labels), .flags = CFG_OPTIONAL,
+     .help = "MNIST IDX label file (.gz), relative to the scenario file"},
+    {.name = "test_samples", .type = CFG_INT, .off = F(test_samples), .def = "360",
+     .flags = CFG_MIN, .min = 1, .help = "held-out test samples"},
+    {.name = "train_samples", .type = CFG_INT, .off = F(train_samples), .def = "0",
+     .flags = CFG_MIN, .min = 0, .help = "training samples used (0: all the rest)"},
+    {.name = "arch", .type = CFG_ENUM, .off = F(arch), .def = "logistic", .choices = arch_names,
+     .help = "logistic (softmax regression) or mlp (one ReLU hidden layer)"},
+    {.name = "hidden", .type = CFG_INT, .off = F(hidden), .def = "32",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 4096, .help = "MLP hidden units"},
+    {.name = "devices", .type = CFG_INT, .off = F(devices), .def = "20",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 100000, .help = "number of devices N"},
+    {.name = "participation", .type = CFG_FLOAT, .off = F(participation), .def = "1",
+     .flags = CFG_MIN | CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1,
+     .help = "fraction of devices sampled to take part in each round, (0, 1]"},
+    {.name = "partition", .type = CFG_ENUM, .off = F(partition), .def = "iid",
+     .choices = part_names, .help = "iid, dirichlet (label skew by alpha) or shards"},
+    {.name = "alpha", .type = CFG_FLOAT, .off = F(alpha), .def = "0.5",
+     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
+     .help = "Dirichlet concentration (> 0; smaller = more skewed)"},
+    {.name = "shards_per_device", .type = CFG_INT, .off = F(shards_per_device), .def = "2",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000, .help = "label shards per device"},
+    {.name = "rounds", .type = CFG_INT, .off = F(rounds), .def = "100",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6, .help = "rounds per method"},
+    {.name = "local_iters", .type = CFG_INT, .off = F(local_iters), .def = "20",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 10000,
+     .help = "E: FedAvg's local SGD iterations per round (>= 1)"},
+    {.name = "reduced_iters", .type = CFG_INT, .off = F(reduced_iters), .def = "0",
+     .flags = CFG_MIN, .min = 0,
+     .help = "iterations of the fixed and fixed_scaled baselines (0: half of local_iters)"},
+    {.name = "batch", .type = CFG_INT, .off = F(batch), .def = "16",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6, .help = "mini-batch size"},
+    {.name = "learning_rate", .type = CFG_FLOAT, .off = F(lr), .def = "0.1",
+     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0, .help = "SGD step size"},
+    {.name = "l2", .type = CFG_FLOAT, .off = F(l2), .def = "0", .flags = CFG_MIN, .min = 0,
+     .help = "weight decay"},
+    {.name = "target_accuracy", .type = CFG_FLOAT, .off = F(target_accuracy), .def = "0.9",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
+     .help = "test accuracy for the rounds/energy-to-target metrics"},
+    {.name = "controller", .type = CFG_MAPOF, .off = 0, .def = "{}", .sub = ctl_keys,
+     .help = "constants of the online controller"},
+    {.name = "energy", .type = CFG_MAPOF, .off = 0, .def = "{}", .sub = energy_keys,
+     .help = "device hardware distributions (CPU-frequency energy model)"},
+    {.name = "device_file", .type = CFG_STR, .off = F(device_file), .flags = CFG_OPTIONAL,
+     .help = "CSV with a header naming some of cpu_hz, cycles_per_sample, busy_power_w, "
+             "step_time_s, tx_power_w, bandwidth_bps; row i overrides device i's draws"},
+    {.name = "offline", .type = CFG_BOOL, .off = F(offline), .def = "false",
+     .help = "solve the offline optimum with GLPK and report the online regret"},
+    {.name = "offline_max_vars", .type = CFG_INT, .off = F(offline_max_vars), .def = "200000",
+     .flags = CFG_MIN, .min = 1, .help = "skip the offline optimum above this many binaries"},
+    {.name = "offline_gap", .type = CFG_FLOAT, .off = F(offline_gap), .def = "1e-3",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1, .help = "relative MIP gap for GLPK"},
+    {0},
+};
+
+typedef struct fe_row {
+    fe_round_stats st;
+    double t_s;             /* round end, simulated s */
+    double energy_j;        /* cumulative compute + comm, J */
+} fe_row;
+
+typedef struct fe_method_run {
+    struct fe_sim *owner;
+    enum fe_method m;
+    fe_run *run;
+    fe_round_stats pending;
+    fe_row *rows;           /* cfg.rounds */
+    int done;               /* rounds recorded */
+    double energy_j, compute_j, comm_j;
+} fe_method_run;
+
+typedef struct fe_offline {
+    int done;               /* solved */
+    size_t rounds;          /* controlled rounds */
+    double on_j;            /* online compute energy over them, J */
+    double off_j;           /* offline optimum (best plan found), J */
+    double bound_j;         /* LP lower bound, J */
+    char note[128];         /* why not solved */
+} fe_offline;
+
+typedef struct fe_sim {
+    fe_cfg cfg;
+    fe_dataset all, train, test;
+    int *owner;             /* device of each training sample */
+    size_t *idx_store;      /* device index lists, concatenated */
+    fe_device *dev;
+    double *w0;
+    fe_problem pb;
+    fe_method_run mr[FE_M_COUNT];
+    int finished;           /* methods done */
+    fe_offline off[2];      /* online, online_pd */
+} fe_sim;
+
+static int data_path(const model_env *env, const char *p, char *buf, size_t len)
+{
+    if (p[0] == '/' || !env->base_dir || !*env->base_dir)
+        return snprintf(buf, len, "%s", p);
+    return snprintf(buf, len, "%s/%s", env->base_dir, p);
+}
+
+static int fe_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
+{
+    fe_sim *s = st;
+    fe_cfg *c = &s->cfg;
+    char sub[512], full[1024];
+    int r = cfg_bind(sec, path, fe_keys, c, e);
+    if (r)
+        return r;
+    fe_model_single_thread();
+    if (c->reduced_iters == 0)
+        c->reduced_iters = c->local_iters > 1 ? c->local_iters / 2 : 1;
+    if (c->reduced_iters > c->local_iters)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "reduced_iters"),
+                       cfg_path(sub, sizeof sub, path, "reduced_iters"),
+                       "expected at most local_iters (%lld), found %lld",
+                       (long long)c->local_iters, (long long)c->reduced_iters);
+    /* data */
+    if (c->dataset == 0) {
+        if (!c->data)
+            return cfg_err(e, AISIM_EINVAL, sec, cfg_path(sub, sizeof sub, path, "data"),
+                           "missing required key for dataset digits (the CSV file)");
+        data_path(env, c->data, full, sizeof full);
+        r = fe_data_load_csv(full, 64, 10, 16, &s->all, e);
+        if (r) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            return cfg_err(e, r, cfg_get(sec, "data"), cfg_path(sub, sizeof sub, path, "data"),
+                           "%s", msg);
+        }
+    } else {
+        if (!c->images || !c->labels)
+            return cfg_err(e, AISIM_EINVAL, sec,
+                           cfg_path(sub, sizeof sub, path, c->images ? "labels" : "images"),
+                           "missing required key for dataset mnist (IDX file)");
+        char full2[1024];
+        data_path(env, c->images, full, sizeof full);
+        data_path(env, c->labels, full2, sizeof full2);
+        r = fe_data_load_idx(full, full2, 10, &s->all, e);
+        if (r) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            const char *k = strstr(msg, full2) ? "labels" : "images";
+            return cfg_err(e, r, cfg_get(sec, k), cfg_path(sub, sizeof sub, path, k), "%s", msg);
+        }
+    }
+    if ((size_t)c->test_samples >= s->all.n)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "test_samples"),
+                       cfg_path(sub, sizeof sub, path, "test_samples"),
+                       "expected fewer than the %zu samples in the data, found %lld", s->all.n,
+                       (long long)c->test_samples);
+    rng r_split;
+    rng_init(&r_split, env->seed, "fedenergy.split", 0);
+    fe_data_split(&s->all, &r_split, (size_t)c->test_samples, (size_t)c->train_samples,
+                  &s->train, &s->test);
+    if ((size_t)c->devices > s->train.n)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "devices"),
+                       cfg_path(sub, sizeof sub, path, "devices"),
+                       "more devices (%lld) than training samples (%zu)", (long long)c->devices,
+                       s->train.n);
+    /* devices */
+    size_t N = (size_t)c->devices;
+    rng r_part;
+    rng_init(&r_part, env->seed, "fedenergy.partition", 0);
+    s->owner = fe_partition(&s->train, N, (enum fe_partition)c->partition, c->alpha,
+                            (int)c->shards_per_device, &r_part);
+    s->dev = xcalloc(N, sizeof *s->dev);
+    s->idx_store = xmalloc(s->train.n * sizeof *s->idx_store);
+    for (size_t i = 0; i < s->train.n; i++)
+        s->dev[s->owner[i]].n++;
+    size_t off = 0;
+    for (size_t k = 0; k < N; k++) {
+        s->dev[k].idx = s->idx_store + off;
+        s->dev[k].p = (double)s->dev[k].n / (double)s->train.n;
+        off += s->dev[k].n;
+        s->dev[k].n = 0;
+    }
+    for (size_t i = 0; i < s->train.n; i++) {
+        fe_device *d = &s->dev[s->owner[i]];
+        d->idx[d->n++] = i;
+    }
+    fe_arch_init(&s->pb.arch, (enum fe_arch_kind)c->arch, s->train.dim, 10, (size_t)c->hidden);
+    double bytes = c->model_bytes > 0 ? (double)c->model_bytes : 4.0 * (double)s->pb.arch.nparam;
+    dist dd[DC_COUNT] = {{0}};
+    fe_table tab = {0};
+    int col[DC_COUNT];
+    char epath[512];
+    cfg_path(epath, sizeof epath, path, "energy");
+    cfg_node *dnode[DC_COUNT] = {c->cpu_hz, c->cycles, c->tx_power, c->bandwidth, c->busy_power,
+                                 c->step_time};
+    static const char *const dkey[DC_COUNT] = {"cpu_hz", "cycles_per_sample", "tx_power_w",
+                                               "bandwidth_bps", "busy_power_w", "step_time"};
+    for (int k = 0; k < DC_COUNT && !r; k++)
+        r = dist_from_cfg(dnode[k], cfg_path(sub, sizeof sub, epath, dkey[k]),
+                          k == DC_STEP_S ? DIST_Q_TIME : DIST_Q_NUMBER, env->base_dir, &dd[k], e);
+    if (r)
+        goto out;
+    for (int k = 0; k < DC_COUNT; k++)
+        col[k] = -1;
+    if (c->device_file) {
+        cfg_node *fn = cfg_get(sec, "device_file");
+        cfg_path(sub, sizeof sub, path, "device_file");
+        data_path(env, c->device_file, full, sizeof full);
+        if ((r = fe_table_load(full, &tab, e))) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            r = cfg_err(e, r, fn, sub, "%s", msg);
+            goto out;
+        }
+        for (size_t j = 0; j < tab.ncol; j++) {
+            int k = 0;
+            while (k < DC_COUNT && strcmp(tab.names[j], devcol_names[k]) != 0)
+                k++;
+            if (k == DC_COUNT) {
+                r = cfg_err(e, AISIM_EINVAL, fn, sub, "%s:1: unknown column \"%s\" (expected "
+                            "cpu_hz, cycles_per_sample, busy_power_w, step_time_s, tx_power_w "
+                            "or bandwidth_bps)", full, tab.names[j]);
+                goto out;
+            }
+            col[k] = (int)j;
+        }
+        if (tab.nrow < N) {
+            r = cfg_err(e, AISIM_EINVAL, fn, sub, "%s: %zu device rows for %zu devices", full,
+                        tab.nrow, N);
+            goto out;
+        }
+    }
+    for (size_t k = 0; k < N; k++) {
+        rng rd;
+        rng_init(&rd, env->seed, "fedenergy.device", k);
+        double v[DC_COUNT];
+        for (int j = 0; j < DC_COUNT; j++) {
+            v[j] = dist_sample(&dd[j], &rd);    /* always drawn: streams stay aligned */
+            if (j == DC_STEP_S)
+                v[j] *= 1e-12;                  /* ps -> s */
+            if (col[j] >= 0)
+                v[j] = tab.v[k * tab.ncol + (size_t)col[j]];
+        }
+        int bad = -1;
+        for (int j = 0; j < DC_COUNT && bad < 0; j++)
+            if (j == DC_TX_W ? !(v[j] >= 0) : !(v[j] > 0))
+                bad = j;
+        if (bad >= 0) {
+            r = col[bad] >= 0
+                    ? cfg_err(e, AISIM_ERANGE, cfg_get(sec, "device_file"),
+                              cfg_path(sub, sizeof sub, path, "device_file"),
+                              "device %zu: %s must be > 0, found %g", k, devcol_names[bad], v[bad])
+                    : cfg_err(e, AISIM_ERANGE, dnode[bad],
+                              cfg_path(sub, sizeof sub, epath, dkey[bad]),
+                              "device %zu drew %g; use a distribution above 0", k, v[bad]);
+            goto out;
+        }
+        double b = (double)((size_t)c->batch < s->dev[k].n ? (size_t)c->batch : s->dev[k].n);
+        if (c->energy_model == 0) {
+            s->dev[k].step_energy_j = fedenergy_step_energy_j(c->kappa, v[DC_CYCLES], b,
+                                                              v[DC_CPU_HZ]);
+            s->dev[k].step_time_s = fedenergy_step_time_s(v[DC_CYCLES], b, v[DC_CPU_HZ]);
+        } else {
+            s->dev[k].step_energy_j = v[DC_BUSY_W] * v[DC_STEP_S];
+            s->dev[k].step_time_s = v[DC_STEP_S];
+        }
+        s->dev[k].upload_energy_j = fedenergy_upload_energy_j(v[DC_TX_W], bytes, v[DC_BW]);
+        s->dev[k].upload_time_s = bytes * 8 / v[DC_BW];
+    }
+    s->w0 = xmalloc(s->pb.arch.nparam * sizeof *s->w0);
+    rng r_init;
+    rng_init(&r_init, env->seed, "fedenergy.init", 0);
+    fe_model_init_params(&s->pb.arch, s->w0, &r_init);
+    s->pb.train = &s->train;
+    s->pb.test = &s->test;
+    s->pb.n_dev = N;
+    s->pb.dev = s->dev;
+    s->pb.w0 = s->w0;
+    s->pb.iters_max = (int)c->local_iters;
+    s->pb.reduced_iters = (int)c->reduced_iters;
+    s->pb.batch = (size_t)c->batch;
+    s->pb.lr = c->lr;
+    s->pb.l2 = c->l2;
+    s->pb.warmup_rounds = (int)c->warmup_rounds;
+    s->pb.participation = c->participation;
+    s->pb.ctl = (fedenergy_params){.iters_max = (int)c->local_iters, .v = c->v,
+                                   .budget = c->budget, .queue_init = c->queue_init,
+                                   .rho_floor = c->rho_floor};
+    s->pb.pd_eta_primal = c->pd_eta_primal / sqrt((double)c->rounds);
+    s->pb.pd_eta_dual = c->pd_eta_dual / sqrt((double)c->rounds);
+    s->pb.seed = env->seed;
+out:
+    for (int k = 0; k < DC_COUNT; k++)
+        dist_fini(&dd[k]);
+    fe_table_fini(&tab);
+    return r;
+}
+
+static void on_round_start(sim *s, void *obj, uint64_t arg);
+
+static void on_round_end(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    fe_method_run *m = obj;
+    fe_sim *fs = m->owner;
+    fe_row *row = &m->rows[m->done++];
+    row->st = m->pending;
+    m->compute_j += m->pending.compute_j;
+    m->comm_j += m->pending.comm_j;
+    m->energy_j += m->pending.compute_j + m->pending.comm_j;
+    row->energy_j = m->energy_j;
+    row->t_s = ps_to_s(sim_now(s));
+    if (m->done < fs->cfg.rounds) {
+        sim_schedule(s, sim_now(s), on_round_start, m, 0);
+        return;
+    }
+    if (++fs->finished == FE_M_COUNT)
+        sim_stop(s);
+}
+
+static void on_round_start(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    fe_method_run *m = obj;
+    fe_run_round(m->run, &m->pending);
+    double ps = m->pending.time_s * 1e12;
+    int64_t dt = ps < 1 ? 1 : ps > 1e18 ? (int64_t)1e18 : (int64_t)llround(ps);
+    sim_schedule(s, sim_now(s) + dt, on_round_end, m, 0);
+}
+
+static int fe_start(void *st, sim *s, err *e)
+{
+    (void)e;
+    fe_sim *fs = st;
+    for (int k = 0; k < FE_M_COUNT; k++) {
+        fe_method_run *m = &fs->mr[k];
+        m->owner = fs;
+        m->m = (enum fe_method)k;
+        m->run = fe_run_create(&fs->pb, m->m);
+        m->rows = xcalloc((size_t)fs->cfg.rounds, sizeof *m->rows);
+        sim_schedule(s, 0, on_round_start, m, 0);
+    }
+    return 0;
+}
+
+static double fe_progress(const void *st, const sim *s)
+{
+    (void)s;
+    const fe_sim *fs = st;
+    double done = 0;
+    for (int k = 0; k < FE_M_COUNT; k++)
+        done += fs->mr[k].done;
+    return done / ((double)FE_M_COUNT * (double)fs->cfg.rounds);
+}
+
+static void put_num(json_t *o, const char *k, double v)
+{
+    json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
+}
+
+static void csv_num(FILE *f, double v, const char *sep)
+{
+    char b[40];
+    out_fmt_double(b, sizeof b, v);
+    fprintf(f, "%s%s", b, sep);
+}
+
+/* Solves the offline optimum over an online method's controlled rounds. */
+static int solve_offline(fe_sim *fs, int k, fe_offline *res, err *e)
+{
+    size_t T;
+    const fe_method_run *m = &fs->mr[k];
+    const double *g = fe_run_g_history(m->run, &T);
+    size_t N = fs->pb.n_dev, vars = N * T * (size_t)(fs->cfg.local_iters - 1);
+    if (T == 0) {
+        snprintf(res->note, sizeof res->note, "no controlled rounds");
+        return 0;
+    }
+    if (fs->cfg.participation < 1) {
+        snprintf(res->note, sizeof res->note,
+                 "skipped: the offline program assumes every device in every round");
+        return 0;
+    }
+    if (vars > (size_t)fs->cfg.offline_max_vars) {
+        snprintf(res->note, sizeof res->note, "skipped: %zu binaries > offline_max_vars", vars);
+        return 0;
+    }
+    double *ej = xmalloc(N * sizeof *ej), *p = xmalloc(N * sizeof *p);
+    for (size_t i = 0; i < N; i++) {
+        ej[i] = fs->dev[i].step_energy_j;
+        p[i] = fs->dev[i].p;
+    }
+    int r = fedenergy_offline(N, T, (int)fs->cfg.local_iters, ej, p, g, fs->cfg.budget,
+                              fs->cfg.offline_gap, &res->off_j, &res->bound_j, NULL, e);
+    free(ej);
+    free(p);
+    if (r)
+        return r;
+    res->done = 1;
+    res->rounds = T;
+    res->on_j = fe_run_controlled_compute_j(m->run);
+    return 0;
+}
+
+static json_t *offline_json(const fe_offline *o)
+{
+    json_t *off = json_object();
+    if (o->done) {
+        json_object_set_new(off, "rounds", json_integer((json_int_t)o->rounds));
+        put_num(off, "online_compute_energy_j", o->on_j);
+        put_num(off, "offline_compute_energy_j", o->off_j);
+        put_num(off, "offline_lower_bound_j", o->bound_j);
+        put_num(off, "regret_j", o->on_j - o->off_j);
+        put_num(off, "regret_per_round_j", (o->on_j - o->off_j) / (double)o->rounds);
+    } else {
+        json_object_set_new(off, "note", json_string(o->note));
+    }
+    return off;
+}
+
+static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
+{
+    (void)s;
+    fe_sim *fs = st;
+    const fe_cfg *c = &fs->cfg;
+    int r;
+    if (c->offline && ((r = solve_offline(fs, FE_M_ONLINE, &fs->off[0], e)) ||
+                       (r = solve_offline(fs, FE_M_ONLINE_PD, &fs->off[1], e))))
+        return r;
+    FILE *f = out_file(o, "rounds.csv", e);
+    if (!f)
+        return e->code;
+    fprintf(f, "method,round,time_s,mean_iters,mean_scale,compute_j,comm_j,energy_j,accuracy,"
+               "loss,error,queue\n");
+    for (int k = 0; k < FE_M_COUNT; k++) {
+        const fe_method_run *m = &fs->mr[k];
+        for (int t = 0; t < m->done; t++) {
+            const fe_row *w = &m->rows[t];
+            fprintf(f, "%s,%d,", fe_method_names[k], t + 1);
+            csv_num(f, w->t_s, ",");
+            csv_num(f, w->st.mean_iters, ",");
+            csv_num(f, w->st.mean_scale, ",");
+            csv_num(f, w->st.compute_j, ",");
+            csv_num(f, w->st.comm_j, ",");
+            csv_num(f, w->energy_j, ",");
+            csv_num(f, w->st.accuracy, ",");
+            csv_num(f, w->st.loss, ",");
+            csv_num(f, w->st.error, ",");
+            csv_num(f, w->st.queue, "\n");
+        }
+    }
+    FILE *fd = out_file(o, "devices.csv", e);
+    if (!fd)
+        return e->code;
+    fprintf(fd, "device,samples,weight,step_energy_j,step_time_s,upload_energy_j,upload_time_s\n");
+    for (size_t i = 0; i < fs->pb.n_dev; i++) {
+        const fe_device *d = &fs->dev[i];
+        fprintf(fd, "%zu,%zu,", i, d->n);
+        csv_num(fd, d->p, ",");
+        csv_num(fd, d->step_energy_j, ",");
+        csv_num(fd, d->step_time_s, ",");
+        csv_num(fd, d->upload_energy_j, ",");
+        csv_num(fd, d->upload_time_s, "\n");
+    }
+
+    const fe_method_run *base = &fs->mr[FE_M_FEDAVG];
+    double base_acc = base->rows[base->done - 1].st.accuracy;
+    json_t *ms = json_object();
+    for (int k = 0; k < FE_M_COUNT; k++) {
+        const fe_method_run *m = &fs->mr[k];
+        const fe_row *last = &m->rows[m->done - 1];
+        json_t *j = json_object();
+        put_num(j, "energy_j", m->energy_j);
+        put_num(j, "compute_energy_j", m->compute_j);
+        put_num(j, "comm_energy_j", m->comm_j);
+        put_num(j, "final_accuracy", last->st.accuracy);
+        put_num(j, "final_loss", last->st.loss);
+        put_num(j, "energy_saved_vs_fedavg", 1 - m->energy_j / base->energy_j);
+        put_num(j, "accuracy_diff_points", 100 * (last->st.accuracy - base_acc));
+        put_num(j, "accuracy_per_kj", last->st.accuracy / (m->energy_j / 1e3));
+        put_num(j, "wall_time_s", last->t_s);
+        double mean_iters = 0;
+        int hit = -1;
+        for (int t = 0; t < m->done; t++) {
+            mean_iters += m->rows[t].st.mean_iters / m->done;
+            if (hit < 0 && m->rows[t].st.accuracy >= c->target_accuracy)
+                hit = t;
+        }
+        put_num(j, "mean_local_iters", mean_iters);
+        if (hit >= 0) {
+            json_object_set_new(j, "rounds_to_target", json_integer(hit + 1));
+            put_num(j, "energy_to_target_j", m->rows[hit].energy_j);
+        } else {
+            json_object_set_new(j, "rounds_to_target", json_null());
+            json_object_set_new(j, "energy_to_target_j", json_null());
+        }
+        if (k == FE_M_ONLINE) {
+            const fedenergy_ctl *ctl = fe_run_ctl(m->run);
+            put_num(j, "queue_final", ctl->queue);
+            put_num(j, "queue_max", ctl->queue_max);
+            put_num(j, "violation_per_round",
+                    ctl->rounds ? ctl->violation / (double)ctl->rounds : NAN);
+        }
+        if (k == FE_M_ONLINE_PD) {
+            const fedenergy_pd *pd = fe_run_pd(m->run);
+            put_num(j, "queue_final", pd->mu);
+            put_num(j, "queue_max", pd->mu_max);
+            put_num(j, "violation_per_round",
+                    pd->rounds ? pd->violation / (double)pd->rounds : NAN);
+        }
+        if (c->offline && (k == FE_M_ONLINE || k == FE_M_ONLINE_PD))
+            json_object_set_new(j, "offline", offline_json(&fs->off[k == FE_M_ONLINE_PD]));
+        json_object_set_new(ms, fe_method_names[k], j);
+    }
+    json_object_set_new(sum, "methods", ms);
+    const fe_method_run *on = &fs->mr[FE_M_ONLINE];
+    put_num(sum, "energy_saved_vs_fedavg", 1 - on->energy_j / base->energy_j);
+    put_num(sum, "accuracy_diff_points",
+            100 * (on->rows[on->done - 1].st.accuracy - base_acc));
+    put_num(sum, "fedavg_final_accuracy", base_acc);
+    put_num(sum, "online_final_accuracy", on->rows[on->done - 1].st.accuracy);
+    json_object_set_new(sum, "training_samples", json_integer((json_int_t)fs->train.n));
+    json_object_set_new(sum, "test_samples", json_integer((json_int_t)fs->test.n));
+    json_object_set_new(sum, "model_parameters", json_integer((json_int_t)fs->pb.arch.nparam));
+    if (c->offline)
+        json_object_set_new(sum, "offline", offline_json(&fs->off[0]));
+    return 0;
+}
+
+static void fe_fini(void *st)
+{
+    fe_sim *fs = st;
+    for (int k = 0; k < FE_M_COUNT; k++) {
+        fe_run_destroy(fs->mr[k].run);
+        free(fs->mr[k].rows);
+    }
+    fe_data_fini(&fs->all);
+    fe_data_fini(&fs->train);
+    fe_data_fini(&fs->test);
+    free(fs->owner);
+    free(fs->idx_store);
+    free(fs->dev);
+    free(fs->w0);
+}
+
+static const plot_spec fe_plots[] = {
+    {.csv = "rounds.csv", .x = "energy_j", .y = "accuracy", .group = "method",
+     .title = "Test accuracy against cumulative device energy", .out = "accuracy_vs_energy",
+     .xlabel = "cumulative energy (J)", .ylabel = "test accuracy"},
+    {.csv = "rounds.csv", .x = "round", .y = "energy_j", .group = "method",
+     .title = "Cumulative device energy", .out = "energy_vs_round", .xlabel = "round",
+     .ylabel = "energy (J)"},
+    {.csv = "rounds.csv", .x = "round", .y = "accuracy", .group = "method",
+     .title = "Test accuracy", .out = "accuracy_vs_round", .xlabel = "round",
+     .ylabel = "test accuracy"},
+    {.csv = "rounds.csv", .x = "round", .y = "mean_iters", .group = "method",
+     .title = "Mean local iterations per device", .out = "iters_vs_round", .xlabel = "round",
+     .ylabel = "iterations"},
+    {0},
+};
+
+const model_ops fedenergy_model_ops = {
+    .name = "fedenergy",
+    .summary = "energy-efficient federated learning: reduced local iterations with scaled updates",
+    .state_size = sizeof(fe_sim),
+    .configure = fe_configure,
+    .start = fe_start,
+    .progress = fe_progress,
+    .report = fe_report,
+    .fini = fe_fini,
+    .plots = fe_plots,
+};

@@ -1,0 +1,374 @@
+/*
+ * test_fedenergy_sim.c - federated training and the `fedenergy` model end to
+ * end: FedAvg with one device equals centralised SGD with the same steps;
+ * a small digits run saves at least 20% of FedAvg's energy with final
+ * accuracy within 1 point, byte-identically on a rerun; bad input (alpha
+ * <= 0, E < 1, more devices than samples, missing or malformed data file)
+ * fails with file:line:column and exit code 2.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/run.h"
+#include "systems/fedenergy/fe_data.h"
+#include "systems/fedenergy/fe_fed.h"
+#include "systems/fedenergy/fe_model.h"
+
+static void test_fedavg_one_device_equals_centralised(void **state)
+{
+    (void)state;
+    fe_model_single_thread();
+    fe_dataset d, tr, te;
+    err e = {0};
+    assert_int_equal(fe_data_load_csv("data/uci_digits/digits.csv", 64, 10, 16, &d, &e), 0);
+    rng r;
+    rng_init(&r, 5, "test.split", 0);
+    fe_data_split(&d, &r, 360, 0, &tr, &te);
+    size_t *idx = malloc(tr.n * sizeof *idx);
+    for (size_t i = 0; i < tr.n; i++)
+        idx[i] = i;
+    fe_device dev = {.idx = idx, .n = tr.n, .p = 1, .step_energy_j = 1, .step_time_s = 1e-3};
+    fe_problem pb = {.train = &tr, .test = &te, .n_dev = 1, .dev = &dev, .iters_max = 5,
+                     .reduced_iters = 5, .batch = 16, .lr = 0.1, .warmup_rounds = 1,
+                     .ctl = {.iters_max = 5, .v = 1, .budget = 0.05}, .seed = 9};
+    fe_arch_init(&pb.arch, FE_ARCH_LOGISTIC, 64, 10, 0);
+    double *w0 = calloc(pb.arch.nparam, sizeof *w0), *wc = calloc(pb.arch.nparam, sizeof *wc);
+    pb.w0 = w0;
+    fe_run *run = fe_run_create(&pb, FE_M_FEDAVG);
+    fe_round_stats st;
+    for (int t = 0; t < 40; t++)
+        fe_run_round(run, &st);
+    /* centralised: 200 steps from the same stream the device uses */
+    rng rb;
+    rng_init(&rb, 9, "fedenergy.batch", 0);
+    fe_work *wk = fe_work_create(&pb.arch, 16);
+    fe_model_sgd(&pb.arch, wc, tr.x, tr.y, idx, tr.n, 200, 16, 0.1, 0, &rb, wk);
+    const double *wf = fe_run_params(run);
+    double maxdiff = 0, maxabs = 0;
+    for (size_t i = 0; i < pb.arch.nparam; i++) {
+        maxdiff = fmax(maxdiff, fabs(wf[i] - wc[i]));
+        maxabs = fmax(maxabs, fabs(wc[i]));
+    }
+    print_message("FedAvg(1 device, 40 x 5 steps) vs centralised 200 steps: max |dw| %.3g "
+                  "(max |w| %.3g)\n", maxdiff, maxabs);
+    assert_true(maxabs > 0.1);
+    assert_true(maxdiff <= 1e-12 * maxabs);
+    double acc, loss;
+    fe_model_eval(&pb.arch, wc, te.x, te.y, te.n, wk, &acc, &loss);
+    assert_true(fabs(acc - st.accuracy) < 1e-12);
+    fe_work_destroy(wk);
+    fe_run_destroy(run);
+    free(w0);
+    free(wc);
+    free(idx);
+    fe_data_fini(&d);
+    fe_data_fini(&tr);
+    fe_data_fini(&te);
+}
+
+static double jnum(json_t *o, const char *a, const char *b)
+{
+    json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static void test_end_to_end_saves_energy_keeps_accuracy(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"fedenergy.rounds=60", NULL};
+    char dirs[2][64];
+    json_t *sum[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(dirs[k], sizeof dirs[k], "/tmp/fe_test_e2e_%d_%d", (int)getpid(), k);
+        run_opts o = {.scenario = "fedenergy/digits_iid", .out_dir = dirs[k], .sets = sets,
+                      .nsets = 1};
+        err e = {0};
+        int r = run_scenario(&o, &sum[k], NULL, &e);
+        if (r)
+            fail_msg("run failed: %s", e.msg);
+    }
+    json_t *res = json_object_get(sum[0], "results");
+    double saved = jnum(res, "energy_saved_vs_fedavg", NULL);
+    double dacc = jnum(res, "accuracy_diff_points", NULL);
+    double acc = jnum(res, "fedavg_final_accuracy", NULL);
+    print_message("online: %.1f%% less energy than FedAvg, accuracy %+.2f points (FedAvg %.2f%%)\n",
+                  100 * saved, dacc, 100 * acc);
+    assert_true(saved >= 0.20);
+    assert_true(fabs(dacc) <= 1.0);
+    assert_true(acc >= 0.90);
+    /* every baseline ran and spent energy; fixed runs exactly half of E */
+    json_t *ms = json_object_get(res, "methods");
+    assert_float_equal(jnum(ms, "fixed", "mean_local_iters"), 10, 1e-12);
+    assert_float_equal(jnum(ms, "fedavg", "mean_local_iters"), 20, 1e-12);
+    assert_true(jnum(ms, "online", "queue_max") < 100);
+    double pd_saved = jnum(ms, "online_pd", "energy_saved_vs_fedavg");
+    double pd_dacc = jnum(ms, "online_pd", "accuracy_diff_points");
+    print_message("online_pd: %.1f%% less energy, accuracy %+.2f points\n", 100 * pd_saved,
+                  pd_dacc);
+    /* online_pd runs at a more aggressive point of the energy-accuracy
+     * frontier (-0.83 points here, 3 of 360 test samples): the issue's
+     * 1-point criterion is asserted for `online` above; for online_pd we
+     * allow 2 points so that a different BLAS kernel's rounding cannot flip
+     * the verdict on one sample. */
+    assert_true(pd_saved >= 0.20);
+    assert_true(fabs(pd_dacc) <= 2.0);
+    /* deterministic: byte-identical time series */
+    char p0[128], p1[128];
+    size_t n0, n1;
+    snprintf(p0, sizeof p0, "%s/rounds.csv", dirs[0]);
+    snprintf(p1, sizeof p1, "%s/rounds.csv", dirs[1]);
+    char *a = slurp(p0, &n0), *b = slurp(p1, &n1);
+    assert_true(n0 > 1000);
+    assert_true(n0 == n1 && memcmp(a, b, n0) == 0);
+    free(a);
+    free(b);
+    json_decref(sum[0]);
+    json_decref(sum[1]);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", dirs[0], dirs[1]);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_offline_regret_reported(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"fedenergy.rounds=30", "fedenergy.devices=10",
+                                 "fedenergy.offline=true", NULL};
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/fe_test_off_%d", (int)getpid());
+    run_opts o = {.scenario = "fedenergy/digits_iid", .out_dir = dir, .sets = sets, .nsets = 3};
+    err e = {0};
+    json_t *sum;
+    int r = run_scenario(&o, &sum, NULL, &e);
+    if (r)
+        fail_msg("run failed: %s", e.msg);
+    json_t *res = json_object_get(sum, "results");
+    json_t *off = json_object_get(res, "offline");
+    json_t *offpd = json_object_get(json_object_get(json_object_get(res, "methods"), "online_pd"),
+                                    "offline");
+    assert_true(jnum(offpd, "offline_lower_bound_j", NULL) <=
+                jnum(offpd, "offline_compute_energy_j", NULL) + 1e-9);
+    assert_true(jnum(offpd, "rounds", NULL) == 29);
+    double on = jnum(off, "online_compute_energy_j", NULL);
+    double opt = jnum(off, "offline_compute_energy_j", NULL);
+    double lb = jnum(off, "offline_lower_bound_j", NULL);
+    print_message("offline: online %.3f J, optimum %.3f J (bound %.3f), %g rounds\n", on, opt, lb,
+                  jnum(off, "rounds", NULL));
+    assert_true(lb <= opt + 1e-9);
+    assert_true(opt > 0 && on > 0);
+    assert_true(jnum(off, "rounds", NULL) == 29);   /* 30 rounds minus 1 warm-up */
+    json_decref(sum);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Writes a scenario with `extra` lines appended to the fedenergy section and
+ * runs it; returns the exit code and copies the message. */
+static int run_bad(const char *data, const char *extra, char *msg, size_t len)
+{
+    char cwd[512], path[64];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(path, sizeof path, "/tmp/fe_test_bad_%d.yaml", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "name: bad\nseed: 1\nmodel: fedenergy\nfedenergy:\n");
+    if (data[0] == '/')
+        fprintf(f, "  data: %s\n", data);
+    else
+        fprintf(f, "  data: %s/%s\n", cwd, data);
+    fprintf(f, "%s", extra);
+    fclose(f);
+    run_opts o = {.scenario = path, .out_dir = "/tmp/fe_test_bad_out_never", .check_only = 1};
+    err e = {0};
+    int r = run_scenario(&o, NULL, NULL, &e);
+    snprintf(msg, len, "%s", e.msg);
+    unlink(path);
+    return run_exit_code(r);
+}
+
+static void test_bad_input_names_location(void **state)
+{
+    (void)state;
+    char msg[1024];
+    const char *dg = "data/uci_digits/digits.csv";
+    assert_int_equal(run_bad(dg, "  partition: dirichlet\n  alpha: 0\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:7:10: fedenergy.alpha: expected a number > 0"));
+    assert_int_equal(run_bad(dg, "  alpha: -0.5\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:6:10: fedenergy.alpha"));
+    assert_int_equal(run_bad(dg, "  local_iters: 0\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:6:16: fedenergy.local_iters: expected an integer in [1,"));
+    assert_int_equal(run_bad(dg, "  devices: 1500\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:6:12: fedenergy.devices: more devices (1500) than "
+                                "training samples (1437)"));
+    assert_int_equal(run_bad("/nonexistent/digits.csv", "", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:5:9: fedenergy.data: cannot open data file "
+                                "/nonexistent/digits.csv"));
+    /* a CSV with a short line 2 */
+    char csv[64];
+    snprintf(csv, sizeof csv, "/tmp/fe_test_short_%d.csv", (int)getpid());
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    for (int k = 0; k < 3; k++) {
+        for (int j = 0; j < (k == 1 ? 63 : 64); j++)
+            fprintf(f, "%d,", j % 17);
+        fprintf(f, "%d\n", k);
+    }
+    fclose(f);
+    assert_int_equal(run_bad(csv, "", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, "fedenergy.data:"));
+    assert_non_null(strstr(msg, ":2: expected 65 columns (64 features and a label), found 64"));
+    unlink(csv);
+    assert_int_equal(access("/tmp/fe_test_bad_out_never", F_OK), -1);
+}
+
+static void test_device_file_power_model(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"fedenergy.rounds=2", NULL};
+    char dir[64], path[128];
+    snprintf(dir, sizeof dir, "/tmp/fe_test_dev_%d", (int)getpid());
+    run_opts o = {.scenario = "fedenergy/digits_device_classes", .out_dir = dir, .sets = sets,
+                  .nsets = 1};
+    err e = {0};
+    json_t *sum;
+    int r = run_scenario(&o, &sum, NULL, &e);
+    if (r)
+        fail_msg("run failed: %s", e.msg);
+    json_decref(sum);
+    snprintf(path, sizeof path, "%s/devices.csv", dir);
+    size_t n;
+    char *csv = slurp(path, &n);
+    /* device 0 is low-end: 3 W x 40 ms = 0.12 J per step, 0.5 W x 31.4 kbit /
+     * 2 Mbps upload (650 parameters x 4 bytes = 2600 B: 0.0052 J, 10.4 ms) */
+    assert_non_null(strstr(csv, "\n0,"));
+    assert_non_null(strstr(csv, ",0.12,0.04,0.0052,0.0104\n"));
+    /* device 2 is high-end: 12 W x 5 ms = 0.06 J */
+    assert_non_null(strstr(csv, ",0.06,0.005,0.00104,0.00104\n"));
+    free(csv);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+
+    /* bad device files */
+    char dev[64], extra[256], msg[1024];
+    snprintf(dev, sizeof dev, "/tmp/fe_test_devfile_%d.csv", (int)getpid());
+    snprintf(extra, sizeof extra, "  devices: 2\n  device_file: %s\n", dev);
+    FILE *f = fopen(dev, "w");
+    fprintf(f, "cpu_hz,colour\n1e9,2\n1e9,3\n");
+    fclose(f);
+    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:7:16: fedenergy.device_file: "));
+    assert_non_null(strstr(msg, ":1: unknown column \"colour\""));
+    f = fopen(dev, "w");
+    fprintf(f, "cpu_hz,tx_power_w\n1e9,2\n# comment\n1e9,x\n");
+    fclose(f);
+    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ":4: column tx_power_w: expected a number, found \"x\""));
+    f = fopen(dev, "w");
+    fprintf(f, "cpu_hz\n1e9\n");
+    fclose(f);
+    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ": 1 device rows for 2 devices"));
+    f = fopen(dev, "w");
+    fprintf(f, "cpu_hz\n1e9\n-5\n");
+    fclose(f);
+    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, "device 1: cpu_hz must be > 0, found -5"));
+    unlink(dev);
+}
+
+/* Half of the devices per round: FedAvg spends about half the energy, the
+ * offline optimum (which assumes full participation) is skipped with a
+ * note, and every method still learns. */
+static void test_partial_participation(void **state)
+{
+    (void)state;
+    static const char *full[] = {"fedenergy.rounds=20", "fedenergy.offline=true", NULL};
+    static const char *half[] = {"fedenergy.rounds=20", "fedenergy.offline=true",
+                                 "fedenergy.participation=0.5", NULL};
+    const char *const *sets[2] = {full, half};
+    double fedavg_j[2];
+    json_t *res[2], *sum[2];
+    for (int k = 0; k < 2; k++) {
+        char dir[64];
+        snprintf(dir, sizeof dir, "/tmp/fe_test_part_%d_%d", (int)getpid(), k);
+        run_opts o = {.scenario = "fedenergy/digits_dirichlet", .out_dir = dir, .sets = sets[k],
+                      .nsets = 2 + k};
+        err e = {0};
+        int r = run_scenario(&o, &sum[k], NULL, &e);
+        if (r)
+            fail_msg("run failed: %s", e.msg);
+        res[k] = json_object_get(sum[k], "results");
+        fedavg_j[k] = jnum(json_object_get(res[k], "methods"), "fedavg", "energy_j");
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+    }
+    double ratio = fedavg_j[1] / fedavg_j[0];
+    print_message("FedAvg energy with half the devices per round: %.3f of full\n", ratio);
+    assert_true(ratio > 0.3 && ratio < 0.7);
+    assert_true(jnum(res[1], "fedavg_final_accuracy", NULL) > 0.85);
+    assert_true(jnum(res[1], "online_final_accuracy", NULL) > 0.85);
+    json_t *note = json_object_get(json_object_get(res[1], "offline"), "note");
+    assert_non_null(strstr(json_string_value(note), "skipped"));
+    assert_true(jnum(json_object_get(res[0], "offline"), "rounds", NULL) == 19);
+    json_decref(sum[0]);
+    json_decref(sum[1]);
+}
+
+/* Every example configures (data found, keys valid). */
+static void test_examples_check(void **state)
+{
+    (void)state;
+    static const char *const ex[] = {
+        "fedenergy/digits_iid", "fedenergy/digits_dirichlet", "fedenergy/digits_shards",
+        "fedenergy/digits_homogeneous", "fedenergy/digits_hetero_high", "fedenergy/digits_mlp",
+        "fedenergy/digits_regret", "fedenergy/digits_device_classes",
+        "fedenergy/mnist_dirichlet"};
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
+        run_opts o = {.scenario = ex[i], .out_dir = "/tmp/fe_test_check_never", .check_only = 1};
+        err e = {0};
+        int r = run_scenario(&o, NULL, NULL, &e);
+        if (r)
+            fail_msg("%s: %s", ex[i], e.msg);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fedavg_one_device_equals_centralised),
+        cmocka_unit_test(test_end_to_end_saves_energy_keeps_accuracy),
+        cmocka_unit_test(test_offline_regret_reported),
+        cmocka_unit_test(test_bad_input_names_location),
+        cmocka_unit_test(test_device_file_power_model),
+        cmocka_unit_test(test_partial_participation),
+        cmocka_unit_test(test_examples_check),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
