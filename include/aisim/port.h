@@ -6,9 +6,10 @@
  * line rate, one at a time; a port keeps one pending event, the end of the
  * current transmission (sim_timer).  On arrival a packet is admitted or
  * dropped (drop-tail against the port's buffer) and may be ECN-marked: the
- * DCTCP step (mark when the queue already holds more than K bytes, as in
- * Alizadeh et al., SIGCOMM 2010) or RED on the EWMA of the queue (Floyd and
- * Jacobson, 1993), marking ECN-capable packets and dropping the others.
+ * DCTCP step (mark an ECN-capable packet when the queue already holds more
+ * than K bytes, as in Alizadeh et al., SIGCOMM 2010; other packets are left
+ * to drop-tail) or RED on the EWMA of the queue (Floyd and Jacobson, 1993),
+ * marking ECN-capable packets and dropping the others (RFC 3168).
  * Counters are stat_* fields, read by the output code, never logged.
  *
  * Wire.  A ring of (due time, packet) with one timer for its head: every

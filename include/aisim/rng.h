@@ -29,7 +29,7 @@ static inline uint64_t rng_rotl_(uint64_t x, int k) { return (x << k) | (x >> (6
 static inline uint64_t rng_next(rng *r)
 {
     uint64_t *s = r->s;
-    uint64_t out = rng_rotl_(s[1] * 5, 7) * 9;
+    uint64_t res = rng_rotl_(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
@@ -37,7 +37,7 @@ static inline uint64_t rng_next(rng *r)
     s[0] ^= s[3];
     s[2] ^= t;
     s[3] = rng_rotl_(s[3], 45);
-    return out;
+    return res;
 }
 
 /* Uniform double in [0, 1), 53 random bits. */

@@ -6,7 +6,8 @@
  * receives ACKs) and the receiver (its `rx` sink receives data).  Sequence
  * numbers count bytes from 0; a flow of `size_bytes` is done when the
  * receiver holds them all (its flow completion time is measured there).
- * There is no handshake: the first window leaves at the start time.
+ * There is no handshake: the first window leaves at the start time (its RTT
+ * estimate can be primed as if one had happened: tcp_flow_prime_rtt).
  *
  * Sender (RFC 5681, 6582, 6298):
  *   - slow start (cwnd grows by the bytes acked), congestion avoidance
@@ -135,8 +136,19 @@ void tcp_flow_init(tcp_flow *f, sim *s, pkt_pool *pool, const tcp_cfg *cfg, uint
 /* The routes its packets follow: fwd ends at the receiver's host (whose
  * demux, or f->rx itself, takes the data), rev at the sender's. */
 void tcp_flow_set_routes(tcp_flow *f, const route *fwd, const route *rev);
+/* Primes the RTT estimator with the round-trip time a connection handshake
+ * would have measured (srtt = rtt, rttvar = rtt/2, as RFC 6298 does for the
+ * first sample), so that a loss in the first window waits for
+ * max(min_rto, 3 rtt), not the 1 s initial RTO of an unmeasured path.  The
+ * network model calls it with the path's empty-network round trip. */
+void tcp_flow_prime_rtt(tcp_flow *f, int64_t rtt_ps);
 /* Starts sending at at_ps. */
 void tcp_flow_start(tcp_flow *f, int64_t at_ps);
+/* Gives a running (or finished) flow `bytes` more to deliver, as the next
+ * request on a persistent connection: its window and RTT estimate carry
+ * over, finish_ps is cleared, and on_done fires again when the receiver has
+ * everything.  Not for long-lived flows. */
+void tcp_flow_add_bytes(tcp_flow *f, uint64_t bytes);
 /* Stops the flow's timers and frees its range lists. */
 void tcp_flow_stop(tcp_flow *f);
 /* Bytes delivered in order to the receiver. */

@@ -11,6 +11,7 @@ int cli_demo(int argc, char **argv);
 /* The per-module parts of the demo: each prints one headline table and
  * returns 0, or an exit code. */
 int demo_birp(const char *out_root);
+int demo_fedenergy(const char *out_root);
 
 /* `aisim bench [--quick]`: returns an exit code. */
 int cli_bench(int argc, char **argv);

@@ -89,7 +89,7 @@ int cli_demo(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     printf("aisim demo (run directories under %s)\n\n", out_root);
-    int (*const parts[])(const char *) = {demo_queue, demo_birp};
+    int (*const parts[])(const char *) = {demo_queue, demo_birp, demo_fedenergy};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
         if (i)
             printf("\n");

@@ -12,7 +12,6 @@
 #include "cli/cli.h"
 #include "cli/run.h"
 
-int demo_fedenergy(const char *out_root);
 
 static double jnum(json_t *o, const char *a, const char *b)
 {

@@ -12,15 +12,19 @@
  *   hash_seeds ECMP hash seeds per switch: random (default) or equal
  *   flows      a list of {src, dst, size, start, prio}; without size a flow
  *              is long-lived
- *   incast     {receiver, senders, block, rounds, start}: rounds in which
- *              `senders` hosts each send `block` bytes to `receiver`; the
- *              next round starts when every block of the previous one has
- *              arrived (the synchronized-read workload of the incast papers)
+ *   incast     {receiver, senders, block, rounds, start, persistent}: rounds
+ *              in which `senders` hosts each send `block` bytes to
+ *              `receiver`; the next round starts when every block of the
+ *              previous one has arrived (the synchronized-read workload of
+ *              the incast papers), on one persistent connection per sender
+ *              unless persistent is false
  *   sample_interval, sample_ports   queues.csv: occupancy of the named
  *              ports ("sw0->h0") every interval
  *
  * The run ends at the scenario's stop time or when every finite flow has
- * completed.  Flows are routed by ECMP on a hash of their id.
+ * completed.  Flows are routed by ECMP on a hash of their id.  There are no
+ * handshakes, but each flow's RTT estimator starts from the round trip a
+ * handshake would have measured on the empty network.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -92,6 +96,7 @@ static const cfg_key flow_keys[] = {
 typedef struct incast_cfg {
     const char *receiver;
     int64_t senders, block, rounds, start;
+    bool persistent;
 } incast_cfg;
 
 static const cfg_key incast_keys[] = {
@@ -105,6 +110,9 @@ static const cfg_key incast_keys[] = {
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000000, .help = "rounds"},
     {.name = "start", .type = CFG_TIME, .off = offsetof(incast_cfg, start), .def = "0s",
      .flags = CFG_MIN, .min = 0, .help = "start of the first round"},
+    {.name = "persistent", .type = CFG_BOOL, .off = offsetof(incast_cfg, persistent),
+     .def = "true", .help = "one connection per sender for every round (its window carries "
+     "over), as in the incast experiments; false: a new connection per block"},
     {0},
 };
 
@@ -155,6 +163,7 @@ typedef struct net_model {
     size_t finite_left;         /* finite flows not yet complete */
     /* incast */
     int inc_rx, *inc_tx;
+    nflow **inc_flows;          /* persistent incast connections */
     int round, round_left;
     int64_t round_start;
     double *round_secs;         /* duration of each completed round */
@@ -259,6 +268,7 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
             if (h != m->inc_rx)
                 m->inc_tx[k++] = h;
         m->round_secs = xcalloc((size_t)m->inc.rounds, sizeof *m->round_secs);
+        m->inc_flows = xcalloc((size_t)m->inc.senders, sizeof *m->inc_flows);
     }
     if (!m->nspecs && !m->cfg.incast)
         return cfg_err(e, AISIM_EINVAL, sec, path, "no traffic: give flows or incast");
@@ -316,6 +326,11 @@ static nflow *new_flow(net_model *m, int src, int dst, uint64_t size, int64_t st
                                                                    m->tcp.hdr_bytes);
     if (size != UINT64_MAX)
         m->finite_left++;
+    /* The round trip a handshake would have measured: a header-only packet
+     * there and back on the empty network. */
+    tcp_flow_prime_rtt(&f->tcp, topo_route_ideal_ps(rt, 0, m->tcp.mss_bytes, m->tcp.hdr_bytes) +
+                                    topo_route_ideal_ps(rt->reverse, 0, m->tcp.mss_bytes,
+                                                        m->tcp.hdr_bytes));
     tcp_flow_start(&f->tcp, start);
     return f;
 }
@@ -324,8 +339,19 @@ static void start_round(net_model *m, int64_t at)
 {
     m->round_start = at;
     m->round_left = (int)m->inc.senders;
-    for (int k = 0; k < m->inc.senders; k++)
-        new_flow(m, m->inc_tx[k], m->inc_rx, (uint64_t)m->inc.block, at, 0, m->round);
+    for (int k = 0; k < m->inc.senders; k++) {
+        if (!m->inc.persistent || m->round == 0) {
+            nflow *f = new_flow(m, m->inc_tx[k], m->inc_rx, (uint64_t)m->inc.block, at, 0,
+                                m->round);
+            if (m->inc.persistent)
+                m->inc_flows[k] = f;
+        } else {
+            nflow *f = m->inc_flows[k];
+            f->round = m->round;
+            m->finite_left++;
+            tcp_flow_add_bytes(&f->tcp, (uint64_t)m->inc.block);
+        }
+    }
 }
 
 static void flow_done(void *ctx, tcp_flow *tf)
@@ -528,6 +554,7 @@ static void net_fini(void *st)
     free(m->spec_src);
     free(m->spec_dst);
     free(m->inc_tx);
+    free(m->inc_flows);
     free(m->round_secs);
     free(m->sports);
     free(m->sport_names);

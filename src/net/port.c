@@ -87,14 +87,19 @@ static void port_recv(sink *self, pkt *p)
         drop(q, p);
         return;
     }
-    int mark = q->cfg.ecn_k_bytes > 0 && q->bytes > q->cfg.ecn_k_bytes;
-    if (q->cfg.red_min_bytes > 0 && red_says_mark(q))
-        mark = 1;
-    if (mark) {
-        if (!(p->flags & PKT_F_ECT)) {
-            drop(q, p);             /* not ECN-capable: RED drops instead */
+    /* The DCTCP step marks ECN-capable packets and leaves the others to
+     * drop-tail; RED marks ECN-capable packets and drops the others
+     * (RFC 3168). */
+    int ect = p->flags & PKT_F_ECT;
+    int mark = ect && q->cfg.ecn_k_bytes > 0 && q->bytes > q->cfg.ecn_k_bytes;
+    if (q->cfg.red_min_bytes > 0 && red_says_mark(q)) {
+        if (!ect) {
+            drop(q, p);
             return;
         }
+        mark = 1;
+    }
+    if (mark) {
         p->flags |= PKT_F_CE;
         q->stat_mark_pkts++;
     }

@@ -9,6 +9,7 @@
  */
 #include "aisim/tcp.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,10 +70,26 @@ void tcp_flow_set_routes(tcp_flow *f, const route *fwd, const route *rev)
     f->rev = rev;
 }
 
+static void rtt_sample(tcp_flow *f, int64_t r);
+static void send_data(tcp_flow *f);
+
+void tcp_flow_prime_rtt(tcp_flow *f, int64_t rtt_ps)
+{
+    rtt_sample(f, rtt_ps);
+}
+
 void tcp_flow_start(tcp_flow *f, int64_t at_ps)
 {
     f->start_ps = at_ps;
     sim_schedule(f->s, at_ps, on_start, f, 0);
+}
+
+void tcp_flow_add_bytes(tcp_flow *f, uint64_t bytes)
+{
+    assert(f->size_bytes != UINT64_MAX);
+    f->size_bytes += bytes;
+    f->finish_ps = -1;
+    send_data(f);
 }
 
 void tcp_flow_stop(tcp_flow *f)

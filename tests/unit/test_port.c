@@ -138,12 +138,16 @@ static void test_port_ecn_step_marks_above_k(void **state)
     bed_init(&b, &cfg, 0);
     for (int i = 0; i < 10; i++)
         send(&b, 1500, 0, PKT_F_ECT, (uint64_t)i);
+    send(&b, 1500, 0, 0, 10);               /* not ECN-capable: neither marked nor dropped */
     sim_run(b.s, SIM_TIME_MAX);
     /* Packet k meets (k-1)*1500 queued bytes (packet 0 is in service):
      * marked when that exceeds 3000, i.e. k >= 4. */
     for (int i = 0; i < 10; i++)
         assert_int_equal(!!(b.c.flags[i] & PKT_F_CE), i >= 4);
+    assert_int_equal(b.c.n, 11);
+    assert_int_equal(b.c.flags[10], 0);
     assert_int_equal(b.q.stat_mark_pkts, 6);
+    assert_int_equal(b.q.stat_drop_pkts, 0);
     bed_fini(&b);
 }
 
