@@ -161,6 +161,12 @@ const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key);
  * valid; after a routing change a new call returns a new array. */
 const route *const *topo_paths(topo *t, int src_host, int dst_host, size_t *n);
 
+/* Packets held by the network right now: queued or being serialised at any
+ * port, or on any wire.  With the pool's live count this checks
+ * conservation: every packet allocated is in the network or held by an
+ * endpoint. */
+uint64_t topo_packets_in_network(topo *t);
+
 /* Completion time of a transfer of `bytes` of payload over route rt on an
  * empty network: the first packet's store-and-forward latency along the
  * path plus the remaining packets at the slowest link's rate (packets of

@@ -10,6 +10,7 @@
 int cli_demo(int argc, char **argv);
 /* The per-module parts of the demo: each prints one headline table and
  * returns 0, or an exit code. */
+int demo_net(const char *out_root);
 int demo_birp(const char *out_root);
 int demo_fedenergy(const char *out_root);
 

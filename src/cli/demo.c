@@ -4,7 +4,9 @@
  *
  * The tour: the core's queueing validation (the single-server queue at two
  * loads with exponential service and at one with deterministic service, each
- * next to the Pollaczek-Khinchine value), then BIRP against its baselines.
+ * next to the Pollaczek-Khinchine value), TCP incast collapse by senders and
+ * transport, BIRP against its baselines, and energy-efficient federated
+ * learning against FedAvg.
  */
 #include <getopt.h>
 #include <math.h>
@@ -89,7 +91,7 @@ int cli_demo(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     printf("aisim demo (run directories under %s)\n\n", out_root);
-    int (*const parts[])(const char *) = {demo_queue, demo_birp, demo_fedenergy};
+    int (*const parts[])(const char *) = {demo_queue, demo_net, demo_birp, demo_fedenergy};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
         if (i)
             printf("\n");

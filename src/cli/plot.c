@@ -197,6 +197,18 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
     } else {
         groups[ng++] = NULL;
     }
+    /* A figure with no point to draw (say, FCTs of a run in which no flow
+     * finished) is skipped, not an error. */
+    size_t points = 0;
+    for (size_t i = 0; i < t.nrow; i++)
+        for (int y = 0; y < ny; y++)
+            points += numeric(t.cell[i][xc]) && numeric(t.cell[i][ycols[y]]);
+    if (points == 0) {
+        printf("  %s: nothing to draw (no numeric %s values in %s)\n", sp->out, sp->y, sp->csv);
+        free(groups);
+        table_free(&t);
+        return 0;
+    }
     char gp[1024], img[1024], part[1100], gpname[300], imgname[300], partname[320];
     snprintf(gpname, sizeof gpname, "%s.gp", sp->out);
     snprintf(imgname, sizeof imgname, "%s.%s", sp->out, fmt);
@@ -328,9 +340,12 @@ int cli_plot(int argc, char **argv)
                 snprintf(y + strlen(y), sizeof y - strlen(y), "%s%s", *y ? "," : "", t.head[k]);
         snprintf(oname, sizeof oname, "%.*s", (int)(len - 4), name);
         plot_spec sp = {.csv = name, .x = t.head[0], .y = y, .title = oname, .out = oname};
-        if (*y)
+        /* Only tables whose first column is a numeric axis (time, round,
+         * id) make a line figure; a per-port summary does not. */
+        int axis = t.nrow && numeric(t.cell[0][0]);
+        if (*y && axis)
             r = draw(dir, &sp, fmt, &e);
-        drawn += *y && !r;
+        drawn += *y && axis && !r;
         table_free(&t);
     }
     json_decref(sum);

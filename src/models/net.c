@@ -500,7 +500,10 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     json_object_set_new(sum, "ecn_marks", json_integer((json_int_t)marks));
     json_object_set_new(sum, "retransmits", json_integer((json_int_t)rtx));
     json_object_set_new(sum, "timeouts", json_integer((json_int_t)tos));
-    json_object_set_new(sum, "packets_in_flight_at_end",
+    /* Conservation: every packet still allocated is inside the network. */
+    json_object_set_new(sum, "packets_in_network_at_end",
+                        json_integer((json_int_t)topo_packets_in_network(m->t)));
+    json_object_set_new(sum, "packets_allocated_at_end",
                         json_integer((json_int_t)pkt_pool_live(m->pool)));
     samples_fini(&fct);
     if (m->cfg.incast) {

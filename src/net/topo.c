@@ -899,3 +899,14 @@ int64_t topo_route_ideal_ps(const route *rt, uint64_t bytes, uint32_t mss, uint3
     uint64_t rest = bytes > first ? bytes - first : 0;
     return lat + units_tx_time_ps((int64_t)(rest + (npkts - 1) * hdr), slowest);
 }
+
+uint64_t topo_packets_in_network(topo *t)
+{
+    uint64_t n = 0;
+    for (size_t l = 0; l < topo_links(t); l++)
+        for (int d = 0; d < 2; d++) {
+            const port *q = topo_link_port(t, (int)l, d);
+            n += q->npkts + (q->tx != NULL) + topo_link_wire(t, (int)l, d)->len;
+        }
+    return n;
+}
