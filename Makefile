@@ -116,7 +116,7 @@ fuzz:
 	    $(LDLIBS) -o $(FUZZ_BUILD)/fuzz_scenario
 	$(FUZZ_BUILD)/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    -dict=tests/fuzz/yaml.dict -timeout=10 -rss_limit_mb=2048 \
-	    $(FUZZ_BUILD)/corpus tests/fuzz/seeds examples/core tests/scenarios/bad
+	    $(FUZZ_BUILD)/corpus tests/fuzz/seeds $(sort $(dir $(EXAMPLES))) tests/scenarios/bad
 
 clean:
 	rm -rf build build-debug build-san build-fuzz

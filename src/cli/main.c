@@ -42,7 +42,8 @@ static const struct cmd_help {
      "Reference benchmarks: events/s, simulated seconds per wall second and peak\n"
      "memory for the event engine and fixed reference scenarios.\n"
      "  --quick   smaller sizes (for a smoke test)\n"
-     "  CASE      run only these cases (hold-1k hold-100k hold-1m timers cancel mm1)\n"},
+     "  CASE      run only these cases (hold-1k hold-100k hold-1m timers cancel mm1\n"
+     "            dumbbell incast)\n"},
     {"plot", "aisim plot RUN_DIR [--format png|svg]",
      "Draws the tables of a completed run with gnuplot: one image per figure in the run\n"
      "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"},

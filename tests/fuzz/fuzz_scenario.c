@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     scenario sc;
     err e = {0};
-    int r = scenario_load_text(&sc, "fuzz.yaml", p, strlen(p), "tests/scenarios/bad", sets,
+    int r = scenario_load_text(&sc, "fuzz.yaml", p, strlen(p), "examples/core", sets,
                                nsets, &e);
     if (r == 0) {
         void *st = calloc(1, sc.model->state_size);
