@@ -1,22 +1,31 @@
 /*
- * sim.c - the event engine: a 4-ary min-heap with removal by handle.
+ * sim.c - the event engine: a 4-ary min-heap with lazy cancellation.
  *
  * Layout.  The heap is an array of 16-byte entries {key, at_ps}; key packs
  * the event's sequence number (high 40 bits) and its slot index (low 24
- * bits), so comparing (at_ps, key) orders by time, then scheduling order,
- * and one entry fits four to a cache line.  The slot array holds the
- * handler, its object and argument, the entry's heap position and a
- * generation counter.  An event id is (generation << 32 | slot): when an
- * event runs or is cancelled its slot's generation moves on, so a stale id
- * is recognised and ignored.
+ * bits).  Read as one unsigned 128-bit number an entry is (at << 64 | seq
+ * << 24 | slot), so one comparison orders by time, then by scheduling
+ * order.  The array starts 3 entries into a 64-byte aligned block, so the
+ * four children of a node fill exactly one cache line, and the least of
+ * them is found without branches.  After a pop the hole sinks to a leaf
+ * along the least children and the last entry rises from there (Floyd's
+ * bottom-up variant: the last entry belongs near the bottom).
  *
- * Why a 4-ary heap: half the depth of a binary heap with the four children
- * in one cache line; it beat a binary heap in bench/bench_engine.c (see
- * docs/benchmarks.md).  Removal by position keeps the heap free of
- * tombstones, which matters when most retransmission timers are cancelled.
+ * Slots hold the handler, its object and argument, the sequence number of
+ * the slot's pending entry and a generation.  An event id is (generation
+ * << 32 | slot).  Cancelling frees the slot at once (generation + 1) and
+ * leaves the heap entry behind as a tombstone: when it reaches the top its
+ * sequence number no longer matches its slot's, and it is dropped.  So no
+ * heap move ever writes to the slot array (keeping heap positions in the
+ * slots costs a random write per level; see docs/benchmarks.md for the
+ * measurements of both designs).  Tombstones are compacted away (filter
+ * and re-heapify, O(n)) when they outnumber live events, so the heap stays
+ * within twice the pending count.  A stale id (the event ran or was
+ * cancelled) is recognised by its generation and ignored.
  *
- * Limits: 2^24 - 1 pending events, 2^40 scheduled events per run (both
- * checked).
+ * Cost: O(log4 n) per schedule and run; O(1) per cancel, plus the amortised
+ * compaction.  Limits: 2^24 - 1 slots (pending events), 2^40 events
+ * scheduled per run (both checked).
  */
 #include "aisim/sim.h"
 
@@ -33,8 +42,8 @@
 #define NO_FREE UINT32_MAX
 
 /* Field order matters: on a little-endian machine the 16 bytes read as one
- * unsigned 128-bit number (at << 64 | key), so one comparison orders by
- * time, then sequence.  Times are never negative (sim_schedule asserts). */
+ * unsigned 128-bit number.  Times are never negative (sim_schedule
+ * asserts). */
 typedef struct hent {
     uint64_t key;       /* seq << SLOT_BITS | slot */
     int64_t at;         /* firing time, ps */
@@ -42,32 +51,26 @@ typedef struct hent {
 
 typedef unsigned __int128 u128;
 
-static inline u128 hkey(hent e)
-{
-    return (u128)(uint64_t)e.at << 64 | e.key;
-}
-
 typedef struct slot {
     sim_fn *fn;         /* handler */
     void *obj;          /* handler object */
     uint64_t arg;       /* handler argument */
-    uint32_t pos;       /* heap index while pending; next free slot when free
-                           (kept here, not in an array of its own: the heap
-                           moves that write it and the run that reads the
-                           handler then share a cache line; measured faster) */
+    uint64_t seq;       /* sequence number of the pending entry; 0 if none */
     uint32_t gen;       /* generation, >= 1 */
+    uint32_t next_free; /* free list link while the slot is free */
 } slot;
 
 struct sim {
-    hent *heap;         /* pending events, heap-ordered: heap_mem + 3 */
+    hent *heap;         /* entries, heap-ordered: heap_mem + 3 */
     hent *heap_mem;     /* 64-byte aligned allocation */
-    uint32_t n;         /* pending */
+    uint32_t n;         /* entries, tombstones included */
     uint32_t cap;       /* heap capacity */
+    uint32_t live;      /* pending events (entries that are not tombstones) */
     slot *slots;        /* callback data, indexed by slot */
     uint32_t nslots;    /* slots in use or on the free list */
     uint32_t slot_cap;
     uint32_t free_head; /* free slot list, NO_FREE if empty */
-    uint64_t seq;       /* next sequence number */
+    uint64_t seq;       /* next sequence number (starts at 1) */
     int64_t now;        /* current time, ps */
     uint64_t events;    /* handlers run */
     int stopped;        /* sim_stop() called during this sim_run() */
@@ -75,6 +78,11 @@ struct sim {
     void *mon_ctx;
     uint64_t mon_every, mon_left;
 };
+
+static inline u128 hkey(hent e)
+{
+    return (u128)(uint64_t)e.at << 64 | e.key;
+}
 
 static inline bool hless(hent a, hent b)
 {
@@ -90,7 +98,7 @@ static inline uint32_t min4(const hent *h, uint32_t c)
     return kb < ka ? b : a;
 }
 
-/* Index of the least child of i, given that at least one exists. */
+/* Index of the least child, given that child c exists. */
 static inline uint32_t min_child(const hent *h, uint32_t n, uint32_t c)
 {
     if (c + 3 < n)
@@ -102,11 +110,9 @@ static inline uint32_t min_child(const hent *h, uint32_t n, uint32_t c)
     return m;
 }
 
-/* (Re)allocates the heap for `cap` entries, keeping its contents.  The
- * array starts 3 entries into a 64-byte aligned block, so that the four
- * children of node i (entries 4i+1 .. 4i+4) fill exactly one cache line:
- * min4() then touches one line per level instead of two.  Measured in
- * docs/benchmarks.md. */
+/* (Re)allocates the heap for `cap` entries, keeping its contents; the array
+ * starts 3 entries into a 64-byte aligned block, so that the children of
+ * node i (entries 4i+1 .. 4i+4) fill exactly one cache line. */
 static void heap_alloc(sim *s, uint32_t cap)
 {
     size_t bytes = ((size_t)cap + 3) * sizeof(hent);
@@ -132,6 +138,7 @@ sim *sim_create(void)
     s->slot_cap = 64;
     s->slots = xmalloc(s->slot_cap * sizeof *s->slots);
     s->free_head = NO_FREE;
+    s->seq = 1;
     return s;
 }
 
@@ -144,28 +151,20 @@ void sim_destroy(sim *s)
     free(s);
 }
 
-static inline void place(sim *s, uint32_t i, hent e)
-{
-    s->heap[i] = e;
-    s->slots[e.key & SLOT_MASK].pos = i;
-}
-
-static void sift_up(sim *s, uint32_t i, hent e)
+static void sift_up(hent *h, uint32_t i, hent e)
 {
     while (i > 0) {
         uint32_t p = (i - 1) >> 2;
-        if (!hless(e, s->heap[p]))
+        if (!hless(e, h[p]))
             break;
-        place(s, i, s->heap[p]);
+        h[i] = h[p];
         i = p;
     }
-    place(s, i, e);
+    h[i] = e;
 }
 
-static void sift_down(sim *s, uint32_t i, hent e)
+static void sift_down(hent *h, uint32_t n, uint32_t i, hent e)
 {
-    hent *h = s->heap;
-    uint32_t n = s->n;
     for (;;) {
         uint32_t c = 4 * i + 1;
         if (c >= n)
@@ -173,36 +172,54 @@ static void sift_down(sim *s, uint32_t i, hent e)
         uint32_t m = min_child(h, n, c);
         if (!hless(h[m], e))
             break;
-        place(s, i, h[m]);
+        h[i] = h[m];
         i = m;
     }
-    place(s, i, e);
+    h[i] = e;
 }
 
-/* Refills the hole left by removing the root (Floyd's bottom-up variant):
- * the hole sinks to a leaf along the least children, with no comparison
- * against the element being placed, which then rises from there; the last
- * element of a heap belongs near the bottom, so it rarely rises far. */
-static void refill_root(sim *s, hent e)
+/* Removes the root (Floyd's bottom-up refill). */
+static void pop_root(sim *s)
 {
     hent *h = s->heap;
-    uint32_t n = s->n, i = 0;
+    uint32_t n = --s->n, i = 0;
+    if (n == 0)
+        return;
+    hent last = h[n];
     for (;;) {
         uint32_t c = 4 * i + 1;
         if (c >= n)
             break;
         uint32_t m = min_child(h, n, c);
-        place(s, i, h[m]);
+        h[i] = h[m];
         i = m;
     }
-    sift_up(s, i, e);
+    sift_up(h, i, last);
+}
+
+static inline bool is_live(const sim *s, hent e)
+{
+    return s->slots[e.key & SLOT_MASK].seq == e.key >> SLOT_BITS;
+}
+
+/* Drops every tombstone and rebuilds the heap (Floyd's heapify). */
+static void compact(sim *s)
+{
+    hent *h = s->heap;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        if (is_live(s, h[i]))
+            h[k++] = h[i];
+    s->n = k;
+    for (uint32_t i = k > 1 ? (k - 2) / 4 + 1 : 0; i-- > 0;)
+        sift_down(h, k, i, h[i]);
 }
 
 static uint32_t slot_get(sim *s)
 {
     if (s->free_head != NO_FREE) {
         uint32_t i = s->free_head;
-        s->free_head = s->slots[i].pos;
+        s->free_head = s->slots[i].next_free;
         return i;
     }
     if (s->nslots == s->slot_cap) {
@@ -222,17 +239,34 @@ static inline void slot_put(sim *s, uint32_t i)
 {
     slot *sl = &s->slots[i];
     sl->gen = sl->gen + 1 ? sl->gen + 1 : 1;
-    sl->pos = s->free_head;
+    sl->seq = 0;                /* no entry matches: any left are tombstones */
+    sl->next_free = s->free_head;
     s->free_head = i;
 }
 
-static inline uint64_t next_key(sim *s, uint32_t sl)
+/* A new sequence number (from 1: 0 marks a slot with no pending entry). */
+static inline uint64_t next_seq(sim *s)
 {
     if (s->seq >= SEQ_MAX) {
         fprintf(stderr, "aisim: event sequence numbers exhausted\n");
         abort();
     }
-    return (s->seq++ << SLOT_BITS) | sl;
+    return s->seq++;
+}
+
+static void push(sim *s, uint32_t i, int64_t at_ps)
+{
+    uint64_t q = next_seq(s);
+    s->slots[i].seq = q;
+    if (s->n == s->cap) {
+        if (s->live < s->n / 2) {
+            compact(s);
+        } else {
+            s->cap *= 2;
+            heap_alloc(s, s->cap);
+        }
+    }
+    sift_up(s->heap, s->n++, (hent){q << SLOT_BITS | i, at_ps});
 }
 
 sim_event_id sim_schedule(sim *s, int64_t at_ps, sim_fn *fn, void *obj, uint64_t arg)
@@ -244,12 +278,8 @@ sim_event_id sim_schedule(sim *s, int64_t at_ps, sim_fn *fn, void *obj, uint64_t
     sl->fn = fn;
     sl->obj = obj;
     sl->arg = arg;
-    if (s->n == s->cap) {
-        s->cap *= 2;
-        heap_alloc(s, s->cap);
-    }
-    s->n++;
-    sift_up(s, s->n - 1, (hent){next_key(s, i), at_ps});
+    push(s, i, at_ps);
+    s->live++;
     return (uint64_t)sl->gen << 32 | i;
 }
 
@@ -273,28 +303,13 @@ bool sim_is_pending(const sim *s, sim_event_id id)
     return pending_slot(s, id) >= 0;
 }
 
-/* Removes heap entry i and returns it. */
-static hent heap_remove(sim *s, uint32_t i)
-{
-    hent gone = s->heap[i];
-    s->n--;
-    if (i != s->n) {
-        hent last = s->heap[s->n];
-        if (i > 0 && hless(last, s->heap[(i - 1) >> 2]))
-            sift_up(s, i, last);
-        else
-            sift_down(s, i, last);
-    }
-    return gone;
-}
-
 bool sim_cancel(sim *s, sim_event_id id)
 {
     int64_t i = pending_slot(s, id);
     if (i < 0)
         return false;
-    heap_remove(s, s->slots[i].pos);
-    slot_put(s, (uint32_t)i);
+    slot_put(s, (uint32_t)i);   /* its heap entry is now a tombstone */
+    s->live--;
     return true;
 }
 
@@ -304,13 +319,7 @@ bool sim_reschedule(sim *s, sim_event_id id, int64_t at_ps)
     int64_t i = pending_slot(s, id);
     if (i < 0)
         return false;
-    uint32_t pos = s->slots[i].pos;
-    hent old = s->heap[pos];
-    hent e = {next_key(s, (uint32_t)i), at_ps};
-    if (hless(e, old))
-        sift_up(s, pos, e);
-    else
-        sift_down(s, pos, e);
+    push(s, (uint32_t)i, at_ps);    /* the old entry no longer matches: tombstone */
     return true;
 }
 
@@ -322,14 +331,18 @@ int sim_run(sim *s, int64_t until_ps)
         if (top.at > until_ps)
             break;
         uint32_t i = (uint32_t)(top.key & SLOT_MASK);
-        slot sl = s->slots[i];
-        s->n--;
-        if (s->n > 0)
-            refill_root(s, s->heap[s->n]);
+        pop_root(s);
+        slot *sl = &s->slots[i];
+        if (sl->seq != top.key >> SLOT_BITS)
+            continue;               /* tombstone */
+        sim_fn *fn = sl->fn;
+        void *obj = sl->obj;
+        uint64_t arg = sl->arg;
         slot_put(s, i);
+        s->live--;
         s->now = top.at;
         s->events++;
-        sl.fn(s, sl.obj, sl.arg);
+        fn(s, obj, arg);
         if (s->mon_fn && --s->mon_left == 0) {
             s->mon_left = s->mon_every;
             s->mon_fn(s->mon_ctx, s);
@@ -345,7 +358,7 @@ int sim_run(sim *s, int64_t until_ps)
 void sim_stop(sim *s) { s->stopped = 1; }
 int64_t sim_now(const sim *s) { return s->now; }
 uint64_t sim_events_run(const sim *s) { return s->events; }
-size_t sim_pending(const sim *s) { return s->n; }
+size_t sim_pending(const sim *s) { return s->live; }
 
 void sim_set_monitor(sim *s, void (*fn)(void *ctx, sim *s), void *ctx, uint64_t every)
 {
