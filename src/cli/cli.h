@@ -4,10 +4,20 @@
 #ifndef AISIM_CLI_CLI_H
 #define AISIM_CLI_CLI_H
 
+#include <jansson.h>
+
 #include "aisim/err.h"
 
 /* `aisim demo [--out DIR]`: returns an exit code. */
 int cli_demo(int argc, char **argv);
+/* Runs one scenario of the demo into `dir` and returns its summary in
+ * *sum (decref it) and 0; on failure prints the error and returns the exit
+ * code. */
+int demo_run(const char *scenario, const char *dir, const char *const *sets, int nsets,
+             json_t **sum);
+/* The number at results.key (and .sub, if not NULL), or NAN. */
+double demo_num(json_t *sum, const char *key, const char *sub);
+
 /* The per-module parts of the demo: each prints one headline table and
  * returns 0, or an exit code. */
 int demo_net(const char *out_root);

@@ -29,11 +29,24 @@ static const demo_case queue_cases[] = {
     {"M/D/1", "core/md1", {NULL}},
 };
 
-static double jnum(json_t *o, const char *a, const char *b)
+int demo_run(const char *scenario, const char *dir, const char *const *sets, int nsets,
+             json_t **sum)
 {
-    json_t *v = json_object_get(o, a);
-    if (b)
-        v = json_object_get(v, b);
+    run_opts o = {.scenario = scenario, .out_dir = dir, .sets = sets, .nsets = nsets};
+    err e = {0};
+    int r = run_scenario(&o, sum, NULL, &e);
+    if (r) {
+        cli_print_error(&e);
+        return run_exit_code(r);
+    }
+    return 0;
+}
+
+double demo_num(json_t *sum, const char *key, const char *sub)
+{
+    json_t *v = json_object_get(json_object_get(sum, "results"), key);
+    if (sub)
+        v = json_object_get(v, sub);
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
@@ -49,17 +62,14 @@ static int demo_queue(const char *out_root)
             nsets++;
         char dir[512];
         snprintf(dir, sizeof dir, "%s/queue-%zu", out_root, i);
-        run_opts o = {.scenario = c->example, .out_dir = dir, .sets = c->sets, .nsets = nsets};
-        err e = {0};
         json_t *sum;
-        int r = run_scenario(&o, &sum, NULL, &e);
-        if (r) {
-            cli_print_error(&e);
-            return run_exit_code(r);
-        }
+        int r = demo_run(c->example, dir, c->sets, nsets, &sum);
+        if (r)
+            return r;
+        double wq = demo_num(sum, "mean_wait_s", NULL), hw = demo_num(sum, "mean_wait_ci95_s", NULL);
+        double aw = demo_num(sum, "analytic", "mean_wait_s");
+        double load = demo_num(sum, "analytic", "load");
         json_t *res = json_object_get(sum, "results");
-        double wq = jnum(res, "mean_wait_s", NULL), hw = jnum(res, "mean_wait_ci95_s", NULL);
-        double aw = jnum(res, "analytic", "mean_wait_s"), load = jnum(res, "analytic", "load");
         char ci[64];
         snprintf(ci, sizeof ci, "%.4f ms (+-%.4f)", wq * 1e3, hw * 1e3);
         printf("  %-6s %5.2f %10lld  %-22s %-12s %+7.2f%%\n", c->label, load,

@@ -30,14 +30,10 @@ int demo_birp(const char *out_root)
         snprintf(dir, sizeof dir, "%s/birp-%s", out_root, policies[i]);
         snprintf(set, sizeof set, "birp.policy=%s", policies[i]);
         const char *sets[] = {set};
-        run_opts o = {.scenario = "birp/small", .out_dir = dir, .sets = sets, .nsets = 1};
-        err e = {0};
         json_t *sum;
-        int r = run_scenario(&o, &sum, NULL, &e);
-        if (r) {
-            cli_print_error(&e);
-            return run_exit_code(r);
-        }
+        int r = demo_run("birp/small", dir, sets, 1, &sum);
+        if (r)
+            return r;
         json_t *res = json_object_get(sum, "results");
         loss[i] = jnum(res, "inference_loss");
         fail[i] = jnum(res, "slo_failure_rate");

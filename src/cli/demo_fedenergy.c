@@ -34,14 +34,10 @@ int demo_fedenergy(const char *out_root)
     for (size_t k = 0; k < sizeof examples / sizeof *examples; k++) {
         char dir[512];
         snprintf(dir, sizeof dir, "%s/fedenergy-%zu", out_root, k);
-        run_opts o = {.scenario = examples[k], .out_dir = dir};
-        err e = {0};
         json_t *sum;
-        int r = run_scenario(&o, &sum, NULL, &e);
-        if (r) {
-            cli_print_error(&e);
-            return run_exit_code(r);
-        }
+        int r = demo_run(examples[k], dir, NULL, 0, &sum);
+        if (r)
+            return r;
         json_t *ms = json_object_get(json_object_get(sum, "results"), "methods");
         for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
             json_t *j = json_object_get(ms, methods[m]);

@@ -34,17 +34,12 @@ int demo_net(const char *out_root)
             snprintf(n, sizeof n, "net.incast.senders=%d", senders[j]);
             snprintf(dir, sizeof dir, "%s/incast-%d-%d", out_root, i, senders[j]);
             const char *sets[] = {tr[i].cc, tr[i].rto, n, "net.incast.rounds=10"};
-            run_opts o = {.scenario = "net/incast", .out_dir = dir, .sets = sets, .nsets = 4};
-            err e = {0};
             json_t *sum;
-            int r = run_scenario(&o, &sum, NULL, &e);
-            if (r) {
-                cli_print_error(&e);
-                return run_exit_code(r);
-            }
-            json_t *ic = json_object_get(json_object_get(sum, "results"), "incast");
-            json_t *g = json_object_get(ic, "goodput_fraction_of_link");
-            printf(" %6.1f%%", json_is_number(g) ? 100 * json_number_value(g) : NAN);
+            int r = demo_run("net/incast", dir, sets, 4, &sum);
+            if (r)
+                return r;
+            double g = demo_num(sum, "incast", "goodput_fraction_of_link");
+            printf(" %6.1f%%", 100 * g);
             fflush(stdout);
             json_decref(sum);
         }

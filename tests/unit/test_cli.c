@@ -21,8 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 static const char *aisim;
-static char tmproot[64];
 
 static char *slurp(const char *path)
 {
@@ -44,8 +45,8 @@ static char *slurp(const char *path)
 static int run_aisim(const char *const *args, char **out, char **errout)
 {
     char po[128], pe[128];
-    snprintf(po, sizeof po, "%s/stdout", tmproot);
-    snprintf(pe, sizeof pe, "%s/stderr", tmproot);
+    snprintf(po, sizeof po, "%s/stdout", tu_tmp);
+    snprintf(pe, sizeof pe, "%s/stderr", tu_tmp);
     pid_t pid = fork();
     if (pid == 0) {
         int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -74,20 +75,10 @@ static int run_aisim(const char *const *args, char **out, char **errout)
 
 static int setup(void **state)
 {
-    (void)state;
     aisim = getenv("AISIM");
     if (!aisim)
         aisim = "build/aisim";
-    snprintf(tmproot, sizeof tmproot, "/tmp/aisim-test-cli-XXXXXX");
-    return mkdtemp(tmproot) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmproot);
-    return system(cmd);
+    return tu_setup(state);
 }
 
 static void test_cli_exit_codes_for_usage(void **state)
@@ -182,7 +173,7 @@ static void test_cli_bad_scenarios_exit_2_with_exact_message(void **state)
             fail_msg("%s:\n  want: %s\n  got:  %s", path, want, e);
         free(e);
         /* `run` fails the same way and creates no run directory. */
-        snprintf(outdir, sizeof outdir, "%s/run-%d", tmproot, n);
+        snprintf(outdir, sizeof outdir, "%s/run-%d", tu_tmp, n);
         rc = run_aisim((const char *[]){"run", path, "--out", outdir, NULL}, NULL, &e);
         assert_int_equal(rc, 2);
         assert_true(strncmp(e, want, strlen(want)) == 0);
@@ -204,7 +195,7 @@ static void test_cli_set_errors_and_seed_override(void **state)
     assert_string_equal(e, "--set:1:17: queue.customers: expected an integer, found \"lots\"\n");
     free(e);
     char dir[128];
-    snprintf(dir, sizeof dir, "%s/seeded", tmproot);
+    snprintf(dir, sizeof dir, "%s/seeded", tu_tmp);
     assert_int_equal(run_aisim((const char *[]){"run", "core/md1", "-q", "--seed", "77", "--set",
                                                 "queue.customers=1000", "--out", dir, NULL},
                                &o, NULL), 0);
@@ -225,7 +216,7 @@ static void test_cli_interrupted_run_leaves_nothing_complete(void **state)
 {
     (void)state;
     char dir[128];
-    snprintf(dir, sizeof dir, "%s/interrupted", tmproot);
+    snprintf(dir, sizeof dir, "%s/interrupted", tu_tmp);
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open("/dev/null", O_WRONLY);
@@ -252,7 +243,7 @@ static void test_cli_rerun_replaces_earlier_outputs(void **state)
 {
     (void)state;
     char dir[128], p[256];
-    snprintf(dir, sizeof dir, "%s/rerun", tmproot);
+    snprintf(dir, sizeof dir, "%s/rerun", tu_tmp);
     /* First run writes queue.csv; the second does not sample, so its
      * directory must not keep the stale queue.csv. */
     assert_int_equal(run_aisim((const char *[]){"run", "core/mm1", "-q", "--set",
@@ -272,7 +263,7 @@ static void test_cli_plot_draws_png_with_gnuplot(void **state)
 {
     (void)state;
     char dir[128], p[256];
-    snprintf(dir, sizeof dir, "%s/plotted", tmproot);
+    snprintf(dir, sizeof dir, "%s/plotted", tu_tmp);
     assert_int_equal(run_aisim((const char *[]){"run", "core/mm1", "-q", "--set",
                                                 "queue.customers=20000", "--set",
                                                 "queue.sample_interval=100ms", "--out", dir, NULL},
@@ -296,7 +287,7 @@ static void test_cli_plot_draws_png_with_gnuplot(void **state)
     free(gp);
     /* Not a run directory: a clear error, exit 2. */
     char *e;
-    assert_int_equal(run_aisim((const char *[]){"plot", tmproot, NULL}, NULL, &e), 2);
+    assert_int_equal(run_aisim((const char *[]){"plot", tu_tmp, NULL}, NULL, &e), 2);
     assert_non_null(strstr(e, "not a completed aisim run directory"));
     free(e);
 }
@@ -313,5 +304,5 @@ int main(void)
         cmocka_unit_test(test_cli_rerun_replaces_earlier_outputs),
         cmocka_unit_test(test_cli_plot_draws_png_with_gnuplot),
     };
-    return cmocka_run_group_tests_name("cli", tests, setup, teardown);
+    return cmocka_run_group_tests_name("cli", tests, setup, tu_teardown);
 }

@@ -14,36 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/run.h"
-
-static char tmproot[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmproot, sizeof tmproot, "/tmp/aisim-test-net-XXXXXX");
-    return mkdtemp(tmproot) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmproot);
-    return system(cmd);
-}
-
-static json_t *run(const char *scenario, const char *sub, const char **sets, int nsets)
-{
-    char dir[256];
-    snprintf(dir, sizeof dir, "%s/%s", tmproot, sub);
-    run_opts o = {.scenario = scenario, .out_dir = dir, .sets = sets, .nsets = nsets};
-    err e = {0};
-    json_t *sum = NULL;
-    if (run_scenario(&o, &sum, NULL, &e))
-        fail_msg("run failed: %s", e.msg);
-    return sum;
-}
+#include "testutil.h"
 
 static json_t *res(json_t *sum, const char *k)
 {
@@ -60,7 +31,7 @@ static double incast(const char *cc, const char *rto, int senders, const char *b
     snprintf(b, sizeof b, "net.topology.link.buffer=%s", buffer);
     snprintf(sub, sizeof sub, "incast-%s-%s-%d-%s", cc, rto, senders, buffer);
     const char *sets[] = {n, c, r, b, "net.incast.rounds=10"};
-    json_t *sum = run("net/incast", sub, sets, 5);
+    json_t *sum = tu_run("net/incast", sub, sets, 5);
     json_t *ic = res(sum, "incast");
     assert_int_equal(json_integer_value(json_object_get(ic, "rounds_completed")), 10);
     double g = json_number_value(json_object_get(ic, "goodput_fraction_of_link"));
@@ -103,7 +74,7 @@ static void test_net_incast_recovers_with_1ms_rto_or_dctcp(void **state)
 static double mean_queue(const char *dir)
 {
     char p[256];
-    snprintf(p, sizeof p, "%s/%s/queues.csv", tmproot, dir);
+    snprintf(p, sizeof p, "%s/%s/queues.csv", tu_tmp, dir);
     FILE *f = fopen(p, "r");
     assert_non_null(f);
     char line[256];
@@ -126,8 +97,8 @@ static void test_net_dumbbell_dctcp_queue_near_k_newreno_fills(void **state)
 {
     (void)state;
     const char *dc[] = {"net.transport.cc=dctcp"};
-    json_t *a = run("net/dumbbell", "db-reno", NULL, 0);
-    json_t *b = run("net/dumbbell", "db-dctcp", dc, 1);
+    json_t *a = tu_run("net/dumbbell", "db-reno", NULL, 0);
+    json_t *b = tu_run("net/dumbbell", "db-dctcp", dc, 1);
     double qr = mean_queue("db-reno"), qd = mean_queue("db-dctcp");
     double K = 97500;
     if (qd < K - 12 * 1500 || qd > K + 6 * 1500)
@@ -148,14 +119,14 @@ static void test_net_same_seed_same_tables(void **state)
     (void)state;
     const char *sets[] = {"net.incast.senders=16", "net.incast.rounds=3",
                           "net.sample_interval=50us", "net.sample_ports=[\"sw0->h0\"]"};
-    json_t *a = run("net/incast", "det-a", sets, 4);
-    json_t *b = run("net/incast", "det-b", sets, 4);
+    json_t *a = tu_run("net/incast", "det-a", sets, 4);
+    json_t *b = tu_run("net/incast", "det-b", sets, 4);
     const char *files[] = {"flows.csv", "links.csv", "queues.csv", "incast.csv",
                            "scenario.yaml"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char cmd[512];
-        snprintf(cmd, sizeof cmd, "cmp -s '%s/det-a/%s' '%s/det-b/%s'", tmproot, files[i],
-                 tmproot, files[i]);
+        snprintf(cmd, sizeof cmd, "cmp -s '%s/det-a/%s' '%s/det-b/%s'", tu_tmp, files[i],
+                 tu_tmp, files[i]);
         if (system(cmd) != 0)
             fail_msg("%s differs between two runs with the same seed", files[i]);
     }
@@ -171,5 +142,5 @@ int main(void)
         cmocka_unit_test(test_net_dumbbell_dctcp_queue_near_k_newreno_fills),
         cmocka_unit_test(test_net_same_seed_same_tables),
     };
-    return cmocka_run_group_tests_name("net", tests, setup, teardown);
+    return cmocka_run_group_tests_name("net", tests, tu_setup, tu_teardown);
 }

@@ -14,37 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/run.h"
-
-static char tmproot[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmproot, sizeof tmproot, "/tmp/aisim-test-queue-XXXXXX");
-    return mkdtemp(tmproot) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmproot);
-    return system(cmd);
-}
-
-static json_t *run(const char *scenario, const char *sub, const char **sets, int nsets)
-{
-    char dir[256];
-    snprintf(dir, sizeof dir, "%s/%s", tmproot, sub);
-    run_opts o = {.scenario = scenario, .out_dir = dir, .sets = sets, .nsets = nsets};
-    err e = {0};
-    json_t *sum = NULL;
-    int r = run_scenario(&o, &sum, NULL, &e);
-    if (r)
-        fail_msg("run failed: %s", e.msg);
-    return sum;
-}
+#include "testutil.h"
 
 static double num(json_t *o, const char *a, const char *b)
 {
@@ -75,7 +45,7 @@ static void test_queue_mm1_matches_analytic_at_load_0_5(void **state)
 {
     (void)state;
     const char *sets[] = {"queue.arrival.mean=2ms", "queue.customers=2000000"};
-    json_t *sum = run("core/mm1", "mm1-0.5", sets, 2);
+    json_t *sum = tu_run("core/mm1", "mm1-0.5", sets, 2);
     /* rho = 0.5, mu = 1000/s: Wq = rho / (mu - lambda) = 1 ms. */
     check_wait(sum, 0.001, 0.02);
     assert_float_equal(num(sum, "utilisation", NULL), 0.5, 0.005);
@@ -86,7 +56,7 @@ static void test_queue_mm1_matches_analytic_at_load_0_8(void **state)
 {
     (void)state;
     const char *sets[] = {"queue.customers=4000000"};
-    json_t *sum = run("core/mm1", "mm1-0.8", sets, 1);
+    json_t *sum = tu_run("core/mm1", "mm1-0.8", sets, 1);
     /* rho = 0.8: Wq = 0.8 / (1000 - 800) = 4 ms. */
     check_wait(sum, 0.004, 0.02);
     assert_float_equal(num(sum, "utilisation", NULL), 0.8, 0.005);
@@ -97,7 +67,7 @@ static void test_queue_mm1_matches_analytic_at_load_0_8(void **state)
 static void test_queue_md1_matches_pollaczek_khinchine(void **state)
 {
     (void)state;
-    json_t *sum = run("core/md1", "md1", NULL, 0);
+    json_t *sum = tu_run("core/md1", "md1", NULL, 0);
     /* rho = 0.8, deterministic service 1 ms: Wq = rho / (2 mu (1 - rho)) = 2 ms. */
     check_wait(sum, 0.002, 0.02);
     json_decref(sum);
@@ -107,7 +77,7 @@ static void test_queue_link_job_size_over_rate_is_mm1(void **state)
 {
     (void)state;
     const char *sets[] = {"queue.customers=2000000"};
-    json_t *sum = run("core/link", "link", sets, 1);
+    json_t *sum = tu_run("core/link", "link", sets, 1);
     /* 1500 B at 10 Gbps = 1.2 us service, arrivals every 1.5 us: rho = 0.8,
      * Wq = rho / (mu - lambda) = 0.8 / (1/1.2us - 1/1.5us) = 4.8 us. */
     check_wait(sum, 4.8e-6, 0.02);
@@ -135,8 +105,8 @@ static void test_queue_same_seed_gives_byte_identical_run_directory(void **state
 {
     (void)state;
     const char *sets[] = {"queue.customers=50000", "queue.sample_interval=100ms"};
-    json_t *a = run("core/mm1", "det-a", sets, 2);
-    json_t *b = run("core/mm1", "det-b", sets, 2);
+    json_t *a = tu_run("core/mm1", "det-a", sets, 2);
+    json_t *b = tu_run("core/mm1", "det-b", sets, 2);
     json_t *files = json_object_get(a, "files");
     assert_true(json_equal(files, json_object_get(b, "files")));
     assert_int_equal(json_array_size(files), 4);    /* run.log queue.csv scenario.yaml summary.json */
@@ -145,8 +115,8 @@ static void test_queue_same_seed_gives_byte_identical_run_directory(void **state
     json_array_foreach(files, i, v) {
         const char *name = json_string_value(v);
         char pa[256], pb[256];
-        snprintf(pa, sizeof pa, "%s/det-a/%s", tmproot, name);
-        snprintf(pb, sizeof pb, "%s/det-b/%s", tmproot, name);
+        snprintf(pa, sizeof pa, "%s/det-a/%s", tu_tmp, name);
+        snprintf(pb, sizeof pb, "%s/det-b/%s", tu_tmp, name);
         size_t la, lb;
         char *ca = slurp(pa, &la), *cb = slurp(pb, &lb);
         assert_non_null(ca);
@@ -169,7 +139,7 @@ static void test_queue_same_seed_gives_byte_identical_run_directory(void **state
     }
     /* Another seed gives other numbers. */
     const char *sets2[] = {"queue.customers=50000", "seed=2"};
-    json_t *c = run("core/mm1", "det-c", sets2, 2);
+    json_t *c = tu_run("core/mm1", "det-c", sets2, 2);
     assert_true(num(c, "mean_wait_s", NULL) != num(a, "mean_wait_s", NULL));
     json_decref(a);
     json_decref(b);
@@ -180,10 +150,10 @@ static void test_queue_resolved_scenario_reruns_identically(void **state)
 {
     (void)state;
     const char *sets[] = {"queue.customers=20000"};
-    json_t *a = run("core/md1", "res-a", sets, 1);
+    json_t *a = tu_run("core/md1", "res-a", sets, 1);
     char path[256];
-    snprintf(path, sizeof path, "%s/res-a/scenario.yaml", tmproot);
-    json_t *b = run(path, "res-b", NULL, 0);
+    snprintf(path, sizeof path, "%s/res-a/scenario.yaml", tu_tmp);
+    json_t *b = tu_run(path, "res-b", NULL, 0);
     assert_float_equal(num(a, "mean_wait_s", NULL), num(b, "mean_wait_s", NULL), 0);
     json_decref(a);
     json_decref(b);
@@ -199,5 +169,5 @@ int main(void)
         cmocka_unit_test(test_queue_same_seed_gives_byte_identical_run_directory),
         cmocka_unit_test(test_queue_resolved_scenario_reruns_identically),
     };
-    return cmocka_run_group_tests_name("queue", tests, setup, teardown);
+    return cmocka_run_group_tests_name("queue", tests, tu_setup, tu_teardown);
 }
