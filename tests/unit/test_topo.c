@@ -287,7 +287,7 @@ static void test_topo_ecmp_spreads_flows_across_spines(void **state)
     port *up[4];
     int leaf0 = node(b.t, "leaf0");
     for (int s = 0; s < 4; s++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "spine%d", s);
         up[s] = topo_link_port(b.t, topo_find_link(b.t, leaf0, node(b.t, name)), 0);
     }
@@ -328,7 +328,7 @@ static void count_cores(bed *b, int cnt[4], int nflows)
 {
     port *down[4];
     for (int c = 0; c < 4; c++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "core%d", c);
         int core = node(b->t, name);
         /* core c's link down into pod 1: to agg1_{c / 2}. */
@@ -441,7 +441,7 @@ static void test_topo_paths_deliver_and_spray_evenly(void **state)
     assert_int_equal(b.rx.n, N);
     int leaf0 = node(b.t, "leaf0");
     for (int s = 0; s < 4; s++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "spine%d", s);
         port *q = topo_link_port(b.t, topo_find_link(b.t, leaf0, node(b.t, name)), 0);
         assert_int_equal(q->stat_tx_pkts, N / 4);
