@@ -4,7 +4,7 @@
  * files, no training.  The simulator glue and a real FL server can call the
  * same functions.
  *
- * Reconstruction (../shared/design/papers.md section 5(b), [I] items): each
+ * Reconstruction (the design notes, papers.md section 5(b), [I] items): each
  * round t, device i runs tau_i in 1..E local SGD steps instead of E and the
  * server scales its update by
  *     s_i = 1 + (E / tau_i - 1) * rho_i,   rho_i = clip(cos(D_i, D_prev), 0, 1)
