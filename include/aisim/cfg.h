@@ -84,7 +84,8 @@ enum cfg_type {
 };
 
 enum {
-    CFG_OPTIONAL = 1 << 0,  /* absent and no default: field left untouched */
+    CFG_OPTIONAL = 1 << 0,  /* absent (or null) and no default: field left
+                               untouched; `--set key=null` removes it */
     CFG_MIN      = 1 << 1,  /* value >= min */
     CFG_MAX      = 1 << 2,  /* value <= max */
     CFG_MIN_EXCL = 1 << 3,  /* value >  min */

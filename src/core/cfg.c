@@ -944,6 +944,8 @@ int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err 
         }
         okeys[on] = n->keys[i];
         ovals[on++] = n->vals[i];
+        if ((k->flags & CFG_OPTIONAL) && !k->def && cfg_is_null(n->vals[i]))
+            continue;           /* "key: null" on an optional key: not given */
         char *field = (char *)dst + k->off;
         r = cfg_value(n->vals[i], sub, k, field, e);
     }

@@ -18,6 +18,11 @@
  *              previous one has arrived (the synchronized-read workload of
  *              the incast papers), on one persistent connection per sender
  *              unless persistent is false
+ *   background {load, sizes, start, duration, max_flows}: Poisson flow
+ *              arrivals between uniformly random pairs of distinct hosts at
+ *              `load` times the hosts' total link capacity, sizes from a
+ *              distribution (data/flow_sizes/: web search, data mining), as
+ *              the traffic generators of the transport papers do
  *   sample_interval, sample_ports   queues.csv: occupancy of the named
  *              ports ("sw0->h0") every interval
  *
@@ -30,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/dist.h"
 #include "aisim/model.h"
 #include "aisim/port.h"
 #include "aisim/stats.h"
@@ -116,8 +122,31 @@ static const cfg_key incast_keys[] = {
     {0},
 };
 
+typedef struct background_cfg {
+    double load;
+    cfg_node *sizes;
+    int64_t start, duration, max_flows;
+} background_cfg;
+
+static const cfg_key background_keys[] = {
+    {.name = "load", .type = CFG_FLOAT, .off = offsetof(background_cfg, load),
+     .flags = CFG_MIN_EXCL | CFG_MAX_EXCL, .min = 0, .max = 1,
+     .help = "offered load as a fraction of the hosts' link capacity"},
+    {.name = "sizes", .type = CFG_NODE, .off = offsetof(background_cfg, sizes),
+     .help = "a flow-size distribution such as {dist: empirical, file: "
+     "../../data/flow_sizes/websearch.cdf, unit: 1B}"},
+    {.name = "start", .type = CFG_TIME, .off = offsetof(background_cfg, start), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "first possible arrival"},
+    {.name = "duration", .type = CFG_TIME, .off = offsetof(background_cfg, duration),
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "flows arrive during [start, start + duration)"},
+    {.name = "max_flows", .type = CFG_INT, .off = offsetof(background_cfg, max_flows),
+     .def = "1000000", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e8,
+     .help = "stop generating after this many flows"},
+    {0},
+};
+
 typedef struct net_cfg {
-    cfg_node *topology, *transport, *flows, *incast, *sample_ports;
+    cfg_node *topology, *transport, *flows, *incast, *sample_ports, *background;
     int hash_seeds;
     int64_t sample_ps;
 } net_cfg;
@@ -133,6 +162,9 @@ static const cfg_key net_keys[] = {
      .help = "a list of flows {src, dst, size, start}"},
     {.name = "incast", .type = CFG_NODE, .off = offsetof(net_cfg, incast), .flags = CFG_OPTIONAL,
      .help = "rounds of incast {receiver, senders, block, rounds}"},
+    {.name = "background", .type = CFG_NODE, .off = offsetof(net_cfg, background),
+     .flags = CFG_OPTIONAL, .help = "Poisson flows between random host pairs {load, sizes, "
+     "duration}"},
     {.name = "sample_interval", .type = CFG_TIME, .off = offsetof(net_cfg, sample_ps),
      .def = "0s", .flags = CFG_MIN, .min = 0, .help = "queues.csv period (0s: off)"},
     {.name = "sample_ports", .type = CFG_NODE, .off = offsetof(net_cfg, sample_ports),
@@ -167,6 +199,12 @@ typedef struct net_model {
     int round, round_left;
     int64_t round_start;
     double *round_secs;         /* duration of each completed round */
+    /* Poisson background */
+    background_cfg bg;
+    dist bg_sizes;
+    rng r_arr, r_size, r_pair;
+    double bg_gap_ps;           /* mean gap between arrivals, all hosts together */
+    int64_t bg_made;
     /* sampling */
     port **sports;
     const char **sport_names;
@@ -270,8 +308,35 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
         m->round_secs = xcalloc((size_t)m->inc.rounds, sizeof *m->round_secs);
         m->inc_flows = xcalloc((size_t)m->inc.senders, sizeof *m->inc_flows);
     }
-    if (!m->nspecs && !m->cfg.incast)
-        return cfg_err(e, AISIM_EINVAL, sec, path, "no traffic: give flows or incast");
+    if (m->cfg.background) {
+        cfg_path(sub, sizeof sub, path, "background");
+        if ((r = cfg_bind(m->cfg.background, sub, background_keys, &m->bg, e)) ||
+            (r = dist_from_cfg(m->bg.sizes, cfg_path(sub2, sizeof sub2, sub, "sizes"),
+                               DIST_Q_SIZE, env->base_dir, &m->bg_sizes, e)))
+            return r;
+        /* Aggregate Poisson arrivals: load x (sum of the hosts' link rates)
+         * / mean flow size. */
+        double cap_bps = 0;
+        for (size_t l = 0; l < topo_links(m->t); l++) {
+            int a, b;
+            topo_link_ends(m->t, (int)l, &a, &b);
+            if (topo_node_host(m->t, a) >= 0)
+                cap_bps += (double)topo_link_port(m->t, (int)l, 0)->cfg.rate_bps;
+            else if (topo_node_host(m->t, b) >= 0)
+                cap_bps += (double)topo_link_port(m->t, (int)l, 1)->cfg.rate_bps;
+        }
+        double mean_bits = 8 * dist_mean(&m->bg_sizes);
+        if (!(mean_bits > 0))
+            return cfg_err(e, AISIM_ERANGE, m->bg.sizes, sub2, "expected flow sizes with a "
+                           "mean > 0");
+        m->bg_gap_ps = 1e12 * mean_bits / (m->bg.load * cap_bps);
+        rng_init(&m->r_arr, env->seed, "net.background.arrivals", 0);
+        rng_init(&m->r_size, env->seed, "net.background.sizes", 0);
+        rng_init(&m->r_pair, env->seed, "net.background.pairs", 0);
+    }
+    if (!m->nspecs && !m->cfg.incast && !m->cfg.background)
+        return cfg_err(e, AISIM_EINVAL, sec, path, "no traffic: give flows, incast or "
+                       "background");
     if (m->cfg.sample_ports) {
         cfg_node *sp = m->cfg.sample_ports;
         cfg_path(sub, sizeof sub, path, "sample_ports");
@@ -365,8 +430,31 @@ static void flow_done(void *ctx, tcp_flow *tf)
         if (++m->round < m->inc.rounds)
             start_round(m, now);
     }
-    if (m->finite_left == 0 && (!m->cfg.incast || m->round == m->inc.rounds))
+    bool bg_over = !m->cfg.background || sim_now(m->s) >= m->bg.start + m->bg.duration ||
+                   m->bg_made >= m->bg.max_flows;
+    if (m->finite_left == 0 && (!m->cfg.incast || m->round == m->inc.rounds) && bg_over)
         sim_stop(m->s);
+}
+
+/* The next background flow: a random ordered pair of distinct hosts, a
+ * size from the distribution (at least one byte). */
+static void on_background(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    net_model *m = obj;
+    int64_t now = sim_now(s);
+    if (now >= m->bg.start + m->bg.duration || m->bg_made >= m->bg.max_flows)
+        return;
+    int nh = (int)topo_hosts(m->t);
+    int src = (int)rng_below(&m->r_pair, (uint64_t)nh);
+    int dst = (int)rng_below(&m->r_pair, (uint64_t)nh - 1);
+    if (dst >= src)
+        dst++;
+    double sz = dist_sample(&m->bg_sizes, &m->r_size);
+    new_flow(m, src, dst, sz < 1 ? 1 : (uint64_t)llround(sz), now, 0, -1);
+    m->bg_made++;
+    sim_schedule(s, now + (int64_t)llround(rng_exponential(&m->r_arr, m->bg_gap_ps)),
+                 on_background, m, 0);
 }
 
 static void on_sample(sim *s, void *obj, uint64_t arg)
@@ -395,6 +483,9 @@ static int net_start(void *st, sim *s, err *e)
                  m->specs[i].start, (int)m->specs[i].prio, -1);
     if (m->cfg.incast)
         start_round(m, m->inc.start);
+    if (m->cfg.background)
+        sim_schedule(s, m->bg.start + (int64_t)llround(rng_exponential(&m->r_arr, m->bg_gap_ps)),
+                     on_background, m, 0);
     if (m->cfg.sample_ps > 0 && m->nsports) {
         sim_timer_init(&m->sampler, on_sample, m, 0);
         sim_timer_arm(s, &m->sampler, 0);
@@ -434,6 +525,18 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
                "delivered_bytes,retransmits,timeouts,round\n");
     samples fct;
     samples_init(&fct);
+    /* FCT and slowdown by flow size, the buckets of the transport papers. */
+    static const struct {
+        const char *name;
+        uint64_t max;
+    } bk[] = {{"0-10KB", 10000}, {"10KB-100KB", 100000}, {"100KB-1MB", 1000000},
+              {"over-1MB", UINT64_MAX}};
+    enum { NB = sizeof bk / sizeof *bk };
+    samples bfct[NB], bslow[NB];
+    for (int b = 0; b < NB; b++) {
+        samples_init(&bfct[b]);
+        samples_init(&bslow[b]);
+    }
     uint64_t delivered = 0, rtx = 0, tos = 0, done = 0;
     for (size_t i = 0; i < m->nflows; i++) {
         nflow *nf = m->flows[i];
@@ -460,6 +563,11 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         if (fin) {
             done++;
             samples_add(&fct, fct_s);
+            int b = 0;
+            while (t->size_bytes > bk[b].max)
+                b++;
+            samples_add(&bfct[b], fct_s);
+            samples_add(&bslow[b], fct_s / ideal);
         }
     }
     /* Links: both directions of every link. */
@@ -506,6 +614,20 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     json_object_set_new(sum, "packets_allocated_at_end",
                         json_integer((json_int_t)pkt_pool_live(m->pool)));
     samples_fini(&fct);
+    json_t *by = json_object();
+    for (int b = 0; b < NB; b++) {
+        json_t *bo = json_object();
+        json_object_set_new(bo, "flows", json_integer((json_int_t)bfct[b].n));
+        put_num(bo, "fct_p50_s", samples_quantile(&bfct[b], 0.5));
+        put_num(bo, "fct_p99_s", samples_quantile(&bfct[b], 0.99));
+        put_num(bo, "fct_p999_s", samples_quantile(&bfct[b], 0.999));
+        put_num(bo, "slowdown_p50", samples_quantile(&bslow[b], 0.5));
+        put_num(bo, "slowdown_p99", samples_quantile(&bslow[b], 0.99));
+        json_object_set_new(by, bk[b].name, bo);
+        samples_fini(&bfct[b]);
+        samples_fini(&bslow[b]);
+    }
+    json_object_set_new(sum, "fct_by_size", by);
     if (m->cfg.incast) {
         FILE *inf = out_file(o, "incast.csv", e);
         if (!inf)
@@ -562,6 +684,7 @@ static void net_fini(void *st)
     free(m->sports);
     free(m->sport_names);
     free(m->ts_p);
+    dist_fini(&m->bg_sizes);
     samples_fini(&m->ts_t);
     samples_fini(&m->ts_v);
 }

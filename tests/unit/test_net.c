@@ -134,6 +134,59 @@ static void test_net_same_seed_same_tables(void **state)
     json_decref(b);
 }
 
+static void test_net_background_arrivals_follow_the_load(void **state)
+{
+    (void)state;
+    /* 8 hosts at 10 Gbps, load 0.5, 100 KB flows for 20 ms: on average
+     * 0.5 x 80 Gbps x 20 ms / 800 kbit = 1000 flows (Poisson: sd 32). */
+    const char *sets[] = {"net.topology={kind: star, hosts: 8, link: {rate: 10Gbps}}",
+                          "net.incast=null", "net.background={load: 0.5, sizes: {dist: "
+                          "constant, value: 100KB}, duration: 20ms}"};
+    json_t *a = tu_run("net/incast", "bg-rate", sets, 3);
+    json_int_t n = json_integer_value(res(a, "flows"));
+    if (n < 900 || n > 1100)
+        fail_msg("%lld flows arrived, expected 1000 +- 100", (long long)n);
+    assert_int_equal(json_integer_value(res(a, "flows_completed")), n);
+    json_decref(a);
+}
+
+static void test_net_websearch_fcts_are_bounded_by_the_ideal(void **state)
+{
+    (void)state;
+    json_t *a = tu_run("net/leafspine-websearch", "ws", NULL, 0);
+    json_int_t n = json_integer_value(res(a, "flows"));
+    assert_true(n > 100);
+    assert_int_equal(json_integer_value(res(a, "flows_completed")), n);
+    assert_int_equal(json_integer_value(res(a, "packets_allocated_at_end")),
+                     json_integer_value(res(a, "packets_in_network_at_end")));
+    /* No flow beats the empty network; DCTCP keeps small flows near it. */
+    char p[256];
+    snprintf(p, sizeof p, "%s/ws/flows.csv", tu_tmp);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    if (!fgets(line, sizeof line, f))
+        fail();
+    while (fgets(line, sizeof line, f)) {
+        double slow;
+        char *c = line;
+        for (int k = 0; k < 8; k++)
+            c = strchr(c, ',') + 1;
+        slow = strtod(c, NULL);
+        if (slow < 0.999)
+            fail_msg("flow faster than the empty network: %s", line);
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, n);
+    json_t *small = json_object_get(res(a, "fct_by_size"), "0-10KB");
+    double s50 = json_number_value(json_object_get(small, "slowdown_p50"));
+    if (!(s50 >= 1 && s50 < 2))
+        fail_msg("median slowdown of flows up to 10 KB: %.3f", s50);
+    json_decref(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +194,8 @@ int main(void)
         cmocka_unit_test(test_net_incast_recovers_with_1ms_rto_or_dctcp),
         cmocka_unit_test(test_net_dumbbell_dctcp_queue_near_k_newreno_fills),
         cmocka_unit_test(test_net_same_seed_same_tables),
+        cmocka_unit_test(test_net_background_arrivals_follow_the_load),
+        cmocka_unit_test(test_net_websearch_fcts_are_bounded_by_the_ideal),
     };
     return cmocka_run_group_tests_name("net", tests, tu_setup, tu_teardown);
 }
