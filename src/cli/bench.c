@@ -13,8 +13,9 @@
  *   cancel      the same with one-shot events: cancel the old timeout, schedule
  *               a new one (the pattern of code without embedded timers).
  * Scenarios: built-in examples run end to end (output to a temporary
- * directory): the M/M/1 queue, four DCTCP flows on a 10 Gbps dumbbell, and
- * 32-sender incast.
+ * directory): the M/M/1 queue, four DCTCP flows on a 10 Gbps dumbbell,
+ * 32-sender incast, and web-search traffic at 50 % load on a 32-host
+ * leaf-spine (the reference network scenario).
  *
  * Each case runs in a child process so that its peak resident memory
  * (wait4's ru_maxrss) is its own.  Times are wall-clock; compare ratios
@@ -38,6 +39,7 @@
 
 typedef struct bres {
     double ops;         /* events (plus timer operations) counted */
+    double pkts;        /* packets serialised by ports (network scenarios) */
     double wall;        /* seconds */
     double sim_s;       /* simulated seconds */
 } bres;
@@ -80,7 +82,8 @@ static bres bench_hold(uint64_t pending, uint64_t events)
     int64_t t0 = sim_now(s);
     double w0 = wall_now();
     sim_run(s, SIM_TIME_MAX);
-    bres b = {(double)(sim_events_run(s) - e0), wall_now() - w0, (double)(sim_now(s) - t0) * 1e-12};
+    bres b = {.ops = (double)(sim_events_run(s) - e0), .wall = wall_now() - w0,
+              .sim_s = (double)(sim_now(s) - t0) * 1e-12};
     sim_destroy(s);
     return b;
 }
@@ -141,7 +144,8 @@ static bres bench_timers(int nflows, uint64_t events, int use_cancel)
     m.left = events;
     double w0 = wall_now();
     sim_run(s, SIM_TIME_MAX);
-    bres b = {(double)(sim_events_run(s) + m.rearms), wall_now() - w0, ps_to_s(sim_now(s))};
+    bres b = {.ops = (double)(sim_events_run(s) + m.rearms), .wall = wall_now() - w0,
+              .sim_s = ps_to_s(sim_now(s))};
     sim_destroy(s);
     free(m.f);
     return b;
@@ -152,7 +156,7 @@ static bres bench_timers(int nflows, uint64_t events, int use_cancel)
 static bres bench_scenario(const char *name, const char *const *sets, int nsets)
 {
     char dir[] = "/tmp/aisim-bench-XXXXXX";
-    bres b = {0, 0, 0};
+    bres b = {0};
     if (!mkdtemp(dir))
         return b;
     char out[sizeof dir + 8];
@@ -165,6 +169,8 @@ static bres bench_scenario(const char *name, const char *const *sets, int nsets)
         b.ops = (double)json_integer_value(json_object_get(sum, "events"));
         b.wall = json_number_value(json_object_get(w, "seconds"));
         b.sim_s = json_number_value(json_object_get(sum, "sim_time_s"));
+        b.pkts = (double)json_integer_value(
+            json_object_get(json_object_get(sum, "results"), "packet_hops"));
         json_decref(sum);
     } else {
         cli_print_error(&e);
@@ -198,6 +204,8 @@ static const bcase cases[] = {
      {"net.transport.cc=dctcp", NULL}},
     {"incast", "scenario net/incast, 32 senders, 20 rounds", 3, 0, 0, 0, "net/incast",
      {"net.transport.min_rto=1ms", NULL}},
+    {"websearch", "scenario net/leafspine-websearch, 50% load", 3, 0, 0, 0,
+     "net/leafspine-websearch", {NULL}},
 };
 
 static bres run_case(const bcase *c, int quick)
@@ -245,8 +253,8 @@ int cli_bench(int argc, char **argv)
     }
     printf("aisim bench%s: each case in its own process; wall-clock, one run\n\n",
            quick ? " --quick" : "");
-    printf("%-10s %-38s %12s %9s %10s %14s %9s\n", "id", "case", "events", "wall s", "Mev/s",
-           "sim-s/wall-s", "peak MiB");
+    printf("%-10s %-38s %12s %9s %10s %14s %9s %9s\n", "id", "case", "events", "wall s", "Mev/s",
+           "sim-s/wall-s", "Mpkt/s", "peak MiB");
     fflush(stdout);
     int failed = 0;
     for (size_t i = 0; i < ncases; i++) {
@@ -274,11 +282,16 @@ int cli_bench(int argc, char **argv)
             failed = 1;
             continue;
         }
-        printf("%-10s %-38s %12.0f %9.3f %10.2f %14.4g %9.1f\n", cases[i].id, cases[i].label, b.ops, b.wall,
-               b.ops / b.wall / 1e6, b.sim_s / b.wall, (double)ru.ru_maxrss / 1024.0);
+        char mp[32] = "-";
+        if (b.pkts > 0)
+            snprintf(mp, sizeof mp, "%.2f", b.pkts / b.wall / 1e6);
+        printf("%-10s %-38s %12.0f %9.3f %10.2f %14.4g %9s %9.1f\n", cases[i].id, cases[i].label,
+               b.ops, b.wall, b.ops / b.wall / 1e6, b.sim_s / b.wall, mp,
+               (double)ru.ru_maxrss / 1024.0);
         fflush(stdout);
     }
     free(sel);
-    printf("\nMev/s: million events per wall second (timer cases count re-arms too).\n");
+    printf("\nMev/s: million events per wall second (timer cases count re-arms too).\n"
+           "Mpkt/s: million packets serialised by ports (one per hop) per wall second.\n");
     return failed ? EXIT_RUN_FAILED : EXIT_OK;
 }

@@ -43,7 +43,7 @@ static const struct cmd_help {
      "memory for the event engine and fixed reference scenarios.\n"
      "  --quick   smaller sizes (for a smoke test)\n"
      "  CASE      run only these cases (hold-1k hold-100k hold-1m timers cancel mm1\n"
-     "            dumbbell incast)\n"},
+     "            dumbbell incast websearch)\n"},
     {"plot", "aisim plot RUN_DIR [--format png|svg]",
      "Draws the tables of a completed run with gnuplot: one image per figure in the run\n"
      "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"},

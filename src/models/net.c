@@ -575,7 +575,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     if (!lf)
         return e->code;
     fprintf(lf, "port,rate_bps,tx_bytes,utilisation,drops,ecn_marks,max_queue_bytes\n");
-    uint64_t drops = 0, marks = 0;
+    uint64_t drops = 0, marks = 0, hops = 0;
     for (size_t l = 0; l < topo_links(m->t); l++)
         for (int d = 0; d < 2; d++) {
             port *q = topo_link_port(m->t, (int)l, d);
@@ -587,6 +587,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
                     (unsigned long long)q->stat_mark_pkts, (long long)q->stat_max_bytes);
             drops += q->stat_drop_pkts;
             marks += q->stat_mark_pkts;
+            hops += q->stat_tx_pkts;
         }
     if (m->ts_n) {
         FILE *qf = out_file(o, "queues.csv", e);
@@ -605,6 +606,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     put_num(sum, "fct_p999_s", samples_quantile(&fct, 0.999));
     put_num(sum, "goodput_bps", T > 0 ? (double)delivered * 8 / T : NAN);
     json_object_set_new(sum, "drops", json_integer((json_int_t)drops));
+    json_object_set_new(sum, "packet_hops", json_integer((json_int_t)hops));
     json_object_set_new(sum, "ecn_marks", json_integer((json_int_t)marks));
     json_object_set_new(sum, "retransmits", json_integer((json_int_t)rtx));
     json_object_set_new(sum, "timeouts", json_integer((json_int_t)tos));
