@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "aisim/pkt.h"
+#include "aisim/rng.h"
 #include "aisim/sim.h"
 
 enum tcp_cc { TCP_NEWRENO, TCP_DCTCP };
@@ -87,6 +88,16 @@ struct tcp_flow {
     uint8_t prio;               /* priority class of its packets */
     uint64_t size_bytes;        /* bytes to deliver (UINT64_MAX: long-lived) */
     const route *fwd, *rev;     /* data path, ACK path */
+    const route *const *spray;  /* paths to spray data over, or NULL */
+    size_t nspray;
+    int spray_random;           /* 1: random path per packet; 0: round robin */
+    uint64_t spray_next;        /* round-robin position */
+    rng *spray_rng;             /* draws for random spraying */
+    const route *ack_rt;        /* receiver: ACK path (reverse of the last
+                                   data packet's route) */
+    /* Called at a retransmission timeout before resending, so the owner can
+     * move the flow to a route that avoids a failed link; may be NULL. */
+    void (*reroute)(void *ctx, tcp_flow *f);
 
     /* sender */
     uint64_t snd_una;           /* first unacknowledged byte */
@@ -136,6 +147,11 @@ void tcp_flow_init(tcp_flow *f, sim *s, pkt_pool *pool, const tcp_cfg *cfg, uint
 /* The routes its packets follow: fwd ends at the receiver's host (whose
  * demux, or f->rx itself, takes the data), rev at the sender's. */
 void tcp_flow_set_routes(tcp_flow *f, const route *fwd, const route *rev);
+/* Sprays the flow's data packets over `n` equal-cost paths (owned by the
+ * caller), one path per packet: round robin, or random with r.  ACKs return
+ * on the reverse of the path their data packet took.  Reordering across
+ * paths shows up as duplicate ACKs, as it does in a real network. */
+void tcp_flow_set_spray(tcp_flow *f, const route *const *paths, size_t n, rng *r);
 /* Primes the RTT estimator with the round-trip time a connection handshake
  * would have measured (srtt = rtt, rttvar = rtt/2, as RFC 6298 does for the
  * first sample), so that a loss in the first window waits for

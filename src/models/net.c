@@ -10,6 +10,12 @@
  *              rcv_wnd, min_rto, max_rto, init_rto, delayed_ack,
  *              delack_timeout, dctcp_g
  *   hash_seeds ECMP hash seeds per switch: random (default) or equal
+ *   routing    ecmp (a path per flow by hash), spray_rr or spray_random (a
+ *              path per packet over the equal-cost paths)
+ *   failures   a list of {a, b, at, repair, convergence}: the link between
+ *              nodes a and b fails at `at` (and comes back at `repair`);
+ *              routing avoids it after `convergence`, and a flow moves to
+ *              the new route at its next retransmission timeout
  *   flows      a list of {src, dst, size, start, prio}; without size a flow
  *              is long-lived
  *   incast     {receiver, senders, block, rounds, start, persistent}: rounds
@@ -45,6 +51,26 @@
 
 static const char *const cc_names[] = {"newreno", "dctcp", NULL};
 static const char *const seed_modes[] = {"random", "equal", NULL};
+static const char *const routing_modes[] = {"ecmp", "spray_rr", "spray_random", NULL};
+enum { ROUTE_ECMP, ROUTE_SPRAY_RR, ROUTE_SPRAY_RANDOM };
+
+typedef struct failure_cfg {
+    const char *a, *b;
+    int64_t at, repair, convergence;
+} failure_cfg;
+
+static const cfg_key failure_keys[] = {
+    {.name = "a", .type = CFG_STR, .off = offsetof(failure_cfg, a), .help = "one end"},
+    {.name = "b", .type = CFG_STR, .off = offsetof(failure_cfg, b), .help = "the other end"},
+    {.name = "at", .type = CFG_TIME, .off = offsetof(failure_cfg, at), .flags = CFG_MIN,
+     .min = 0, .help = "when the link fails"},
+    {.name = "repair", .type = CFG_TIME, .off = offsetof(failure_cfg, repair),
+     .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0, .help = "when it comes back (optional)"},
+    {.name = "convergence", .type = CFG_TIME, .off = offsetof(failure_cfg, convergence),
+     .def = "100us", .flags = CFG_MIN, .min = 0,
+     .help = "delay before routing avoids (or uses again) the link"},
+    {0},
+};
 
 typedef struct transport_cfg {
     int cc;
@@ -146,8 +172,8 @@ static const cfg_key background_keys[] = {
 };
 
 typedef struct net_cfg {
-    cfg_node *topology, *transport, *flows, *incast, *sample_ports, *background;
-    int hash_seeds;
+    cfg_node *topology, *transport, *flows, *incast, *sample_ports, *background, *failures;
+    int hash_seeds, routing;
     int64_t sample_ps;
 } net_cfg;
 
@@ -158,6 +184,11 @@ static const cfg_key net_keys[] = {
      .help = "TCP settings"},
     {.name = "hash_seeds", .type = CFG_ENUM, .off = offsetof(net_cfg, hash_seeds),
      .def = "random", .choices = seed_modes, .help = "ECMP hash seeds per switch"},
+    {.name = "routing", .type = CFG_ENUM, .off = offsetof(net_cfg, routing), .def = "ecmp",
+     .choices = routing_modes, .help = "ECMP by flow hash, or per-packet spraying over the "
+     "equal-cost paths (round robin or random)"},
+    {.name = "failures", .type = CFG_NODE, .off = offsetof(net_cfg, failures),
+     .flags = CFG_OPTIONAL, .help = "link failures: a list of {a, b, at, repair, convergence}"},
     {.name = "flows", .type = CFG_NODE, .off = offsetof(net_cfg, flows), .flags = CFG_OPTIONAL,
      .help = "a list of flows {src, dst, size, start}"},
     {.name = "incast", .type = CFG_NODE, .off = offsetof(net_cfg, incast), .flags = CFG_OPTIONAL,
@@ -199,6 +230,11 @@ typedef struct net_model {
     int round, round_left;
     int64_t round_start;
     double *round_secs;         /* duration of each completed round */
+    /* link failures */
+    failure_cfg *fails;
+    int *fail_link;
+    size_t nfails;
+    rng r_spray;                /* random spraying */
     /* Poisson background */
     background_cfg bg;
     dist bg_sizes;
@@ -308,6 +344,38 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
         m->round_secs = xcalloc((size_t)m->inc.rounds, sizeof *m->round_secs);
         m->inc_flows = xcalloc((size_t)m->inc.senders, sizeof *m->inc_flows);
     }
+    rng_init(&m->r_spray, env->seed, "net.spray", 0);
+    if (m->cfg.failures) {
+        cfg_node *fl = m->cfg.failures;
+        cfg_path(sub, sizeof sub, path, "failures");
+        if (cfg_kind(fl) != CFG_SEQ)
+            return cfg_err(e, AISIM_EINVAL, fl, sub, "expected a list of failures, found %s",
+                           cfg_describe(fl, found, sizeof found));
+        m->nfails = cfg_len(fl);
+        m->fails = xcalloc(m->nfails + 1, sizeof *m->fails);
+        m->fail_link = xcalloc(m->nfails + 1, sizeof *m->fail_link);
+        for (size_t i = 0; i < m->nfails; i++) {
+            failure_cfg *fc = &m->fails[i];
+            cfg_node *fn = cfg_at(fl, i);
+            cfg_path_index(sub2, sizeof sub2, sub, i);
+            if ((r = cfg_bind(fn, sub2, failure_keys, fc, e)))
+                return r;
+            int a = topo_find_node(m->t, fc->a), b = topo_find_node(m->t, fc->b);
+            char kp[600];
+            if (a < 0 || b < 0)
+                return cfg_err(e, AISIM_EINVAL, cfg_get(fn, a < 0 ? "a" : "b"),
+                               cfg_path(kp, sizeof kp, sub2, a < 0 ? "a" : "b"),
+                               "unknown node \"%s\"", a < 0 ? fc->a : fc->b);
+            m->fail_link[i] = topo_find_link(m->t, a, b);
+            if (m->fail_link[i] < 0)
+                return cfg_err(e, AISIM_EINVAL, fn, sub2, "no link between %s and %s", fc->a,
+                               fc->b);
+            if (fc->repair && fc->repair <= fc->at)
+                return cfg_err(e, AISIM_ERANGE, cfg_get(fn, "repair"),
+                               cfg_path(kp, sizeof kp, sub2, "repair"),
+                               "expected a repair time after the failure");
+        }
+    }
     if (m->cfg.background) {
         cfg_path(sub, sizeof sub, path, "background");
         if ((r = cfg_bind(m->cfg.background, sub, background_keys, &m->bg, e)) ||
@@ -367,6 +435,29 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
 
 static void flow_done(void *ctx, tcp_flow *tf);
 
+static uint64_t flow_key(uint32_t id)
+{
+    return (uint64_t)id * 0x9e3779b97f4a7c15u + 1;
+}
+
+/* At a timeout: take the route (or paths) routing offers now, which avoid
+ * links that failed more than the convergence delay ago. */
+static void reroute(void *ctx, tcp_flow *tf)
+{
+    net_model *m = ctx;
+    nflow *f = container_of(tf, nflow, tcp);
+    const route *rt = topo_route_ecmp(m->t, f->src, f->dst, flow_key(tf->id));
+    if (rt)
+        tcp_flow_set_routes(tf, rt, rt->reverse);
+    if (m->cfg.routing != ROUTE_ECMP) {
+        size_t n;
+        const route *const *paths = topo_paths(m->t, f->src, f->dst, &n);
+        if (n)
+            tcp_flow_set_spray(tf, paths, n,
+                               m->cfg.routing == ROUTE_SPRAY_RANDOM ? &m->r_spray : NULL);
+    }
+}
+
 static nflow *new_flow(net_model *m, int src, int dst, uint64_t size, int64_t start, int prio,
                        int round)
 {
@@ -384,8 +475,15 @@ static nflow *new_flow(net_model *m, int src, int dst, uint64_t size, int64_t st
     f->tcp.prio = (uint8_t)prio;
     f->tcp.on_done = flow_done;
     f->tcp.ctx = m;
-    const route *rt = topo_route_ecmp(m->t, src, dst, (uint64_t)id * 0x9e3779b97f4a7c15u + 1);
+    const route *rt = topo_route_ecmp(m->t, src, dst, flow_key(id));
     tcp_flow_set_routes(&f->tcp, rt, rt->reverse);
+    f->tcp.reroute = reroute;
+    if (m->cfg.routing != ROUTE_ECMP) {
+        size_t n;
+        const route *const *paths = topo_paths(m->t, src, dst, &n);
+        tcp_flow_set_spray(&f->tcp, paths, n,
+                           m->cfg.routing == ROUTE_SPRAY_RANDOM ? &m->r_spray : NULL);
+    }
     topo_bind_flow(m->t, id, src, &f->tcp.tx, dst, &f->tcp.rx);
     f->ideal_ps = size == UINT64_MAX ? -1 : topo_route_ideal_ps(rt, size, m->tcp.mss_bytes,
                                                                    m->tcp.hdr_bytes);
@@ -473,6 +571,15 @@ static void on_sample(sim *s, void *obj, uint64_t arg)
     sim_timer_arm(s, &m->sampler, sim_now(s) + m->cfg.sample_ps);
 }
 
+/* arg: failure index << 1 | (1: repair, 0: failure). */
+static void on_link_event(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    net_model *m = obj;
+    size_t i = arg >> 1;
+    topo_link_set_up(m->t, m->fail_link[i], arg & 1, m->fails[i].convergence);
+}
+
 static int net_start(void *st, sim *s, err *e)
 {
     (void)e;
@@ -483,6 +590,11 @@ static int net_start(void *st, sim *s, err *e)
                  m->specs[i].start, (int)m->specs[i].prio, -1);
     if (m->cfg.incast)
         start_round(m, m->inc.start);
+    for (size_t i = 0; i < m->nfails; i++) {
+        sim_schedule(s, m->fails[i].at, on_link_event, m, (uint64_t)i << 1);
+        if (m->fails[i].repair)
+            sim_schedule(s, m->fails[i].repair, on_link_event, m, (uint64_t)i << 1 | 1);
+    }
     if (m->cfg.background)
         sim_schedule(s, m->bg.start + (int64_t)llround(rng_exponential(&m->r_arr, m->bg_gap_ps)),
                      on_background, m, 0);
@@ -683,6 +795,8 @@ static void net_fini(void *st)
     free(m->inc_tx);
     free(m->inc_flows);
     free(m->round_secs);
+    free(m->fails);
+    free(m->fail_link);
     free(m->sports);
     free(m->sport_names);
     free(m->ts_p);

@@ -68,6 +68,25 @@ void tcp_flow_set_routes(tcp_flow *f, const route *fwd, const route *rev)
 {
     f->fwd = fwd;
     f->rev = rev;
+    f->ack_rt = rev;
+}
+
+void tcp_flow_set_spray(tcp_flow *f, const route *const *paths, size_t n, rng *r)
+{
+    f->spray = n > 1 ? paths : NULL;
+    f->nspray = n;
+    f->spray_rng = r;
+    f->spray_random = r != NULL;
+}
+
+/* The route of the next data packet. */
+static const route *data_route(tcp_flow *f)
+{
+    if (!f->spray)
+        return f->fwd;
+    uint64_t i = f->spray_random ? rng_below(f->spray_rng, f->nspray)
+                                 : f->spray_next++ % f->nspray;
+    return f->spray[i];
 }
 
 static void rtt_sample(tcp_flow *f, int64_t r);
@@ -149,7 +168,7 @@ static void send_segment(tcp_flow *f, uint64_t seq, uint32_t len)
     }
     if (!sim_timer_armed(f->s, &f->rto_timer))
         arm_rto(f);
-    pkt_send(p, f->fwd);
+    pkt_send(p, data_route(f));
 }
 
 /* Sends new (or, after a timeout, resent) data while the window allows. */
@@ -391,6 +410,8 @@ static void on_rto(sim *s, void *obj, uint64_t arg)
         return;
     }
     f->timeouts++;
+    if (f->reroute)
+        f->reroute(f->ctx, f);
     f->ssthresh = MAX((double)(f->snd_max - f->snd_una) / 2, 2 * mss);
     f->cwnd = mss;
     f->in_recovery = false;
@@ -432,7 +453,7 @@ static void send_ack(tcp_flow *f)
     }
     f->unacked_segs = 0;
     sim_timer_disarm(f->s, &f->delack_timer);
-    pkt_send(p, f->rev);
+    pkt_send(p, f->ack_rt ? f->ack_rt : f->rev);
 }
 
 static void on_delack(sim *s, void *obj, uint64_t arg)
@@ -448,6 +469,8 @@ static void rx_recv(sink *self, pkt *p)
     uint64_t seq = p->seq, end = seq + p->h.tcp.data_bytes;
     bool ce = p->flags & PKT_F_CE;
     int64_t sent = p->sent_ps;
+    if (p->rt->reverse)
+        f->ack_rt = p->rt->reverse;
     pkt_free(f->pool, p);
 
     /* DCTCP: an immediate ACK for what came before when the CE state

@@ -187,6 +187,51 @@ static void test_net_websearch_fcts_are_bounded_by_the_ideal(void **state)
     json_decref(a);
 }
 
+/* tx_bytes of a port in links.csv of run directory `sub`. */
+static double port_tx(const char *sub, const char *port)
+{
+    char p[256], line[512];
+    snprintf(p, sizeof p, "%s/%s/links.csv", tu_tmp, sub);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    size_t n = strlen(port);
+    double v = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, port, n) == 0 && line[n] == ',')
+            v = strtod(strchr(line + n + 1, ',') + 1, NULL);
+    fclose(f);
+    assert_true(v >= 0);
+    return v;
+}
+
+static void test_net_failed_link_is_routed_around_and_flows_complete(void **state)
+{
+    (void)state;
+    json_t *a = tu_run("net/failure", "fail", NULL, 0);
+    assert_int_equal(json_integer_value(res(a, "flows_completed")), 4);
+    assert_true(json_integer_value(res(a, "timeouts")) >= 1);
+    /* leaf0->spine0 failed at 2 ms: it carried at most 2 ms at 10 Gbps. */
+    double dead = port_tx("fail", "leaf0->spine0");
+    double alive = port_tx("fail", "leaf0->spine1");
+    if (dead > 2.5e6 + 1500 || dead + alive < 80e6)
+        fail_msg("leaf0->spine0 carried %.0f bytes, leaf0->spine1 %.0f", dead, alive);
+    assert_int_equal(json_integer_value(res(a, "packets_allocated_at_end")),
+                     json_integer_value(res(a, "packets_in_network_at_end")));
+    json_decref(a);
+}
+
+static void test_net_spraying_balances_packets_across_spines(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.failures=null", "net.routing=spray_rr"};
+    json_t *a = tu_run("net/failure", "spray", sets, 2);
+    assert_int_equal(json_integer_value(res(a, "flows_completed")), 4);
+    double x = port_tx("spray", "leaf0->spine0"), y = port_tx("spray", "leaf0->spine1");
+    if (fabs(x - y) > 0.02 * (x + y))
+        fail_msg("spraying: %.0f vs %.0f bytes on the two spines", x, y);
+    json_decref(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +241,8 @@ int main(void)
         cmocka_unit_test(test_net_same_seed_same_tables),
         cmocka_unit_test(test_net_background_arrivals_follow_the_load),
         cmocka_unit_test(test_net_websearch_fcts_are_bounded_by_the_ideal),
+        cmocka_unit_test(test_net_failed_link_is_routed_around_and_flows_complete),
+        cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
     };
     return cmocka_run_group_tests_name("net", tests, tu_setup, tu_teardown);
 }
