@@ -53,6 +53,8 @@ typedef struct port {
     sim_timer done;         /* end of the current transmission */
     int64_t busy_since;     /* start of the current busy period */
     int down;               /* link failed: everything arriving is dropped */
+    void (*tap)(void *ctx, const pkt *p);   /* sees every arrival (pcap); NULL: off */
+    void *tap_ctx;
     /* counters */
     uint64_t stat_rx_pkts, stat_tx_pkts, stat_drop_pkts, stat_mark_pkts;
     uint64_t stat_tx_bytes, stat_drop_bytes;

@@ -161,6 +161,12 @@ const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key);
  * valid; after a routing change a new call returns a new array. */
 const route *const *topo_paths(topo *t, int src_host, int dst_host, size_t *n);
 
+/* Calls fn(ctx, p, 0) for every packet host `host` sends (as it reaches
+ * its NIC) and fn(ctx, p, 1) for every packet it receives: a capture point
+ * for pcap output.  One tap per host; NULL removes it. */
+void topo_set_host_tap(topo *t, int host, void (*fn)(void *ctx, const pkt *p, int rx),
+                       void *ctx);
+
 /* Packets held by the network right now: queued or being serialised at any
  * port, or on any wire.  With the pool's live count this checks
  * conservation: every packet allocated is in the network or held by an

@@ -29,6 +29,8 @@
  *              `load` times the hosts' total link capacity, sizes from a
  *              distribution (data/flow_sizes/: web search, data mining), as
  *              the traffic generators of the transport papers do
+ *   pcap, pcap_max_packets   HOST.pcap for each listed host: every packet it
+ *              sends or receives, as Ethernet/IPv4/TCP headers (pcapw.h)
  *   sample_interval, sample_ports   queues.csv: occupancy of the named
  *              ports ("sw0->h0") every interval
  *
@@ -42,7 +44,9 @@
 #include <string.h>
 
 #include "aisim/dist.h"
+#include "aisim/log.h"
 #include "aisim/model.h"
+#include "aisim/pcapw.h"
 #include "aisim/port.h"
 #include "aisim/stats.h"
 #include "aisim/tcp.h"
@@ -173,6 +177,8 @@ static const cfg_key background_keys[] = {
 
 typedef struct net_cfg {
     cfg_node *topology, *transport, *flows, *incast, *sample_ports, *background, *failures;
+    cfg_node *pcap;
+    int64_t pcap_max;
     int hash_seeds, routing;
     int64_t sample_ps;
 } net_cfg;
@@ -196,6 +202,11 @@ static const cfg_key net_keys[] = {
     {.name = "background", .type = CFG_NODE, .off = offsetof(net_cfg, background),
      .flags = CFG_OPTIONAL, .help = "Poisson flows between random host pairs {load, sizes, "
      "duration}"},
+    {.name = "pcap", .type = CFG_NODE, .off = offsetof(net_cfg, pcap), .flags = CFG_OPTIONAL,
+     .help = "hosts to capture: a list of names; each gets NAME.pcap"},
+    {.name = "pcap_max_packets", .type = CFG_INT, .off = offsetof(net_cfg, pcap_max),
+     .def = "1000000", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e9,
+     .help = "packets kept per capture; more are counted, not captured"},
     {.name = "sample_interval", .type = CFG_TIME, .off = offsetof(net_cfg, sample_ps),
      .def = "0s", .flags = CFG_MIN, .min = 0, .help = "queues.csv period (0s: off)"},
     {.name = "sample_ports", .type = CFG_NODE, .off = offsetof(net_cfg, sample_ports),
@@ -209,6 +220,14 @@ typedef struct nflow {
     int64_t ideal_ps;           /* FCT on an empty network */
     int round;                  /* incast round, or -1 */
 } nflow;
+
+struct net_model;
+
+typedef struct capture {
+    struct net_model *m;
+    pcapw *w;
+    int host;
+} capture;
 
 typedef struct net_model {
     net_cfg cfg;
@@ -230,6 +249,9 @@ typedef struct net_model {
     int round, round_left;
     int64_t round_start;
     double *round_secs;         /* duration of each completed round */
+    /* captures */
+    struct capture *caps;
+    size_t ncaps;
     /* link failures */
     failure_cfg *fails;
     int *fail_link;
@@ -261,6 +283,22 @@ static int host_by_name(net_model *m, const char *name, const cfg_node *n, const
     if (h < 0)
         return cfg_err(e, AISIM_EINVAL, n, path, "\"%s\" is a switch; expected a host", name);
     return h;
+}
+
+/* The hosts at the two ends of a flow, for the pcap headers. */
+static void flow_ends(void *ctx, uint32_t id, int *src, int *dst)
+{
+    net_model *m = ctx;
+    *src = m->flows[id]->src;
+    *dst = m->flows[id]->dst;
+}
+
+/* A captured host's tap: every packet it sends or receives. */
+static void on_tap(void *ctx, const pkt *p, int rx)
+{
+    (void)rx;
+    capture *c = ctx;
+    pcapw_add(c->w, sim_now(c->m->s), p);
 }
 
 static int net_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
@@ -345,6 +383,27 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
         m->inc_flows = xcalloc((size_t)m->inc.senders, sizeof *m->inc_flows);
     }
     rng_init(&m->r_spray, env->seed, "net.spray", 0);
+    if (m->cfg.pcap) {
+        cfg_node *pl = m->cfg.pcap;
+        cfg_path(sub, sizeof sub, path, "pcap");
+        if (cfg_kind(pl) != CFG_SEQ)
+            return cfg_err(e, AISIM_EINVAL, pl, sub, "expected a list of host names, found %s",
+                           cfg_describe(pl, found, sizeof found));
+        m->ncaps = cfg_len(pl);
+        m->caps = xcalloc(m->ncaps + 1, sizeof *m->caps);
+        for (size_t i = 0; i < m->ncaps; i++) {
+            const char *nm = cfg_scalar(cfg_at(pl, i));
+            if ((r = host_by_name(m, nm ? nm : "", cfg_at(pl, i),
+                                  cfg_path_index(sub2, sizeof sub2, sub, i), e)) < 0)
+                return r;
+            for (size_t j = 0; j < i; j++)
+                if (m->caps[j].host == r)
+                    return cfg_err(e, AISIM_EINVAL, cfg_at(pl, i), sub2, "host %s is listed "
+                                   "twice", nm);
+            m->caps[i] = (capture){m, pcapw_create((uint64_t)m->cfg.pcap_max, flow_ends, m), r};
+            topo_set_host_tap(m->t, r, on_tap, &m->caps[i]);
+        }
+    }
     if (m->cfg.failures) {
         cfg_node *fl = m->cfg.failures;
         cfg_path(sub, sizeof sub, path, "failures");
@@ -711,6 +770,18 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             fprintf(qf, "%s,%.0f\n", m->sport_names[m->ts_p[i]], m->ts_v.v[i]);
         }
     }
+    for (size_t i = 0; i < m->ncaps; i++) {
+        char name[300];
+        snprintf(name, sizeof name, "%s.pcap",
+                 topo_node_name(m->t, topo_host_node(m->t, m->caps[i].host)));
+        FILE *pf = out_file(o, name, e);
+        int r = pf ? pcapw_write(m->caps[i].w, pf, e) : e->code;
+        if (r)
+            return r;
+        if (pcapw_missed(m->caps[i].w))
+            LOG(LOG_WARN, "net", "%s: %llu packets over pcap_max_packets were not captured",
+                name, (unsigned long long)pcapw_missed(m->caps[i].w));
+    }
     json_object_set_new(sum, "flows", json_integer((json_int_t)m->nflows));
     json_object_set_new(sum, "flows_completed", json_integer((json_int_t)done));
     put_num(sum, "fct_p50_s", samples_quantile(&fct, 0.5));
@@ -795,6 +866,9 @@ static void net_fini(void *st)
     free(m->inc_tx);
     free(m->inc_flows);
     free(m->round_secs);
+    for (size_t i = 0; i < m->ncaps; i++)
+        pcapw_destroy(m->caps[i].w);
+    free(m->caps);
     free(m->fails);
     free(m->fail_link);
     free(m->sports);

@@ -78,6 +78,8 @@ static void port_recv(sink *self, pkt *p)
 {
     port *q = (port *)self;
     q->stat_rx_pkts++;
+    if (q->tap)
+        q->tap(q->tap_ctx, p);
     if (q->down) {
         q->stat_fail_drops++;
         drop(q, p);

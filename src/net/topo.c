@@ -49,6 +49,8 @@ typedef struct host_rx {
     sink base;                  /* recv: dispatch to the flow's endpoint */
     topo *t;
     int32_t node;               /* this host's node id */
+    void (*tap)(void *ctx, const pkt *p, int rx);   /* capture, or NULL */
+    void *tap_ctx;
 } host_rx;
 
 typedef struct tadj {
@@ -276,6 +278,8 @@ static void host_recv(sink *self, pkt *p)
 {
     host_rx *h = (host_rx *)self;
     topo *t = h->t;
+    if (h->tap)
+        h->tap(h->tap_ctx, p, 1);
     if (p->flow_id < t->nflows) {
         flow_bind *b = &t->flows[p->flow_id];
         if (b->dst_node == h->node && b->rx) {
@@ -909,4 +913,28 @@ uint64_t topo_packets_in_network(topo *t)
             n += q->npkts + (q->tx != NULL) + topo_link_wire(t, (int)l, d)->len;
         }
     return n;
+}
+
+/* The host's send side goes through its NIC port's tap (which takes no
+ * direction argument): this adapter supplies it. */
+static void nic_tap(void *ctx, const pkt *p)
+{
+    host_rx *h = ctx;
+    h->tap(h->tap_ctx, p, 0);
+}
+
+void topo_set_host_tap(topo *t, int host, void (*fn)(void *ctx, const pkt *p, int rx),
+                       void *ctx)
+{
+    int node = topo_host_node(t, host);
+    tnode *nd = t->node[node];
+    host_rx *h = &nd->rx;
+    h->tap = fn;
+    h->tap_ctx = ctx;
+    for (uint32_t i = 0; i < nd->nadj; i++) {
+        const tadj *a = &nd->adj[i];
+        port *q = &t->link[a->link]->port[a->dir];
+        q->tap = fn ? nic_tap : NULL;
+        q->tap_ctx = fn ? h : NULL;
+    }
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pcap/pcap.h>
+
 #include "testutil.h"
 
 static json_t *res(json_t *sum, const char *k)
@@ -232,6 +234,58 @@ static void test_net_spraying_balances_packets_across_spines(void **state)
     json_decref(a);
 }
 
+static uint32_t be32(const u_char *b) { return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]; }
+static uint16_t be16(const u_char *b) { return (uint16_t)(b[0] << 8 | b[1]); }
+
+static void test_net_pcap_reads_back_with_real_headers(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.incast.senders=4", "net.incast.rounds=2",
+                          "net.transport.cc=dctcp", "net.pcap=[h0, h1]"};
+    json_t *a = tu_run("net/incast", "pcap", sets, 4);
+    char p[256], ebuf[PCAP_ERRBUF_SIZE];
+    /* h1: the first frames are its first data segments to h0. */
+    snprintf(p, sizeof p, "%s/pcap/h1.pcap", tu_tmp);
+    pcap_t *pc = pcap_open_offline(p, ebuf);
+    if (!pc)
+        fail_msg("%s", ebuf);
+    assert_int_equal(pcap_datalink(pc), DLT_EN10MB);
+    struct pcap_pkthdr *h;
+    const u_char *d;
+    for (uint32_t k = 0; k < 3; k++) {
+        assert_int_equal(pcap_next_ex(pc, &h, &d), 1);
+        assert_int_equal(be16(d + 12), 0x0800);              /* IPv4 */
+        const u_char *ip = d + 14, *tcp = ip + 20;
+        assert_int_equal(ip[9], 6);                          /* TCP */
+        assert_int_equal(ip[1] & 3, 2);                      /* ECT(0): DCTCP */
+        assert_int_equal(be32(ip + 12), 0x0a000101);         /* 10.0.1.1 = h1 */
+        assert_int_equal(be32(ip + 16), 0x0a000001);         /* 10.0.0.1 = h0 */
+        assert_int_equal(be16(ip + 2), 1500);                /* on the wire */
+        assert_int_equal(h->len, 1514);
+        assert_int_equal(be16(tcp + 2), 5001);
+        assert_int_equal(be32(tcp + 4), 1 + 1460 * k);      /* sequence numbers */
+    }
+    pcap_close(pc);
+    /* h0: every CE mark of the run was made at the port in front of h0, so
+     * its capture holds exactly that many CE frames, and as many ECE ACKs. */
+    snprintf(p, sizeof p, "%s/pcap/h0.pcap", tu_tmp);
+    pc = pcap_open_offline(p, ebuf);
+    if (!pc)
+        fail_msg("%s", ebuf);
+    json_int_t ce = 0, ece = 0, frames = 0;
+    while (pcap_next_ex(pc, &h, &d) == 1) {
+        frames++;
+        ce += (d[14 + 1] & 3) == 3;
+        ece += (d[14 + 20 + 13] & 0x40) != 0;
+    }
+    pcap_close(pc);
+    json_int_t marks = json_integer_value(res(a, "ecn_marks"));
+    assert_true(marks > 0);
+    assert_int_equal(ce, marks);
+    assert_true(ece > 0 && frames > 1000);
+    json_decref(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_net_websearch_fcts_are_bounded_by_the_ideal),
         cmocka_unit_test(test_net_failed_link_is_routed_around_and_flows_complete),
         cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
+        cmocka_unit_test(test_net_pcap_reads_back_with_real_headers),
     };
     return cmocka_run_group_tests_name("net", tests, tu_setup, tu_teardown);
 }
