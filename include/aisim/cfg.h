@@ -115,6 +115,10 @@ int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err 
  * read values from lists). */
 int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field, err *e);
 
+/* Checks that n is a list; returns its length, or a negative code with
+ * "file:line:col: path: expected a list of WHAT, found ..." in e. */
+long cfg_expect_list(const cfg_node *n, const char *path, const char *what, err *e);
+
 /* Joins a key path: "a.b" + "c" -> "a.b.c"; "a.b" + index 2 -> "a.b[2]".
  * Returns buf. */
 char *cfg_path(char *buf, size_t len, const char *base, const char *key);

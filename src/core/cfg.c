@@ -436,6 +436,15 @@ cfg_node *cfg_get(const cfg_node *map, const char *key)
     return i < 0 ? NULL : map->vals[i];
 }
 
+long cfg_expect_list(const cfg_node *n, const char *path, const char *what, err *e)
+{
+    char found[96];
+    if (n->kind != CFG_SEQ)
+        return cfg_err(e, AISIM_EINVAL, n, path, "expected a list of %s, found %s", what,
+                       cfg_describe(n, found, sizeof found));
+    return (long)n->n;
+}
+
 char *cfg_path(char *buf, size_t len, const char *base, const char *key)
 {
     if (base && *base)

@@ -335,10 +335,10 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
     if (m->cfg.flows) {
         cfg_node *fl = m->cfg.flows;
         cfg_path(sub, sizeof sub, path, "flows");
-        if (cfg_kind(fl) != CFG_SEQ)
-            return cfg_err(e, AISIM_EINVAL, fl, sub, "expected a list of flows, found %s",
-                           cfg_describe(fl, found, sizeof found));
-        m->nspecs = cfg_len(fl);
+        long len = cfg_expect_list(fl, sub, "flows", e);
+        if (len < 0)
+            return (int)len;
+        m->nspecs = (size_t)len;
         m->specs = xcalloc(m->nspecs + 1, sizeof *m->specs);
         m->spec_src = xcalloc(m->nspecs + 1, sizeof *m->spec_src);
         m->spec_dst = xcalloc(m->nspecs + 1, sizeof *m->spec_dst);
@@ -386,10 +386,10 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
     if (m->cfg.pcap) {
         cfg_node *pl = m->cfg.pcap;
         cfg_path(sub, sizeof sub, path, "pcap");
-        if (cfg_kind(pl) != CFG_SEQ)
-            return cfg_err(e, AISIM_EINVAL, pl, sub, "expected a list of host names, found %s",
-                           cfg_describe(pl, found, sizeof found));
-        m->ncaps = cfg_len(pl);
+        long len = cfg_expect_list(pl, sub, "host names", e);
+        if (len < 0)
+            return (int)len;
+        m->ncaps = (size_t)len;
         m->caps = xcalloc(m->ncaps + 1, sizeof *m->caps);
         for (size_t i = 0; i < m->ncaps; i++) {
             const char *nm = cfg_scalar(cfg_at(pl, i));
@@ -407,10 +407,10 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
     if (m->cfg.failures) {
         cfg_node *fl = m->cfg.failures;
         cfg_path(sub, sizeof sub, path, "failures");
-        if (cfg_kind(fl) != CFG_SEQ)
-            return cfg_err(e, AISIM_EINVAL, fl, sub, "expected a list of failures, found %s",
-                           cfg_describe(fl, found, sizeof found));
-        m->nfails = cfg_len(fl);
+        long len = cfg_expect_list(fl, sub, "failures", e);
+        if (len < 0)
+            return (int)len;
+        m->nfails = (size_t)len;
         m->fails = xcalloc(m->nfails + 1, sizeof *m->fails);
         m->fail_link = xcalloc(m->nfails + 1, sizeof *m->fail_link);
         for (size_t i = 0; i < m->nfails; i++) {
@@ -467,10 +467,10 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
     if (m->cfg.sample_ports) {
         cfg_node *sp = m->cfg.sample_ports;
         cfg_path(sub, sizeof sub, path, "sample_ports");
-        if (cfg_kind(sp) != CFG_SEQ)
-            return cfg_err(e, AISIM_EINVAL, sp, sub, "expected a list of port names, found %s",
-                           cfg_describe(sp, found, sizeof found));
-        m->nsports = cfg_len(sp);
+        long len = cfg_expect_list(sp, sub, "port names", e);
+        if (len < 0)
+            return (int)len;
+        m->nsports = (size_t)len;
         m->sports = xcalloc(m->nsports + 1, sizeof *m->sports);
         m->sport_names = xcalloc(m->nsports + 1, sizeof *m->sport_names);
         for (size_t i = 0; i < m->nsports; i++) {
