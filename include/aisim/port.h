@@ -12,6 +12,17 @@
  * marking ECN-capable packets and dropping the others (RFC 3168).
  * Counters are stat_* fields, read by the output code, never logged.
  *
+ * PFC (IEEE 802.1Qbb).  A port whose link has pfc_xoff_bytes set is paused
+ * per priority by the switch it feeds: that switch counts, per class, the
+ * bytes it holds that arrived over this link (in any of its egress queues);
+ * above XOFF it sends a pause, at or below XON a resume, each taking effect
+ * one propagation delay later; a paused class is not served (the packet
+ * being serialised finishes).  A paused port's own queue then grows and
+ * pauses its upstream in turn: pauses propagate hop by hop.  The frames are
+ * modelled as control events, not as packets on the wire.  Headroom is the
+ * buffer above XOFF: it must hold what arrives during the pause's round
+ * trip, or drop-tail still drops.
+ *
  * Wire.  A ring of (due time, packet) with one timer for its head: every
  * packet on a wire has the same delay, so arrival order is departure order.
  *
@@ -37,6 +48,11 @@ typedef struct port_cfg {
     double red_max_p;       /* RED: marking probability at red_max_bytes */
     double red_weight;      /* RED: EWMA weight of the average (e.g. 0.002) */
     int nprio;              /* strict priority classes, 1..PORT_MAX_PRIO */
+    int64_t pfc_xoff_bytes; /* PFC on this link direction: the receiving
+                               switch pauses this port for a class when it
+                               holds more than this many bytes of that class
+                               from it; 0: PFC off */
+    int64_t pfc_xon_bytes;  /* ... and resumes it at or below this */
 } port_cfg;
 
 typedef struct port {
@@ -55,6 +71,12 @@ typedef struct port {
     int down;               /* link failed: everything arriving is dropped */
     void (*tap)(void *ctx, const pkt *p);   /* sees every arrival (pcap); NULL: off */
     void *tap_ctx;
+    /* PFC, as the upstream side of a link: */
+    int64_t pfc_down[PORT_MAX_PRIO];    /* bytes of ours buffered downstream */
+    uint8_t pfc_asked[PORT_MAX_PRIO];   /* downstream has sent XOFF (in flight
+                                           or in force) */
+    uint8_t pfc_paused[PORT_MAX_PRIO];  /* XOFF in force: class not served */
+    uint64_t stat_pfc_pauses;           /* XOFF frames received */
     /* counters */
     uint64_t stat_rx_pkts, stat_tx_pkts, stat_drop_pkts, stat_mark_pkts;
     uint64_t stat_tx_bytes, stat_drop_bytes;

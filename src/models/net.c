@@ -745,8 +745,9 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     FILE *lf = out_file(o, "links.csv", e);
     if (!lf)
         return e->code;
-    fprintf(lf, "port,rate_bps,tx_bytes,utilisation,drops,ecn_marks,max_queue_bytes\n");
-    uint64_t drops = 0, marks = 0, hops = 0;
+    fprintf(lf, "port,rate_bps,tx_bytes,utilisation,drops,ecn_marks,max_queue_bytes,"
+                "pfc_pauses\n");
+    uint64_t drops = 0, marks = 0, hops = 0, pauses = 0;
     for (size_t l = 0; l < topo_links(m->t); l++)
         for (int d = 0; d < 2; d++) {
             port *q = topo_link_port(m->t, (int)l, d);
@@ -754,8 +755,10 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             fprintf(lf, "%s,%lld,%llu,", q->base.name, (long long)q->cfg.rate_bps,
                     (unsigned long long)q->stat_tx_bytes);
             csv_num(lf, T > 0 ? ps_to_s(busy) / T : NAN, ",");
-            fprintf(lf, "%llu,%llu,%lld\n", (unsigned long long)q->stat_drop_pkts,
-                    (unsigned long long)q->stat_mark_pkts, (long long)q->stat_max_bytes);
+            fprintf(lf, "%llu,%llu,%lld,%llu\n", (unsigned long long)q->stat_drop_pkts,
+                    (unsigned long long)q->stat_mark_pkts, (long long)q->stat_max_bytes,
+                    (unsigned long long)q->stat_pfc_pauses);
+            pauses += q->stat_pfc_pauses;
             drops += q->stat_drop_pkts;
             marks += q->stat_mark_pkts;
             hops += q->stat_tx_pkts;
@@ -790,6 +793,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     put_num(sum, "goodput_bps", T > 0 ? (double)delivered * 8 / T : NAN);
     json_object_set_new(sum, "drops", json_integer((json_int_t)drops));
     json_object_set_new(sum, "packet_hops", json_integer((json_int_t)hops));
+    json_object_set_new(sum, "pfc_pauses", json_integer((json_int_t)pauses));
     json_object_set_new(sum, "ecn_marks", json_integer((json_int_t)marks));
     json_object_set_new(sum, "retransmits", json_integer((json_int_t)rtx));
     json_object_set_new(sum, "timeouts", json_integer((json_int_t)tos));

@@ -10,6 +10,7 @@
 
 static void port_recv(sink *self, pkt *p);
 static void port_done(sim *s, void *obj, uint64_t arg);
+static void pfc_event(sim *s, void *obj, uint64_t arg);
 
 void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, const char *name)
 {
@@ -37,7 +38,7 @@ static void start_tx(port *q)
 {
     for (int c = 0; c < q->cfg.nprio; c++) {
         pkt *p = q->head[c];
-        if (!p)
+        if (!p || q->pfc_paused[c])
             continue;
         q->head[c] = p->next;
         if (!q->head[c])
@@ -49,6 +50,45 @@ static void start_tx(port *q)
         sim_timer_arm(q->s, &q->done,
                       sim_now(q->s) + units_tx_time_ps(p->size_bytes, q->cfg.rate_bps));
         return;
+    }
+}
+
+/* PFC accounting at the switch this port belongs to: `delta` bytes of p
+ * enter (> 0) or leave (< 0) its buffer.  The link p arrived on is fed by
+ * the port two hops back on p's route (routes alternate port, wire, ...;
+ * p->hop already points past this port); that port's cfg says whether the
+ * link runs PFC.  Crossing XOFF upwards sends a pause, falling to XON a
+ * resume, each one wire delay away. */
+static void pfc_account(port *q, const pkt *p, int64_t delta)
+{
+    if (p->hop < 3)
+        return;                         /* from a host's own NIC: no link in */
+    port *u = (port *)(void *)p->rt->hop[p->hop - 3];
+    if (u->cfg.pfc_xoff_bytes <= 0)
+        return;
+    int c = p->prio < u->cfg.nprio ? p->prio : u->cfg.nprio - 1;
+    u->pfc_down[c] += delta;
+    const wire *w = (const wire *)(const void *)p->rt->hop[p->hop - 2];
+    if (!u->pfc_asked[c] && u->pfc_down[c] > u->cfg.pfc_xoff_bytes) {
+        u->pfc_asked[c] = 1;
+        sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, u, (uint64_t)c << 1 | 1);
+    } else if (u->pfc_asked[c] && u->pfc_down[c] <= u->cfg.pfc_xon_bytes) {
+        u->pfc_asked[c] = 0;
+        sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, u, (uint64_t)c << 1);
+    }
+}
+
+/* A pause (arg & 1) or resume of class arg >> 1 reaches port q. */
+static void pfc_event(sim *s, void *obj, uint64_t arg)
+{
+    port *q = obj;
+    int c = (int)(arg >> 1);
+    q->pfc_paused[c] = arg & 1;
+    if (arg & 1) {
+        q->stat_pfc_pauses++;
+    } else if (!q->tx && !q->down) {
+        q->busy_since = sim_now(s);
+        start_tx(q);
     }
 }
 
@@ -117,6 +157,7 @@ static void port_recv(sink *self, pkt *p)
     q->npkts++;
     if (q->bytes > q->stat_max_bytes)
         q->stat_max_bytes = q->bytes;
+    pfc_account(q, p, p->size_bytes);
     if (!q->tx) {
         q->busy_since = sim_now(q->s);
         start_tx(q);
@@ -132,6 +173,7 @@ void port_set_down(port *q, int down)
         sim_timer_disarm(q->s, &q->done);
         q->stat_busy_ps += sim_now(q->s) - q->busy_since;
         q->stat_fail_drops++;
+        pfc_account(q, q->tx, -(int64_t)q->tx->size_bytes);
         drop(q, q->tx);
         q->tx = NULL;
     }
@@ -140,6 +182,7 @@ void port_set_down(port *q, int down)
             pkt *p = q->head[c];
             q->head[c] = p->next;
             q->stat_fail_drops++;
+            pfc_account(q, p, -(int64_t)p->size_bytes);
             drop(q, p);
         }
         q->tail[c] = NULL;
@@ -156,6 +199,7 @@ static void port_done(sim *s, void *obj, uint64_t arg)
     q->tx = NULL;
     q->stat_tx_pkts++;
     q->stat_tx_bytes += p->size_bytes;
+    pfc_account(q, p, -(int64_t)p->size_bytes);
     start_tx(q);
     if (!q->tx) {
         q->stat_busy_ps += sim_now(s) - q->busy_since;

@@ -182,6 +182,7 @@ typedef struct link_raw {
     int64_t red_min_bytes, red_max_bytes;
     double red_max_p, red_weight;
     int64_t priorities;
+    int64_t pfc_xoff_bytes, pfc_xon_bytes;
 } link_raw;
 
 /* The link keys, for a struct T with a link_raw field F.  DEF selects
@@ -214,7 +215,13 @@ typedef struct link_raw {
      .help = "RED: EWMA weight of the average queue"},                                       \
     {.name = "priorities", .type = CFG_INT, .off = offsetof(T, F.priorities),                \
      .def = (DEF) ? "1" : NULL, .flags = CFG_MIN | CFG_MAX | ((DEF) ? 0 : CFG_OPTIONAL),     \
-     .min = 1, .max = PORT_MAX_PRIO, .help = "strict-priority classes per port"}
+     .min = 1, .max = PORT_MAX_PRIO, .help = "strict-priority classes per port"},             \
+    {.name = "pfc_xoff", .type = CFG_SIZE, .off = offsetof(T, F.pfc_xoff_bytes),             \
+     .def = (DEF) ? "0B" : NULL, .flags = CFG_MIN | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0,    \
+     .help = "PFC: pause the sender above this many bytes held from it per class (0: off)"}, \
+    {.name = "pfc_xon", .type = CFG_SIZE, .off = offsetof(T, F.pfc_xon_bytes),               \
+     .def = (DEF) ? "0B" : NULL, .flags = CFG_MIN | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0,    \
+     .help = "PFC: resume it at or below this"}
 
 typedef struct link_item {
     link_raw l;
@@ -312,11 +319,23 @@ static void raw_to_link(const link_raw *r, link_cfg *c)
     c->port.red_max_p = r->red_max_p;
     c->port.red_weight = r->red_weight;
     c->port.nprio = (int)r->priorities;
+    c->port.pfc_xoff_bytes = r->pfc_xoff_bytes;
+    c->port.pfc_xon_bytes = r->pfc_xon_bytes;
 }
 
-/* Checks what the schema cannot: RED's max above its min. */
+/* Checks what the schema cannot: RED's max above its min, PFC's XON below
+ * its XOFF and XOFF inside the buffer. */
 static int check_red(const link_raw *r, const cfg_node *n, const char *path, err *e)
 {
+    if (r->pfc_xoff_bytes > 0 && (r->pfc_xon_bytes >= r->pfc_xoff_bytes ||
+                                  r->pfc_xoff_bytes >= r->buffer_bytes)) {
+        char sub[512];
+        const cfg_node *at = cfg_get(n, "pfc_xon") ? cfg_get(n, "pfc_xon") : n;
+        return cfg_err(e, AISIM_ERANGE, at, cfg_path(sub, sizeof sub, path, "pfc_xon"),
+                       "expected pfc_xon < pfc_xoff < buffer, found %lld, %lld and %lld bytes",
+                       (long long)r->pfc_xon_bytes, (long long)r->pfc_xoff_bytes,
+                       (long long)r->buffer_bytes);
+    }
     if (r->red_min_bytes > 0 && r->red_max_bytes <= r->red_min_bytes) {
         char p[256];
         cfg_path(p, sizeof p, path, "red_max");

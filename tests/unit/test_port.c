@@ -217,6 +217,118 @@ static void test_port_failure_drops_queue_wire_and_arrivals(void **state)
     bed_fini(&b);
 }
 
+/* Two senders at 10 Gbps into one 10 Gbps switch port with a 64 KB buffer:
+ * without PFC the port overflows; with PFC on both links (XOFF 20 KB, XON
+ * 10 KB) the senders' NICs are paused and nothing is lost. */
+static void incast_pair(int pfc, uint64_t *drops, uint64_t *delivered, uint64_t *pauses,
+                        int64_t *qmax)
+{
+    sim *s = sim_create();
+    pkt_pool *pool = pkt_pool_create();
+    port_cfg nic = {.rate_bps = 10000000000, .buffer_bytes = INT64_C(1) << 40, .nprio = 1};
+    if (pfc) {
+        nic.pfc_xoff_bytes = 20000;
+        nic.pfc_xon_bytes = 10000;
+    }
+    port_cfg sw = {.rate_bps = 10000000000, .buffer_bytes = 64000, .nprio = 1};
+    port n[2], q;
+    wire w[2], wq;
+    catcher c = {.base = {.recv = catch_recv, .name = "sink"}, .pool = pool, .s = s};
+    stat_init(&c.delay);
+    port_init(&q, s, pool, NULL, &sw, "sw->sink");
+    wire_init(&wq, s, US(1), "wq");
+    route *rt[2];
+    for (int i = 0; i < 2; i++) {
+        port_init(&n[i], s, pool, NULL, &nic, "nic");
+        wire_init(&w[i], s, US(1), "w");
+        sink *hops[] = {&n[i].base, &w[i].base, &q.base, &wq.base, &c.base};
+        rt[i] = route_create(hops, 5);
+        for (int k = 0; k < 200; k++) {
+            pkt *p = pkt_alloc(pool);
+            p->size_bytes = 1500;
+            pkt_send(p, rt[i]);
+        }
+    }
+    sim_run(s, SIM_TIME_MAX);
+    *drops = q.stat_drop_pkts;
+    *delivered = (uint64_t)c.n;
+    *pauses = n[0].stat_pfc_pauses + n[1].stat_pfc_pauses;
+    *qmax = q.stat_max_bytes;
+    assert_int_equal(n[0].pfc_down[0] + n[1].pfc_down[0], 0);  /* all accounted back */
+    assert_int_equal(pkt_pool_live(pool), 0);
+    for (int i = 0; i < 2; i++) {
+        wire_fini(&w[i]);
+        free(rt[i]);
+    }
+    wire_fini(&wq);
+    pkt_pool_destroy(pool);
+    sim_destroy(s);
+}
+
+static void test_port_pfc_makes_the_switch_lossless(void **state)
+{
+    (void)state;
+    uint64_t drops, got, pauses;
+    int64_t qmax;
+    incast_pair(0, &drops, &got, &pauses, &qmax);
+    assert_true(drops > 100);
+    assert_int_equal(got + drops, 400);
+    assert_int_equal(pauses, 0);
+    incast_pair(1, &drops, &got, &pauses, &qmax);
+    assert_int_equal(drops, 0);
+    assert_int_equal(got, 400);
+    assert_true(pauses > 0);
+    /* XOFF 20 KB per link plus what arrives while the pause travels back
+     * (1 us each way, one packet in service): well inside 64 KB. */
+    assert_true(qmax <= 2 * (20000 + 3 * 1500 + 2500));
+}
+
+/* host -> S1 -> S2 -> sink, with S2's port at 1 Gbps: S2 pauses S1's port,
+ * whose queue then grows and pauses the host's NIC: hop by hop. */
+static void test_port_pfc_pauses_propagate_hop_by_hop(void **state)
+{
+    (void)state;
+    sim *s = sim_create();
+    pkt_pool *pool = pkt_pool_create();
+    port_cfg fast = {.rate_bps = 10000000000, .buffer_bytes = 64000, .nprio = 1,
+                     .pfc_xoff_bytes = 20000, .pfc_xon_bytes = 10000};
+    port_cfg host = fast;
+    host.buffer_bytes = INT64_C(1) << 40;
+    port_cfg slow = {.rate_bps = 1000000000, .buffer_bytes = 64000, .nprio = 1};
+    port nic, p1, p2;
+    wire w0, w1, w2;
+    catcher c = {.base = {.recv = catch_recv, .name = "sink"}, .pool = pool, .s = s};
+    stat_init(&c.delay);
+    port_init(&nic, s, pool, NULL, &host, "h->s1");
+    port_init(&p1, s, pool, NULL, &fast, "s1->s2");
+    port_init(&p2, s, pool, NULL, &slow, "s2->sink");
+    wire_init(&w0, s, US(1), "w0");
+    wire_init(&w1, s, US(1), "w1");
+    wire_init(&w2, s, US(1), "w2");
+    sink *hops[] = {&nic.base, &w0.base, &p1.base, &w1.base, &p2.base, &w2.base, &c.base};
+    route *rt = route_create(hops, 7);
+    for (int k = 0; k < 300; k++) {
+        pkt *p = pkt_alloc(pool);
+        p->size_bytes = 1500;
+        pkt_send(p, rt);
+    }
+    sim_run(s, SIM_TIME_MAX);
+    assert_int_equal(c.n, 300);
+    assert_int_equal(p1.stat_drop_pkts + p2.stat_drop_pkts, 0);
+    assert_true(p1.stat_pfc_pauses > 0);        /* paused by S2 */
+    assert_true(nic.stat_pfc_pauses > 0);       /* and in turn the host */
+    assert_true(p1.stat_max_bytes > 20000);     /* S1 held traffic */
+    /* The slow port set the pace: 300 packets at 1 Gbps. */
+    assert_true(c.at[255] >= 256 * US(12));
+    assert_int_equal(pkt_pool_live(pool), 0);
+    wire_fini(&w0);
+    wire_fini(&w1);
+    wire_fini(&w2);
+    free(rt);
+    pkt_pool_destroy(pool);
+    sim_destroy(s);
+}
+
 /* Poisson arrivals of fixed-size packets: an M/D/1 queue. */
 typedef struct gen {
     bed *b;
@@ -284,6 +396,8 @@ int main(void)
         cmocka_unit_test(test_port_red_drops_non_ect_and_marks_ect),
         cmocka_unit_test(test_port_strict_priority_overtakes),
         cmocka_unit_test(test_port_failure_drops_queue_wire_and_arrivals),
+        cmocka_unit_test(test_port_pfc_makes_the_switch_lossless),
+        cmocka_unit_test(test_port_pfc_pauses_propagate_hop_by_hop),
         cmocka_unit_test(test_port_md1_delay_matches_pollaczek_khinchine),
         cmocka_unit_test(test_pool_reuses_packets_without_growth),
     };
