@@ -11,6 +11,7 @@
 #ifndef AISIM_OUT_H
 #define AISIM_OUT_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "aisim/err.h"
@@ -40,5 +41,8 @@ void out_abort(out *o);
 /* Writes `v` with the shortest "%.*g" that reads back the same double, for
  * CSV and JSON fields (deterministic, locale-independent). */
 void out_fmt_double(char *buf, size_t len, double v);
+
+/* Sets o[key] to v, or to null when v is not finite (JSON has no NaN). */
+void out_json_num(json_t *o, const char *key, double v);
 
 #endif

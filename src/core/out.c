@@ -215,3 +215,8 @@ void out_fmt_double(char *buf, size_t len, double v)
             return;
     }
 }
+
+void out_json_num(json_t *o, const char *key, double v)
+{
+    json_object_set_new(o, key, isfinite(v) ? json_real(v) : json_null());
+}

@@ -673,11 +673,6 @@ static double net_progress(const void *st, const sim *s)
     return -1;
 }
 
-static void put_num(json_t *o, const char *k, double v)
-{
-    json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
-}
-
 static void csv_num(FILE *f, double v, const char *sep)
 {
     char b[40];
@@ -787,10 +782,10 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     }
     json_object_set_new(sum, "flows", json_integer((json_int_t)m->nflows));
     json_object_set_new(sum, "flows_completed", json_integer((json_int_t)done));
-    put_num(sum, "fct_p50_s", samples_quantile(&fct, 0.5));
-    put_num(sum, "fct_p99_s", samples_quantile(&fct, 0.99));
-    put_num(sum, "fct_p999_s", samples_quantile(&fct, 0.999));
-    put_num(sum, "goodput_bps", T > 0 ? (double)delivered * 8 / T : NAN);
+    out_json_num(sum, "fct_p50_s", samples_quantile(&fct, 0.5));
+    out_json_num(sum, "fct_p99_s", samples_quantile(&fct, 0.99));
+    out_json_num(sum, "fct_p999_s", samples_quantile(&fct, 0.999));
+    out_json_num(sum, "goodput_bps", T > 0 ? (double)delivered * 8 / T : NAN);
     json_object_set_new(sum, "drops", json_integer((json_int_t)drops));
     json_object_set_new(sum, "packet_hops", json_integer((json_int_t)hops));
     json_object_set_new(sum, "pfc_pauses", json_integer((json_int_t)pauses));
@@ -807,11 +802,11 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     for (int b = 0; b < NB; b++) {
         json_t *bo = json_object();
         json_object_set_new(bo, "flows", json_integer((json_int_t)bfct[b].n));
-        put_num(bo, "fct_p50_s", samples_quantile(&bfct[b], 0.5));
-        put_num(bo, "fct_p99_s", samples_quantile(&bfct[b], 0.99));
-        put_num(bo, "fct_p999_s", samples_quantile(&bfct[b], 0.999));
-        put_num(bo, "slowdown_p50", samples_quantile(&bslow[b], 0.5));
-        put_num(bo, "slowdown_p99", samples_quantile(&bslow[b], 0.99));
+        out_json_num(bo, "fct_p50_s", samples_quantile(&bfct[b], 0.5));
+        out_json_num(bo, "fct_p99_s", samples_quantile(&bfct[b], 0.99));
+        out_json_num(bo, "fct_p999_s", samples_quantile(&bfct[b], 0.999));
+        out_json_num(bo, "slowdown_p50", samples_quantile(&bslow[b], 0.5));
+        out_json_num(bo, "slowdown_p99", samples_quantile(&bslow[b], 0.99));
         json_object_set_new(by, bk[b].name, bo);
         samples_fini(&bfct[b]);
         samples_fini(&bslow[b]);
@@ -836,7 +831,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         json_object_set_new(ic, "rounds_completed", json_integer(m->round));
         double gp = m->round ? (double)m->round * (double)m->inc.senders *
                                    (double)m->inc.block * 8 / total : NAN;
-        put_num(ic, "goodput_bps", gp);
+        out_json_num(ic, "goodput_bps", gp);
         /* The receiver's link rate: its host's only link. */
         port *rxq = NULL;
         for (size_t l = 0; l < topo_links(m->t) && !rxq; l++) {
@@ -848,7 +843,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
                 rxq = topo_link_port(m->t, (int)l, 1);
         }
         if (rxq)
-            put_num(ic, "goodput_fraction_of_link", gp / (double)rxq->cfg.rate_bps);
+            out_json_num(ic, "goodput_fraction_of_link", gp / (double)rxq->cfg.rate_bps);
         json_object_set_new(sum, "incast", ic);
     }
     return 0;

@@ -244,11 +244,6 @@ static double queue_progress(const void *st, const sim *s)
     return (double)q->served / (double)(q->cfg.warmup + q->cfg.customers);
 }
 
-static void put_num(json_t *o, const char *k, double v)
-{
-    json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
-}
-
 static int queue_report(void *st, const sim *s, out *o, json_t *sum, err *e)
 {
     queue_model *q = st;
@@ -258,14 +253,14 @@ static int queue_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     double L = T > 0 ? q->area_n / T : NAN;
 
     json_object_set_new(sum, "customers", json_integer(q->served - q->cfg.warmup));
-    put_num(sum, "mean_wait_s", wq);
-    put_num(sum, "mean_wait_ci95_s", hw);
-    put_num(sum, "mean_time_in_system_s", q->w.n ? q->w.mean : NAN);
-    put_num(sum, "utilisation", T > 0 ? q->busy_ps / T : NAN);
-    put_num(sum, "mean_in_system", L);
-    put_num(sum, "arrival_rate_per_s", lambda_meas);
+    out_json_num(sum, "mean_wait_s", wq);
+    out_json_num(sum, "mean_wait_ci95_s", hw);
+    out_json_num(sum, "mean_time_in_system_s", q->w.n ? q->w.mean : NAN);
+    out_json_num(sum, "utilisation", T > 0 ? q->busy_ps / T : NAN);
+    out_json_num(sum, "mean_in_system", L);
+    out_json_num(sum, "arrival_rate_per_s", lambda_meas);
     /* Little's law: L = lambda * W, measured independently. */
-    put_num(sum, "littles_law_lambda_w", lambda_meas * (q->w.n ? q->w.mean : NAN));
+    out_json_num(sum, "littles_law_lambda_w", lambda_meas * (q->w.n ? q->w.mean : NAN));
 
     json_t *an = json_object();
     if (q->arrival.kind == DIST_EXPONENTIAL) {
@@ -277,13 +272,13 @@ static int queue_report(void *st, const sim *s, out *o, json_t *sum, err *e)
                             : q->service.kind == DIST_CONSTANT ? "M/D/1"
                                                                : "M/G/1 (Pollaczek-Khinchine)";
         json_object_set_new(an, "model", json_string(formula));
-        put_num(an, "load", rho);
+        out_json_num(an, "load", rho);
         if (rho < 1 && isfinite(es2)) {
             double awq = lambda * es2 / (2 * (1 - rho));
-            put_num(an, "mean_wait_s", awq);
-            put_num(an, "mean_time_in_system_s", awq + es);
-            put_num(an, "mean_in_system", lambda * (awq + es));
-            put_num(an, "mean_wait_rel_error", (wq - awq) / awq);
+            out_json_num(an, "mean_wait_s", awq);
+            out_json_num(an, "mean_time_in_system_s", awq + es);
+            out_json_num(an, "mean_in_system", lambda * (awq + es));
+            out_json_num(an, "mean_wait_rel_error", (wq - awq) / awq);
         } else {
             json_object_set_new(an, "note", json_string(rho >= 1 ? "unstable: load >= 1"
                                                                   : "E[S^2] is infinite"));

@@ -15,11 +15,6 @@
 #include "aisim/units.h"
 #include "systems/birp/birp_sim_int.h"
 
-static void put_num(json_t *o, const char *k, double v)
-{
-    json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
-}
-
 static void fmt(char *b, size_t n, double v)
 {
     if (isfinite(v))
@@ -79,21 +74,21 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     }
     json_object_set_new(sum, "policy", json_string(policy_names[m->cfg.policy]));
     json_object_set_new(sum, "requests", json_integer(n));
-    put_num(sum, "inference_loss", n ? loss / (double)n : NAN);
-    put_num(sum, "slo_failure_rate", n ? (double)fail / (double)n : NAN);
-    put_num(sum, "dropped_rate", n ? (double)drop / (double)n : NAN);
-    put_num(sum, "served_accuracy", good ? accsum / (double)good : NAN);
-    put_num(sum, "throughput_rps", (double)done / span);
-    put_num(sum, "goodput_rps", (double)good / span);
-    put_num(sum, "offered_rps", m->rate);
-    put_num(sum, "arrival_rate_rps", (double)arrived / span);
-    put_num(sum, "serial_capacity_rps", m->cap_ref);
-    put_num(sum, "offloaded_fraction", n ? (double)offloaded / (double)n : NAN);
-    put_num(sum, "accelerator_utilisation", util);
-    put_num(sum, "queueing_delay_p50_s", samples_quantile(&qd, 0.5));
-    put_num(sum, "queueing_delay_p99_s", samples_quantile(&qd, 0.99));
-    put_num(sum, "latency_p50_s", samples_quantile(&lat, 0.5));
-    put_num(sum, "latency_p99_s", samples_quantile(&lat, 0.99));
+    out_json_num(sum, "inference_loss", n ? loss / (double)n : NAN);
+    out_json_num(sum, "slo_failure_rate", n ? (double)fail / (double)n : NAN);
+    out_json_num(sum, "dropped_rate", n ? (double)drop / (double)n : NAN);
+    out_json_num(sum, "served_accuracy", good ? accsum / (double)good : NAN);
+    out_json_num(sum, "throughput_rps", (double)done / span);
+    out_json_num(sum, "goodput_rps", (double)good / span);
+    out_json_num(sum, "offered_rps", m->rate);
+    out_json_num(sum, "arrival_rate_rps", (double)arrived / span);
+    out_json_num(sum, "serial_capacity_rps", m->cap_ref);
+    out_json_num(sum, "offloaded_fraction", n ? (double)offloaded / (double)n : NAN);
+    out_json_num(sum, "accelerator_utilisation", util);
+    out_json_num(sum, "queueing_delay_p50_s", samples_quantile(&qd, 0.5));
+    out_json_num(sum, "queueing_delay_p99_s", samples_quantile(&qd, 0.99));
+    out_json_num(sum, "latency_p50_s", samples_quantile(&lat, 0.5));
+    out_json_num(sum, "latency_p99_s", samples_quantile(&lat, 0.99));
     json_t *so = json_object();
     json_object_set_new(so, "solves", json_integer(m->solves));
     json_object_set_new(so, "fallbacks", json_integer(m->fallbacks));
@@ -102,16 +97,16 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     if (m->cfg.policy == P_BIRP) {
         json_t *bo = json_object();
         int best = birp_bandit_best(&m->bandit);
-        put_num(bo, "best_a", m->arm_a[best / m->nb]);
-        put_num(bo, "best_beta", m->arm_beta[best % m->nb]);
+        out_json_num(bo, "best_a", m->arm_a[best / m->nb]);
+        out_json_num(bo, "best_beta", m->arm_beta[best % m->nb]);
         json_object_set_new(bo, "arms", json_integer(m->bandit.narms));
         json_object_set_new(bo, "pulls", json_integer(m->bandit.t));
         json_object_set_new(sum, "bandit", bo);
     }
     /* wall-clock solver time: not deterministic, kept apart */
     json_t *wo = json_object();
-    put_num(wo, "solver_time_per_slot_mean_s", m->solves ? m->solve_wall_s / (double)m->solves : NAN);
-    put_num(wo, "solver_time_per_slot_max_s", m->solves ? m->solve_wall_max_s : NAN);
+    out_json_num(wo, "solver_time_per_slot_mean_s", m->solves ? m->solve_wall_s / (double)m->solves : NAN);
+    out_json_num(wo, "solver_time_per_slot_max_s", m->solves ? m->solve_wall_max_s : NAN);
     json_object_set_new(sum, "wall", wo);
     samples_fini(&qd);
     samples_fini(&lat);

@@ -491,11 +491,6 @@ static double fe_progress(const void *st, const sim *s)
     return done / ((double)FE_M_COUNT * (double)fs->cfg.rounds);
 }
 
-static void put_num(json_t *o, const char *k, double v)
-{
-    json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
-}
-
 static void csv_num(FILE *f, double v, const char *sep)
 {
     char b[40];
@@ -545,11 +540,11 @@ static json_t *offline_json(const fe_offline *o)
     json_t *off = json_object();
     if (o->done) {
         json_object_set_new(off, "rounds", json_integer((json_int_t)o->rounds));
-        put_num(off, "online_compute_energy_j", o->on_j);
-        put_num(off, "offline_compute_energy_j", o->off_j);
-        put_num(off, "offline_lower_bound_j", o->bound_j);
-        put_num(off, "regret_j", o->on_j - o->off_j);
-        put_num(off, "regret_per_round_j", (o->on_j - o->off_j) / (double)o->rounds);
+        out_json_num(off, "online_compute_energy_j", o->on_j);
+        out_json_num(off, "offline_compute_energy_j", o->off_j);
+        out_json_num(off, "offline_lower_bound_j", o->bound_j);
+        out_json_num(off, "regret_j", o->on_j - o->off_j);
+        out_json_num(off, "regret_per_round_j", (o->on_j - o->off_j) / (double)o->rounds);
     } else {
         json_object_set_new(off, "note", json_string(o->note));
     }
@@ -608,15 +603,15 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         const fe_method_run *m = &fs->mr[k];
         const fe_row *last = &m->rows[m->done - 1];
         json_t *j = json_object();
-        put_num(j, "energy_j", m->energy_j);
-        put_num(j, "compute_energy_j", m->compute_j);
-        put_num(j, "comm_energy_j", m->comm_j);
-        put_num(j, "final_accuracy", last->st.accuracy);
-        put_num(j, "final_loss", last->st.loss);
-        put_num(j, "energy_saved_vs_fedavg", 1 - m->energy_j / base->energy_j);
-        put_num(j, "accuracy_diff_points", 100 * (last->st.accuracy - base_acc));
-        put_num(j, "accuracy_per_kj", last->st.accuracy / (m->energy_j / 1e3));
-        put_num(j, "wall_time_s", last->t_s);
+        out_json_num(j, "energy_j", m->energy_j);
+        out_json_num(j, "compute_energy_j", m->compute_j);
+        out_json_num(j, "comm_energy_j", m->comm_j);
+        out_json_num(j, "final_accuracy", last->st.accuracy);
+        out_json_num(j, "final_loss", last->st.loss);
+        out_json_num(j, "energy_saved_vs_fedavg", 1 - m->energy_j / base->energy_j);
+        out_json_num(j, "accuracy_diff_points", 100 * (last->st.accuracy - base_acc));
+        out_json_num(j, "accuracy_per_kj", last->st.accuracy / (m->energy_j / 1e3));
+        out_json_num(j, "wall_time_s", last->t_s);
         double mean_iters = 0;
         int hit = -1;
         for (int t = 0; t < m->done; t++) {
@@ -624,26 +619,26 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             if (hit < 0 && m->rows[t].st.accuracy >= c->target_accuracy)
                 hit = t;
         }
-        put_num(j, "mean_local_iters", mean_iters);
+        out_json_num(j, "mean_local_iters", mean_iters);
         if (hit >= 0) {
             json_object_set_new(j, "rounds_to_target", json_integer(hit + 1));
-            put_num(j, "energy_to_target_j", m->rows[hit].energy_j);
+            out_json_num(j, "energy_to_target_j", m->rows[hit].energy_j);
         } else {
             json_object_set_new(j, "rounds_to_target", json_null());
             json_object_set_new(j, "energy_to_target_j", json_null());
         }
         if (k == FE_M_ONLINE) {
             const fedenergy_ctl *ctl = fe_run_ctl(m->run);
-            put_num(j, "queue_final", ctl->queue);
-            put_num(j, "queue_max", ctl->queue_max);
-            put_num(j, "violation_per_round",
+            out_json_num(j, "queue_final", ctl->queue);
+            out_json_num(j, "queue_max", ctl->queue_max);
+            out_json_num(j, "violation_per_round",
                     ctl->rounds ? ctl->violation / (double)ctl->rounds : NAN);
         }
         if (k == FE_M_ONLINE_PD) {
             const fedenergy_pd *pd = fe_run_pd(m->run);
-            put_num(j, "queue_final", pd->mu);
-            put_num(j, "queue_max", pd->mu_max);
-            put_num(j, "violation_per_round",
+            out_json_num(j, "queue_final", pd->mu);
+            out_json_num(j, "queue_max", pd->mu_max);
+            out_json_num(j, "violation_per_round",
                     pd->rounds ? pd->violation / (double)pd->rounds : NAN);
         }
         if (c->offline && (k == FE_M_ONLINE || k == FE_M_ONLINE_PD))
@@ -652,11 +647,11 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     }
     json_object_set_new(sum, "methods", ms);
     const fe_method_run *on = &fs->mr[FE_M_ONLINE];
-    put_num(sum, "energy_saved_vs_fedavg", 1 - on->energy_j / base->energy_j);
-    put_num(sum, "accuracy_diff_points",
+    out_json_num(sum, "energy_saved_vs_fedavg", 1 - on->energy_j / base->energy_j);
+    out_json_num(sum, "accuracy_diff_points",
             100 * (on->rows[on->done - 1].st.accuracy - base_acc));
-    put_num(sum, "fedavg_final_accuracy", base_acc);
-    put_num(sum, "online_final_accuracy", on->rows[on->done - 1].st.accuracy);
+    out_json_num(sum, "fedavg_final_accuracy", base_acc);
+    out_json_num(sum, "online_final_accuracy", on->rows[on->done - 1].st.accuracy);
     json_object_set_new(sum, "training_samples", json_integer((json_int_t)fs->train.n));
     json_object_set_new(sum, "test_samples", json_integer((json_int_t)fs->test.n));
     json_object_set_new(sum, "model_parameters", json_integer((json_int_t)fs->pb.arch.nparam));
