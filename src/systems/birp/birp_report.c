@@ -105,7 +105,8 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     }
     /* wall-clock solver time: not deterministic, kept apart */
     json_t *wo = json_object();
-    out_json_num(wo, "solver_time_per_slot_mean_s", m->solves ? m->solve_wall_s / (double)m->solves : NAN);
+    out_json_num(wo, "solver_time_per_slot_mean_s",
+                 m->solves ? m->solve_wall_s / (double)m->solves : NAN);
     out_json_num(wo, "solver_time_per_slot_max_s", m->solves ? m->solve_wall_max_s : NAN);
     json_object_set_new(sum, "wall", wo);
     samples_fini(&qd);
