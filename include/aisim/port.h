@@ -71,6 +71,9 @@ typedef struct port {
     int down;               /* link failed: everything arriving is dropped */
     void (*tap)(void *ctx, const pkt *p);   /* sees every arrival (pcap); NULL: off */
     void *tap_ctx;
+    int pfc_in;             /* a link into this port's node runs PFC: account
+                               arrivals (set by topo_finish); 0 keeps PFC off
+                               the per-packet path */
     /* PFC, as the upstream side of a link: */
     int64_t pfc_down[PORT_MAX_PRIO];    /* bytes of ours buffered downstream */
     uint8_t pfc_asked[PORT_MAX_PRIO];   /* downstream has sent XOFF (in flight

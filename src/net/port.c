@@ -61,8 +61,8 @@ static void start_tx(port *q)
  * resume, each one wire delay away. */
 static void pfc_account(port *q, const pkt *p, int64_t delta)
 {
-    if (p->hop < 3)
-        return;                         /* from a host's own NIC: no link in */
+    if (!q->pfc_in || p->hop < 3)
+        return;                         /* no PFC here, or from a host's own NIC */
     port *u = (port *)(void *)p->rt->hop[p->hop - 3];
     if (u->cfg.pfc_xoff_bytes <= 0)
         return;

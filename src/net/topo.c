@@ -524,6 +524,17 @@ int topo_finish(topo *t, err *e)
     int rc = check_connected(t, e);
     if (rc)
         return rc;
+    /* PFC is accounted where a PFC link delivers: every egress port of the
+     * node at each end of such a link. */
+    for (size_t l = 0; l < t->nlinks; l++) {
+        const tlink *k = t->link[l];
+        if (k->cfg.port.pfc_xoff_bytes <= 0)
+            continue;
+        const tnode *ends[2] = {t->node[k->a], t->node[k->b]};
+        for (int j = 0; j < 2; j++)
+            for (uint32_t i = 0; i < ends[j]->nadj; i++)
+                t->link[ends[j]->adj[i].link]->port[ends[j]->adj[i].dir].pfc_in = 1;
+    }
     t->dist = xcalloc(t->nnodes, sizeof *t->dist);
     t->dist_epoch = xcalloc(t->nnodes, sizeof *t->dist_epoch);
     t->bfs = xmalloc(t->nnodes * sizeof *t->bfs);

@@ -236,6 +236,7 @@ static void incast_pair(int pfc, uint64_t *drops, uint64_t *delivered, uint64_t 
     catcher c = {.base = {.recv = catch_recv, .name = "sink"}, .pool = pool, .s = s};
     stat_init(&c.delay);
     port_init(&q, s, pool, NULL, &sw, "sw->sink");
+    q.pfc_in = pfc;                 /* what topo_finish sets for PFC links */
     wire_init(&wq, s, US(1), "wq");
     route *rt[2];
     for (int i = 0; i < 2; i++) {
@@ -302,6 +303,7 @@ static void test_port_pfc_pauses_propagate_hop_by_hop(void **state)
     port_init(&nic, s, pool, NULL, &host, "h->s1");
     port_init(&p1, s, pool, NULL, &fast, "s1->s2");
     port_init(&p2, s, pool, NULL, &slow, "s2->sink");
+    p1.pfc_in = p2.pfc_in = 1;      /* what topo_finish sets for PFC links */
     wire_init(&w0, s, US(1), "w0");
     wire_init(&w1, s, US(1), "w1");
     wire_init(&w2, s, US(1), "w2");
