@@ -301,10 +301,207 @@ static void on_tap(void *ctx, const pkt *p, int rx)
     pcapw_add(c->w, sim_now(c->m->s), p);
 }
 
+/* The `flows` list: each flow's hosts by name, two different ends. */
+static int conf_flows(net_model *m, const char *path, err *e)
+{
+    if (!m->cfg.flows)
+        return 0;
+    char sub[512], sub2[512];
+    int r;
+    cfg_node *fl = m->cfg.flows;
+    cfg_path(sub, sizeof sub, path, "flows");
+    long len = cfg_expect_list(fl, sub, "flows", e);
+    if (len < 0)
+        return (int)len;
+    m->nspecs = (size_t)len;
+    m->specs = xcalloc(m->nspecs + 1, sizeof *m->specs);
+    m->spec_src = xcalloc(m->nspecs + 1, sizeof *m->spec_src);
+    m->spec_dst = xcalloc(m->nspecs + 1, sizeof *m->spec_dst);
+    for (size_t i = 0; i < m->nspecs; i++) {
+        cfg_node *f = cfg_at(fl, i);
+        cfg_path_index(sub2, sizeof sub2, sub, i);
+        if ((r = cfg_bind(f, sub2, flow_keys, &m->specs[i], e)))
+            return r;
+        char kp[600];
+        if ((r = host_by_name(m, m->specs[i].src, cfg_get(f, "src"),
+                              cfg_path(kp, sizeof kp, sub2, "src"), e)) < 0)
+            return r;
+        m->spec_src[i] = r;
+        if ((r = host_by_name(m, m->specs[i].dst, cfg_get(f, "dst"),
+                              cfg_path(kp, sizeof kp, sub2, "dst"), e)) < 0)
+            return r;
+        m->spec_dst[i] = r;
+        if (m->spec_src[i] == m->spec_dst[i])
+            return cfg_err(e, AISIM_EINVAL, cfg_get(f, "dst"), kp, "a flow needs two "
+                           "different hosts, found \"%s\" twice", m->specs[i].dst);
+    }
+    return 0;
+}
+
+/* The `incast` map: the receiver, and as senders its first `senders` other hosts. */
+static int conf_incast(net_model *m, const char *path, err *e)
+{
+    if (!m->cfg.incast)
+        return 0;
+    char sub[512], sub2[512];
+    int r;
+    cfg_path(sub, sizeof sub, path, "incast");
+    if ((r = cfg_bind(m->cfg.incast, sub, incast_keys, &m->inc, e)))
+        return r;
+    if ((r = host_by_name(m, m->inc.receiver, cfg_get(m->cfg.incast, "receiver"),
+                          cfg_path(sub2, sizeof sub2, sub, "receiver"), e)) < 0)
+        return r;
+    m->inc_rx = r;
+    if ((size_t)m->inc.senders > topo_hosts(m->t) - 1)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(m->cfg.incast, "senders"),
+                       cfg_path(sub2, sizeof sub2, sub, "senders"), "the topology has %zu "
+                       "other hosts, found %lld senders", topo_hosts(m->t) - 1,
+                       (long long)m->inc.senders);
+    m->inc_tx = xcalloc((size_t)m->inc.senders, sizeof *m->inc_tx);
+    for (int h = 0, k = 0; k < m->inc.senders; h++)
+        if (h != m->inc_rx)
+            m->inc_tx[k++] = h;
+    m->round_secs = xcalloc((size_t)m->inc.rounds, sizeof *m->round_secs);
+    m->inc_flows = xcalloc((size_t)m->inc.senders, sizeof *m->inc_flows);
+    return 0;
+}
+
+/* The `pcap` list: a capture and a tap on each listed host. */
+static int conf_pcap(net_model *m, const char *path, err *e)
+{
+    if (!m->cfg.pcap)
+        return 0;
+    char sub[512], sub2[512];
+    int r;
+    cfg_node *pl = m->cfg.pcap;
+    cfg_path(sub, sizeof sub, path, "pcap");
+    long len = cfg_expect_list(pl, sub, "host names", e);
+    if (len < 0)
+        return (int)len;
+    m->ncaps = (size_t)len;
+    m->caps = xcalloc(m->ncaps + 1, sizeof *m->caps);
+    for (size_t i = 0; i < m->ncaps; i++) {
+        const char *nm = cfg_scalar(cfg_at(pl, i));
+        if ((r = host_by_name(m, nm ? nm : "", cfg_at(pl, i),
+                              cfg_path_index(sub2, sizeof sub2, sub, i), e)) < 0)
+            return r;
+        for (size_t j = 0; j < i; j++)
+            if (m->caps[j].host == r)
+                return cfg_err(e, AISIM_EINVAL, cfg_at(pl, i), sub2, "host %s is listed "
+                               "twice", nm);
+        m->caps[i] = (capture){m, pcapw_create((uint64_t)m->cfg.pcap_max, flow_ends, m), r};
+        topo_set_host_tap(m->t, r, on_tap, &m->caps[i]);
+    }
+    return 0;
+}
+
+/* The `failures` list: the link between two named nodes; repair after failure. */
+static int conf_failures(net_model *m, const char *path, err *e)
+{
+    if (!m->cfg.failures)
+        return 0;
+    char sub[512], sub2[512];
+    int r;
+    cfg_node *fl = m->cfg.failures;
+    cfg_path(sub, sizeof sub, path, "failures");
+    long len = cfg_expect_list(fl, sub, "failures", e);
+    if (len < 0)
+        return (int)len;
+    m->nfails = (size_t)len;
+    m->fails = xcalloc(m->nfails + 1, sizeof *m->fails);
+    m->fail_link = xcalloc(m->nfails + 1, sizeof *m->fail_link);
+    for (size_t i = 0; i < m->nfails; i++) {
+        failure_cfg *fc = &m->fails[i];
+        cfg_node *fn = cfg_at(fl, i);
+        cfg_path_index(sub2, sizeof sub2, sub, i);
+        if ((r = cfg_bind(fn, sub2, failure_keys, fc, e)))
+            return r;
+        int a = topo_find_node(m->t, fc->a), b = topo_find_node(m->t, fc->b);
+        char kp[600];
+        if (a < 0 || b < 0)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(fn, a < 0 ? "a" : "b"),
+                           cfg_path(kp, sizeof kp, sub2, a < 0 ? "a" : "b"),
+                           "unknown node \"%s\"", a < 0 ? fc->a : fc->b);
+        m->fail_link[i] = topo_find_link(m->t, a, b);
+        if (m->fail_link[i] < 0)
+            return cfg_err(e, AISIM_EINVAL, fn, sub2, "no link between %s and %s", fc->a,
+                           fc->b);
+        if (fc->repair && fc->repair <= fc->at)
+            return cfg_err(e, AISIM_ERANGE, cfg_get(fn, "repair"),
+                           cfg_path(kp, sizeof kp, sub2, "repair"),
+                           "expected a repair time after the failure");
+    }
+    return 0;
+}
+
+/* The `background` map: the Poisson arrival rate from the load and the mean size. */
+static int conf_background(net_model *m, const char *path, const model_env *env, err *e)
+{
+    if (!m->cfg.background)
+        return 0;
+    char sub[512], sub2[512];
+    int r;
+    cfg_path(sub, sizeof sub, path, "background");
+    if ((r = cfg_bind(m->cfg.background, sub, background_keys, &m->bg, e)) ||
+        (r = dist_from_cfg(m->bg.sizes, cfg_path(sub2, sizeof sub2, sub, "sizes"),
+                           DIST_Q_SIZE, env->base_dir, &m->bg_sizes, e)))
+        return r;
+    /* Aggregate Poisson arrivals: load x (sum of the hosts' link rates)
+     * / mean flow size. */
+    double cap_bps = 0;
+    for (size_t l = 0; l < topo_links(m->t); l++) {
+        int a, b;
+        topo_link_ends(m->t, (int)l, &a, &b);
+        if (topo_node_host(m->t, a) >= 0)
+            cap_bps += (double)topo_link_port(m->t, (int)l, 0)->cfg.rate_bps;
+        else if (topo_node_host(m->t, b) >= 0)
+            cap_bps += (double)topo_link_port(m->t, (int)l, 1)->cfg.rate_bps;
+    }
+    double mean_bits = 8 * dist_mean(&m->bg_sizes);
+    if (!(mean_bits > 0))
+        return cfg_err(e, AISIM_ERANGE, m->bg.sizes, sub2, "expected flow sizes with a "
+                       "mean > 0");
+    m->bg_gap_ps = 1e12 * mean_bits / (m->bg.load * cap_bps);
+    rng_init(&m->r_arr, env->seed, "net.background.arrivals", 0);
+    rng_init(&m->r_size, env->seed, "net.background.sizes", 0);
+    rng_init(&m->r_pair, env->seed, "net.background.pairs", 0);
+    return 0;
+}
+
+/* The `sample_ports` list: ports by name. */
+static int conf_sample_ports(net_model *m, const char *path, err *e)
+{
+    if (!m->cfg.sample_ports)
+        return 0;
+    char sub[512], sub2[512], found[96];
+    cfg_node *sp = m->cfg.sample_ports;
+    cfg_path(sub, sizeof sub, path, "sample_ports");
+    long len = cfg_expect_list(sp, sub, "port names", e);
+    if (len < 0)
+        return (int)len;
+    m->nsports = (size_t)len;
+    m->sports = xcalloc(m->nsports + 1, sizeof *m->sports);
+    m->sport_names = xcalloc(m->nsports + 1, sizeof *m->sport_names);
+    for (size_t i = 0; i < m->nsports; i++) {
+        const char *nm = cfg_scalar(cfg_at(sp, i));
+        for (size_t l = 0; nm && l < topo_links(m->t) && !m->sports[i]; l++)
+            for (int d = 0; d < 2; d++)
+                if (strcmp(topo_link_port(m->t, (int)l, d)->base.name, nm) == 0)
+                    m->sports[i] = topo_link_port(m->t, (int)l, d);
+        if (!m->sports[i])
+            return cfg_err(e, AISIM_EINVAL, cfg_at(sp, i),
+                           cfg_path_index(sub2, sizeof sub2, sub, i), "no port named %s; "
+                           "ports are named FROM->TO, such as \"sw0->h0\"",
+                           cfg_describe(cfg_at(sp, i), found, sizeof found));
+        m->sport_names[i] = nm;
+    }
+    return 0;
+}
+
 static int net_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
 {
     net_model *m = st;
-    char sub[512], sub2[512];
+    char sub[512];
     int r = cfg_bind(sec, path, net_keys, &m->cfg, e);
     if (r)
         return r;
@@ -331,162 +528,17 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
     m->tcp.delack_ps = m->tc.delack;
     m->tcp.dctcp_g = m->tc.g;
 
-    char found[96];
-    if (m->cfg.flows) {
-        cfg_node *fl = m->cfg.flows;
-        cfg_path(sub, sizeof sub, path, "flows");
-        long len = cfg_expect_list(fl, sub, "flows", e);
-        if (len < 0)
-            return (int)len;
-        m->nspecs = (size_t)len;
-        m->specs = xcalloc(m->nspecs + 1, sizeof *m->specs);
-        m->spec_src = xcalloc(m->nspecs + 1, sizeof *m->spec_src);
-        m->spec_dst = xcalloc(m->nspecs + 1, sizeof *m->spec_dst);
-        for (size_t i = 0; i < m->nspecs; i++) {
-            cfg_node *f = cfg_at(fl, i);
-            cfg_path_index(sub2, sizeof sub2, sub, i);
-            if ((r = cfg_bind(f, sub2, flow_keys, &m->specs[i], e)))
-                return r;
-            char kp[600];
-            if ((r = host_by_name(m, m->specs[i].src, cfg_get(f, "src"),
-                                  cfg_path(kp, sizeof kp, sub2, "src"), e)) < 0)
-                return r;
-            m->spec_src[i] = r;
-            if ((r = host_by_name(m, m->specs[i].dst, cfg_get(f, "dst"),
-                                  cfg_path(kp, sizeof kp, sub2, "dst"), e)) < 0)
-                return r;
-            m->spec_dst[i] = r;
-            if (m->spec_src[i] == m->spec_dst[i])
-                return cfg_err(e, AISIM_EINVAL, cfg_get(f, "dst"), kp, "a flow needs two "
-                               "different hosts, found \"%s\" twice", m->specs[i].dst);
-        }
-    }
     m->inc_rx = -1;
-    if (m->cfg.incast) {
-        cfg_path(sub, sizeof sub, path, "incast");
-        if ((r = cfg_bind(m->cfg.incast, sub, incast_keys, &m->inc, e)))
-            return r;
-        if ((r = host_by_name(m, m->inc.receiver, cfg_get(m->cfg.incast, "receiver"),
-                              cfg_path(sub2, sizeof sub2, sub, "receiver"), e)) < 0)
-            return r;
-        m->inc_rx = r;
-        if ((size_t)m->inc.senders > topo_hosts(m->t) - 1)
-            return cfg_err(e, AISIM_ERANGE, cfg_get(m->cfg.incast, "senders"),
-                           cfg_path(sub2, sizeof sub2, sub, "senders"), "the topology has %zu "
-                           "other hosts, found %lld senders", topo_hosts(m->t) - 1,
-                           (long long)m->inc.senders);
-        m->inc_tx = xcalloc((size_t)m->inc.senders, sizeof *m->inc_tx);
-        for (int h = 0, k = 0; k < m->inc.senders; h++)
-            if (h != m->inc_rx)
-                m->inc_tx[k++] = h;
-        m->round_secs = xcalloc((size_t)m->inc.rounds, sizeof *m->round_secs);
-        m->inc_flows = xcalloc((size_t)m->inc.senders, sizeof *m->inc_flows);
-    }
     rng_init(&m->r_spray, env->seed, "net.spray", 0);
-    if (m->cfg.pcap) {
-        cfg_node *pl = m->cfg.pcap;
-        cfg_path(sub, sizeof sub, path, "pcap");
-        long len = cfg_expect_list(pl, sub, "host names", e);
-        if (len < 0)
-            return (int)len;
-        m->ncaps = (size_t)len;
-        m->caps = xcalloc(m->ncaps + 1, sizeof *m->caps);
-        for (size_t i = 0; i < m->ncaps; i++) {
-            const char *nm = cfg_scalar(cfg_at(pl, i));
-            if ((r = host_by_name(m, nm ? nm : "", cfg_at(pl, i),
-                                  cfg_path_index(sub2, sizeof sub2, sub, i), e)) < 0)
-                return r;
-            for (size_t j = 0; j < i; j++)
-                if (m->caps[j].host == r)
-                    return cfg_err(e, AISIM_EINVAL, cfg_at(pl, i), sub2, "host %s is listed "
-                                   "twice", nm);
-            m->caps[i] = (capture){m, pcapw_create((uint64_t)m->cfg.pcap_max, flow_ends, m), r};
-            topo_set_host_tap(m->t, r, on_tap, &m->caps[i]);
-        }
-    }
-    if (m->cfg.failures) {
-        cfg_node *fl = m->cfg.failures;
-        cfg_path(sub, sizeof sub, path, "failures");
-        long len = cfg_expect_list(fl, sub, "failures", e);
-        if (len < 0)
-            return (int)len;
-        m->nfails = (size_t)len;
-        m->fails = xcalloc(m->nfails + 1, sizeof *m->fails);
-        m->fail_link = xcalloc(m->nfails + 1, sizeof *m->fail_link);
-        for (size_t i = 0; i < m->nfails; i++) {
-            failure_cfg *fc = &m->fails[i];
-            cfg_node *fn = cfg_at(fl, i);
-            cfg_path_index(sub2, sizeof sub2, sub, i);
-            if ((r = cfg_bind(fn, sub2, failure_keys, fc, e)))
-                return r;
-            int a = topo_find_node(m->t, fc->a), b = topo_find_node(m->t, fc->b);
-            char kp[600];
-            if (a < 0 || b < 0)
-                return cfg_err(e, AISIM_EINVAL, cfg_get(fn, a < 0 ? "a" : "b"),
-                               cfg_path(kp, sizeof kp, sub2, a < 0 ? "a" : "b"),
-                               "unknown node \"%s\"", a < 0 ? fc->a : fc->b);
-            m->fail_link[i] = topo_find_link(m->t, a, b);
-            if (m->fail_link[i] < 0)
-                return cfg_err(e, AISIM_EINVAL, fn, sub2, "no link between %s and %s", fc->a,
-                               fc->b);
-            if (fc->repair && fc->repair <= fc->at)
-                return cfg_err(e, AISIM_ERANGE, cfg_get(fn, "repair"),
-                               cfg_path(kp, sizeof kp, sub2, "repair"),
-                               "expected a repair time after the failure");
-        }
-    }
-    if (m->cfg.background) {
-        cfg_path(sub, sizeof sub, path, "background");
-        if ((r = cfg_bind(m->cfg.background, sub, background_keys, &m->bg, e)) ||
-            (r = dist_from_cfg(m->bg.sizes, cfg_path(sub2, sizeof sub2, sub, "sizes"),
-                               DIST_Q_SIZE, env->base_dir, &m->bg_sizes, e)))
-            return r;
-        /* Aggregate Poisson arrivals: load x (sum of the hosts' link rates)
-         * / mean flow size. */
-        double cap_bps = 0;
-        for (size_t l = 0; l < topo_links(m->t); l++) {
-            int a, b;
-            topo_link_ends(m->t, (int)l, &a, &b);
-            if (topo_node_host(m->t, a) >= 0)
-                cap_bps += (double)topo_link_port(m->t, (int)l, 0)->cfg.rate_bps;
-            else if (topo_node_host(m->t, b) >= 0)
-                cap_bps += (double)topo_link_port(m->t, (int)l, 1)->cfg.rate_bps;
-        }
-        double mean_bits = 8 * dist_mean(&m->bg_sizes);
-        if (!(mean_bits > 0))
-            return cfg_err(e, AISIM_ERANGE, m->bg.sizes, sub2, "expected flow sizes with a "
-                           "mean > 0");
-        m->bg_gap_ps = 1e12 * mean_bits / (m->bg.load * cap_bps);
-        rng_init(&m->r_arr, env->seed, "net.background.arrivals", 0);
-        rng_init(&m->r_size, env->seed, "net.background.sizes", 0);
-        rng_init(&m->r_pair, env->seed, "net.background.pairs", 0);
-    }
+    if ((r = conf_flows(m, path, e)) || (r = conf_incast(m, path, e)) ||
+        (r = conf_pcap(m, path, e)) || (r = conf_failures(m, path, e)) ||
+        (r = conf_background(m, path, env, e)))
+        return r;
     if (!m->nspecs && !m->cfg.incast && !m->cfg.background)
         return cfg_err(e, AISIM_EINVAL, sec, path, "no traffic: give flows, incast or "
                        "background");
-    if (m->cfg.sample_ports) {
-        cfg_node *sp = m->cfg.sample_ports;
-        cfg_path(sub, sizeof sub, path, "sample_ports");
-        long len = cfg_expect_list(sp, sub, "port names", e);
-        if (len < 0)
-            return (int)len;
-        m->nsports = (size_t)len;
-        m->sports = xcalloc(m->nsports + 1, sizeof *m->sports);
-        m->sport_names = xcalloc(m->nsports + 1, sizeof *m->sport_names);
-        for (size_t i = 0; i < m->nsports; i++) {
-            const char *nm = cfg_scalar(cfg_at(sp, i));
-            for (size_t l = 0; nm && l < topo_links(m->t) && !m->sports[i]; l++)
-                for (int d = 0; d < 2; d++)
-                    if (strcmp(topo_link_port(m->t, (int)l, d)->base.name, nm) == 0)
-                        m->sports[i] = topo_link_port(m->t, (int)l, d);
-            if (!m->sports[i])
-                return cfg_err(e, AISIM_EINVAL, cfg_at(sp, i),
-                               cfg_path_index(sub2, sizeof sub2, sub, i), "no port named %s; "
-                               "ports are named FROM->TO, such as \"sw0->h0\"",
-                               cfg_describe(cfg_at(sp, i), found, sizeof found));
-            m->sport_names[i] = nm;
-        }
-    }
+    if ((r = conf_sample_ports(m, path, e)))
+        return r;
     samples_init(&m->ts_t);
     samples_init(&m->ts_v);
     return 0;
