@@ -23,6 +23,18 @@
  * buffer above XOFF: it must hold what arrives during the pause's round
  * trip, or drop-tail still drops.
  *
+ * Shared buffer.  The egress ports of a switch may draw from one pool
+ * (shbuf) instead of each holding its own: the dynamic thresholds of
+ * Choudhury and Hahne (IEEE/ACM ToN 1998), as in common shared-buffer
+ * ASICs.  A packet joins queue (port, class) only if that queue, with the
+ * packet, stays within alpha times the pool's free space before it
+ * (q + size <= alpha * (B - used)), and the pool has room.  With one
+ * congested queue it settles at alpha/(1+alpha) B, with n at
+ * alpha/(1+n alpha) B each.  Packets that arrived over a PFC link are
+ * lossless traffic: PFC, not the threshold, keeps them within the pool (the
+ * pool-full check still applies).  A packet occupies the pool until its
+ * transmission ends.  The port's own buffer_bytes remains a per-port cap.
+ *
  * Wire.  A ring of (due time, packet) with one timer for its head: every
  * packet on a wire has the same delay, so arrival order is departure order.
  *
@@ -55,6 +67,16 @@ typedef struct port_cfg {
     int64_t pfc_xon_bytes;  /* ... and resumes it at or below this */
 } port_cfg;
 
+/* A switch's shared buffer pool (see above). */
+typedef struct shbuf {
+    int64_t size_bytes;     /* B */
+    double alpha;           /* dynamic threshold factor, > 0 */
+    int64_t used_bytes;     /* queued or in service at any of its ports */
+    int64_t stat_max_used;  /* largest used_bytes seen */
+    uint64_t stat_dt_drops; /* refused by the dynamic threshold */
+    uint64_t stat_full_drops;   /* refused because the pool was full */
+} shbuf;
+
 typedef struct port {
     sink base;              /* recv: admit, mark, enqueue */
     sim *s;
@@ -63,6 +85,8 @@ typedef struct port {
     port_cfg cfg;
     pkt *head[PORT_MAX_PRIO], *tail[PORT_MAX_PRIO];     /* FIFOs */
     int64_t bytes;          /* queued bytes, all priorities (not the one in service) */
+    shbuf *sb;              /* the switch's shared pool, or NULL: own buffer */
+    int64_t cbytes[PORT_MAX_PRIO];      /* queued bytes per class (with sb only) */
     uint32_t npkts;         /* queued packets */
     double red_avg;         /* RED average queue, bytes */
     pkt *tx;                /* packet being serialised, or NULL */

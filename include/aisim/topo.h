@@ -143,6 +143,14 @@ uint64_t topo_unbound_drops(const topo *t);
  * value (to reproduce hash polarisation).  Affects routes requested later. */
 void topo_set_hash_seeds(topo *t, bool all_equal, uint64_t value);
 
+/* Gives every switch a shared buffer of `bytes` with dynamic threshold
+ * factor `alpha` (port.h: shbuf), used by all its egress ports instead of
+ * their own buffers alone (each port's buffer_bytes remains a cap).  Call
+ * after building, before traffic.  Hosts keep their NIC buffers. */
+void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha);
+/* A switch's shared pool, or NULL (a host, or no shared buffer). */
+const shbuf *topo_node_shbuf(const topo *t, int node);
+
 /* Registers the endpoints of flow `flow_id` (dense ids from 0; the table
  * grows to the largest id): packets of the flow reaching host `dst_host`
  * are handed to `rx`, those reaching `src_host` (ACKs) to `tx`.  Packets for

@@ -810,6 +810,23 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             marks += q->stat_mark_pkts;
             hops += q->stat_tx_pkts;
         }
+    /* Shared buffers: one row per switch. */
+    FILE *sf = NULL;
+    for (size_t n = 0; n < topo_nodes(m->t); n++) {
+        const shbuf *b = topo_node_shbuf(m->t, (int)n);
+        if (!b)
+            continue;
+        if (!sf) {
+            if (!(sf = out_file(o, "switches.csv", e)))
+                return e->code;
+            fprintf(sf, "switch,shared_buffer_bytes,alpha,peak_used_bytes,threshold_drops,"
+                        "full_drops\n");
+        }
+        fprintf(sf, "%s,%lld,", topo_node_name(m->t, (int)n), (long long)b->size_bytes);
+        csv_num(sf, b->alpha, ",");
+        fprintf(sf, "%lld,%llu,%llu\n", (long long)b->stat_max_used,
+                (unsigned long long)b->stat_dt_drops, (unsigned long long)b->stat_full_drops);
+    }
     if (m->ts_n) {
         FILE *qf = out_file(o, "queues.csv", e);
         if (!qf)

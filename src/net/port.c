@@ -45,6 +45,7 @@ static void start_tx(port *q)
             q->tail[c] = NULL;
         p->next = NULL;
         q->bytes -= p->size_bytes;
+        q->cbytes[c] -= p->size_bytes;
         q->npkts--;
         q->tx = p;
         sim_timer_arm(q->s, &q->done,
@@ -114,6 +115,42 @@ static void drop(port *q, pkt *p)
     pkt_free(q->pool, p);
 }
 
+/* Did p reach this switch over a link that runs PFC (lossless traffic)?
+ * As in pfc_account: the link is fed by the port two hops back. */
+static int arrived_lossless(const port *q, const pkt *p)
+{
+    if (!q->pfc_in || p->hop < 3)
+        return 0;
+    const port *u = (const port *)(const void *)p->rt->hop[p->hop - 3];
+    return u->cfg.pfc_xoff_bytes > 0;
+}
+
+/* Shared-buffer admission of p into class c (port.h): the pool must have
+ * room, and a lossy packet must keep its queue within the dynamic
+ * threshold alpha * (free pool). */
+static int shbuf_admit(port *q, const pkt *p, unsigned c)
+{
+    shbuf *b = q->sb;
+    int64_t sz = p->size_bytes;
+    if (b->used_bytes + sz > b->size_bytes) {
+        b->stat_full_drops++;
+        return 0;
+    }
+    if ((double)(q->cbytes[c] + sz) > b->alpha * (double)(b->size_bytes - b->used_bytes) &&
+        !arrived_lossless(q, p)) {
+        b->stat_dt_drops++;
+        return 0;
+    }
+    return 1;
+}
+
+/* p leaves the pool (transmitted or lost). */
+static void shbuf_release(port *q, const pkt *p)
+{
+    if (q->sb)
+        q->sb->used_bytes -= p->size_bytes;
+}
+
 static void port_recv(sink *self, pkt *p)
 {
     port *q = (port *)self;
@@ -125,7 +162,8 @@ static void port_recv(sink *self, pkt *p)
         drop(q, p);
         return;
     }
-    if (q->bytes + p->size_bytes > q->cfg.buffer_bytes) {
+    unsigned c = p->prio < q->cfg.nprio ? p->prio : (unsigned)q->cfg.nprio - 1;
+    if (q->bytes + p->size_bytes > q->cfg.buffer_bytes || (q->sb && !shbuf_admit(q, p, c))) {
         drop(q, p);
         return;
     }
@@ -145,7 +183,6 @@ static void port_recv(sink *self, pkt *p)
         p->flags |= PKT_F_CE;
         q->stat_mark_pkts++;
     }
-    unsigned c = p->prio < q->cfg.nprio ? p->prio : (unsigned)q->cfg.nprio - 1;
     p->next = NULL;
     p->enq_ps = sim_now(q->s);
     if (q->tail[c])
@@ -154,9 +191,15 @@ static void port_recv(sink *self, pkt *p)
         q->head[c] = p;
     q->tail[c] = p;
     q->bytes += p->size_bytes;
+    q->cbytes[c] += p->size_bytes;
     q->npkts++;
     if (q->bytes > q->stat_max_bytes)
         q->stat_max_bytes = q->bytes;
+    if (q->sb) {
+        q->sb->used_bytes += p->size_bytes;
+        if (q->sb->used_bytes > q->sb->stat_max_used)
+            q->sb->stat_max_used = q->sb->used_bytes;
+    }
     pfc_account(q, p, p->size_bytes);
     if (!q->tx) {
         q->busy_since = sim_now(q->s);
@@ -174,6 +217,7 @@ void port_set_down(port *q, int down)
         q->stat_busy_ps += sim_now(q->s) - q->busy_since;
         q->stat_fail_drops++;
         pfc_account(q, q->tx, -(int64_t)q->tx->size_bytes);
+        shbuf_release(q, q->tx);
         drop(q, q->tx);
         q->tx = NULL;
     }
@@ -183,9 +227,11 @@ void port_set_down(port *q, int down)
             q->head[c] = p->next;
             q->stat_fail_drops++;
             pfc_account(q, p, -(int64_t)p->size_bytes);
+            shbuf_release(q, p);
             drop(q, p);
         }
         q->tail[c] = NULL;
+        q->cbytes[c] = 0;
     }
     q->bytes = 0;
     q->npkts = 0;
@@ -200,6 +246,7 @@ static void port_done(sim *s, void *obj, uint64_t arg)
     q->stat_tx_pkts++;
     q->stat_tx_bytes += p->size_bytes;
     pfc_account(q, p, -(int64_t)p->size_bytes);
+    shbuf_release(q, p);
     start_tx(q);
     if (!q->tx) {
         q->stat_busy_ps += sim_now(s) - q->busy_since;

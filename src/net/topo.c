@@ -67,6 +67,7 @@ typedef struct tnode {
     tadj *adj;                  /* links at this node, in link id order */
     uint32_t nadj, capadj;
     host_rx rx;                 /* hosts: the receive sink */
+    shbuf *sb;                  /* switches: shared buffer pool, or NULL */
 } tnode;
 
 typedef struct tlink {
@@ -634,6 +635,29 @@ void topo_set_hash_seeds(topo *t, bool all_equal, uint64_t value)
             t->node[i]->hash_seed = rng_next(&r);
         }
     }
+}
+
+void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha)
+{
+    assert(bytes > 0 && alpha > 0);
+    for (size_t i = 0; i < t->nnodes; i++) {
+        tnode *n = t->node[i];
+        if (n->kind != NODE_SWITCH)
+            continue;
+        if (!n->sb)
+            n->sb = arena_alloc(t, sizeof *n->sb);
+        assert(n->sb->used_bytes == 0);
+        n->sb->size_bytes = bytes;
+        n->sb->alpha = alpha;
+        for (uint32_t j = 0; j < n->nadj; j++)
+            t->link[n->adj[j].link]->port[n->adj[j].dir].sb = n->sb;
+    }
+}
+
+const shbuf *topo_node_shbuf(const topo *t, int node)
+{
+    assert(node >= 0 && (size_t)node < t->nnodes);
+    return t->node[node]->sb;
 }
 
 void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_host, sink *rx)

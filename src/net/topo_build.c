@@ -251,7 +251,23 @@ typedef struct topo_raw {
     double oversub;
     cfg_node *link, *bottleneck, *host_link, *fabric_link;
     cfg_node *host_list, *switch_list, *links;
+    cfg_node *shared;
 } topo_raw;
+
+/* topology.shared_buffer */
+typedef struct shared_raw {
+    int64_t bytes;
+    double alpha;
+} shared_raw;
+
+static const cfg_key shared_keys[] = {
+    {.name = "size", .type = CFG_SIZE, .off = offsetof(shared_raw, bytes), .flags = CFG_MIN_EXCL,
+     .min = 0, .help = "the pool of each switch, shared by its egress ports"},
+    {.name = "alpha", .type = CFG_FLOAT, .off = offsetof(shared_raw, alpha), .def = "1",
+     .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1024,
+     .help = "dynamic threshold: a queue may hold alpha x the free pool"},
+    {0},
+};
 
 #define KIND_KEY                                                                             \
     {.name = "kind", .type = CFG_ENUM, .off = offsetof(topo_raw, kind), .choices = kinds,    \
@@ -261,6 +277,9 @@ typedef struct topo_raw {
      .min = LO, .max = 100000, .help = H}
 #define NODE_KEY(N, F, FL, H)                                                                \
     {.name = N, .type = CFG_NODE, .off = offsetof(topo_raw, F), .flags = FL, .help = H}
+#define SHARED_KEY                                                                           \
+    NODE_KEY("shared_buffer", shared, CFG_OPTIONAL,                                          \
+             "{size, alpha}: switches share one buffer with dynamic thresholds")
 
 static const cfg_key dumbbell_keys[] = {
     KIND_KEY,
@@ -268,12 +287,14 @@ static const cfg_key dumbbell_keys[] = {
     COUNT_KEY("right", right, 1, "hosts on the right switch"),
     NODE_KEY("link", link, 0, "host links"),
     NODE_KEY("bottleneck", bottleneck, CFG_OPTIONAL, "the switch-switch link (default: link)"),
+    SHARED_KEY,
     {0},
 };
 static const cfg_key star_keys[] = {
     KIND_KEY,
     COUNT_KEY("hosts", hosts, 2, "hosts on the switch (incast: h0 receives)"),
     NODE_KEY("link", link, 0, "host links"),
+    SHARED_KEY,
     {0},
 };
 static const cfg_key leaf_spine_keys[] = {
@@ -286,6 +307,7 @@ static const cfg_key leaf_spine_keys[] = {
     {.name = "oversubscription", .type = CFG_FLOAT, .off = offsetof(topo_raw, oversub),
      .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0,
      .help = "sets the fabric rate to hosts_per_leaf*host rate/(spines*this)"},
+    SHARED_KEY,
     {0},
 };
 static const cfg_key fat_tree_keys[] = {
@@ -293,6 +315,7 @@ static const cfg_key fat_tree_keys[] = {
     {.name = "k", .type = CFG_INT, .off = offsetof(topo_raw, k), .flags = CFG_MIN | CFG_MAX,
      .min = 2, .max = 62, .help = "switch radix (even; 62 is the largest within 65534 nodes)"},
     NODE_KEY("link", link, 0, "every link"),
+    SHARED_KEY,
     {0},
 };
 static const cfg_key custom_keys[] = {
@@ -301,6 +324,7 @@ static const cfg_key custom_keys[] = {
     NODE_KEY("switches", switch_list, CFG_OPTIONAL, "switch names"),
     NODE_KEY("link", link, CFG_OPTIONAL, "default settings of every link"),
     NODE_KEY("links", links, 0, "links: {a: NAME, b: NAME, ...overrides}"),
+    SHARED_KEY,
     {0},
 };
 static const cfg_key *const kind_keys[] = {dumbbell_keys, star_keys, leaf_spine_keys,
@@ -470,7 +494,31 @@ static int build_custom(topo *t, cfg_node *n, const char *path, topo_raw *r, err
     return 0;
 }
 
+static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err *e);
+
+/* topology.shared_buffer, once the switches exist. */
+static int apply_shared(topo *t, cfg_node *sn, const char *path, err *e)
+{
+    char p[256];
+    cfg_path(p, sizeof p, path, "shared_buffer");
+    shared_raw sr = {0};
+    int rc = cfg_bind(sn, p, shared_keys, &sr, e);
+    if (rc)
+        return rc;
+    topo_set_shared_buffer(t, sr.bytes, sr.alpha);
+    return 0;
+}
+
 int topo_from_cfg(topo *t, cfg_node *n, const char *path, err *e)
+{
+    topo_raw r = {0};
+    int rc = build_kind(t, n, path, &r, e);
+    if (!rc && r.shared)
+        rc = apply_shared(t, r.shared, path, e);
+    return rc;
+}
+
+static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err *e)
 {
     char buf[64], p[256];
     if (!n)
@@ -492,6 +540,7 @@ int topo_from_cfg(topo *t, cfg_node *n, const char *path, err *e)
     rc = cfg_bind(n, path, kind_keys[r.kind], &r, e);
     if (rc)
         return rc;
+    rp->shared = r.shared;
     link_raw a, b;
     link_cfg la, lb;
     switch (r.kind) {

@@ -189,21 +189,33 @@ static void test_net_websearch_fcts_are_bounded_by_the_ideal(void **state)
     json_decref(a);
 }
 
-/* tx_bytes of a port in links.csv of run directory `sub`. */
-static double port_tx(const char *sub, const char *port)
+/* Column `col` (0 = the key) of the row whose first field is `key` in
+ * csv file `file` of run directory `sub`. */
+static double csv_value(const char *sub, const char *file, const char *key, int col)
 {
     char p[256], line[512];
-    snprintf(p, sizeof p, "%s/%s/links.csv", tu_tmp, sub);
+    snprintf(p, sizeof p, "%s/%s/%s", tu_tmp, sub, file);
     FILE *f = fopen(p, "r");
     assert_non_null(f);
-    size_t n = strlen(port);
+    size_t n = strlen(key);
     double v = -1;
     while (fgets(line, sizeof line, f))
-        if (strncmp(line, port, n) == 0 && line[n] == ',')
-            v = strtod(strchr(line + n + 1, ',') + 1, NULL);
+        if (strncmp(line, key, n) == 0 && line[n] == ',') {
+            const char *c = line + n;
+            for (int i = 1; i < col && c; i++)
+                c = strchr(c + 1, ',');
+            assert_non_null(c);
+            v = strtod(c + 1, NULL);
+        }
     fclose(f);
     assert_true(v >= 0);
     return v;
+}
+
+/* tx_bytes of a port in links.csv of run directory `sub`. */
+static double port_tx(const char *sub, const char *port)
+{
+    return csv_value(sub, "links.csv", port, 2);
 }
 
 static void test_net_failed_link_is_routed_around_and_flows_complete(void **state)
@@ -310,6 +322,45 @@ static void test_net_pfc_makes_incast_lossless(void **state)
     json_decref(b);
 }
 
+/* The same incast (32 x 256 KiB, NewReno, 200 ms RTO) into static 64 KiB
+ * port buffers, then with the switch's 65 ports sharing 4 MiB (about what
+ * the static buffers add up to) under dynamic thresholds: the one hot
+ * port may now take alpha/(1+alpha) of the pool, so fewer packets are lost
+ * and far fewer tails wait for a timeout. */
+static void test_net_shared_buffer_absorbs_incast(void **state)
+{
+    (void)state;
+    const char *st[] = {"net.incast.rounds=10"};
+    json_t *a = tu_run("net/incast", "sb-static", st, 1);
+    const char *sh[] = {"net.incast.rounds=10", "net.topology.link.buffer=4MiB",
+                        "net.topology.shared_buffer={size: 4MiB, alpha: 1}"};
+    json_t *b = tu_run("net/incast", "sb-shared", sh, 3);
+    const char *sq[] = {"net.incast.rounds=10", "net.topology.link.buffer=4MiB",
+                        "net.topology.shared_buffer={size: 4MiB, alpha: 0.25}"};
+    json_t *c = tu_run("net/incast", "sb-shared-q", sq, 3);
+    double B = 4 << 20;
+    /* The hot port's queue stops at alpha/(1+alpha) B (one packet in
+     * service besides): within 2 % of it once the senders push. */
+    double q1 = csv_value("sb-shared", "links.csv", "sw0->h0", 6);
+    double q4 = csv_value("sb-shared-q", "links.csv", "sw0->h0", 6);
+    if (!(q1 <= B / 2 && q1 >= 0.98 * B / 2 && q4 <= B / 5 && q4 >= 0.98 * B / 5))
+        fail_msg("largest queue %.0f B at alpha 1, %.0f at 0.25", q1, q4);
+    assert_true(csv_value("sb-shared", "switches.csv", "sw0", 3) <= B / 2 + 1500);
+    assert_int_equal((json_int_t)csv_value("sb-shared", "switches.csv", "sw0", 4),
+                     json_integer_value(res(b, "drops")));
+    json_int_t da = json_integer_value(res(a, "drops")), db = json_integer_value(res(b, "drops"));
+    json_int_t ta = json_integer_value(res(a, "timeouts"));
+    json_int_t tb = json_integer_value(res(b, "timeouts"));
+    double ga = json_number_value(json_object_get(res(a, "incast"), "goodput_fraction_of_link"));
+    double gb = json_number_value(json_object_get(res(b, "incast"), "goodput_fraction_of_link"));
+    if (!(db < da / 2 && tb * 10 < ta && gb > 2 * ga))
+        fail_msg("static: %lld drops, %lld timeouts, goodput %.3f; shared: %lld, %lld, %.3f",
+                 (long long)da, (long long)ta, ga, (long long)db, (long long)tb, gb);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
         cmocka_unit_test(test_net_pcap_reads_back_with_real_headers),
         cmocka_unit_test(test_net_pfc_makes_incast_lossless),
+        cmocka_unit_test(test_net_shared_buffer_absorbs_incast),
     };
     return cmocka_run_group_tests_name("net", tests, tu_setup, tu_teardown);
 }

@@ -220,7 +220,7 @@ static void test_port_failure_drops_queue_wire_and_arrivals(void **state)
 /* Two senders at 10 Gbps into one 10 Gbps switch port with a 64 KB buffer:
  * without PFC the port overflows; with PFC on both links (XOFF 20 KB, XON
  * 10 KB) the senders' NICs are paused and nothing is lost. */
-static void incast_pair(int pfc, uint64_t *drops, uint64_t *delivered, uint64_t *pauses,
+static void incast_pair(int pfc, shbuf *sb, uint64_t *drops, uint64_t *delivered, uint64_t *pauses,
                         int64_t *qmax)
 {
     sim *s = sim_create();
@@ -237,6 +237,7 @@ static void incast_pair(int pfc, uint64_t *drops, uint64_t *delivered, uint64_t 
     stat_init(&c.delay);
     port_init(&q, s, pool, NULL, &sw, "sw->sink");
     q.pfc_in = pfc;                 /* what topo_finish sets for PFC links */
+    q.sb = sb;
     wire_init(&wq, s, US(1), "wq");
     route *rt[2];
     for (int i = 0; i < 2; i++) {
@@ -271,11 +272,11 @@ static void test_port_pfc_makes_the_switch_lossless(void **state)
     (void)state;
     uint64_t drops, got, pauses;
     int64_t qmax;
-    incast_pair(0, &drops, &got, &pauses, &qmax);
+    incast_pair(0, NULL, &drops, &got, &pauses, &qmax);
     assert_true(drops > 100);
     assert_int_equal(got + drops, 400);
     assert_int_equal(pauses, 0);
-    incast_pair(1, &drops, &got, &pauses, &qmax);
+    incast_pair(1, NULL, &drops, &got, &pauses, &qmax);
     assert_int_equal(drops, 0);
     assert_int_equal(got, 400);
     assert_true(pauses > 0);
@@ -339,6 +340,103 @@ typedef struct gen {
     int left;
 } gen;
 
+/* Dynamic thresholds (Choudhury & Hahne): n ports of one switch share a
+ * pool of B bytes; a burst of 1500 B packets, interleaved across the n
+ * ports, arrives at once.  Each queue stops at the largest q with
+ * q + 1500 <= alpha (B - used), used counting every queue and the packet
+ * each port has in service: the fixed point alpha/(1 + n alpha) B of the
+ * analysis, within a packet.  Everything refused is a threshold drop. */
+static void shared_burst(int n, double alpha, int64_t B)
+{
+    sim *s = sim_create();
+    pkt_pool *pool = pkt_pool_create();
+    shbuf sb = {.size_bytes = B, .alpha = alpha};
+    port_cfg cfg = {.rate_bps = 1000000000, .buffer_bytes = INT64_C(1) << 40, .nprio = 1};
+    port q[4];
+    wire w[4];
+    route *rt[4];
+    catcher c = {.base = {.recv = catch_recv, .name = "sink"}, .pool = pool, .s = s};
+    stat_init(&c.delay);
+    for (int i = 0; i < n; i++) {
+        port_init(&q[i], s, pool, NULL, &cfg, "sw->x");
+        q[i].sb = &sb;
+        wire_init(&w[i], s, US(1), "w");
+        sink *hops[] = {&q[i].base, &w[i].base, &c.base};
+        rt[i] = route_create(hops, 3);
+    }
+    int sent = 0;
+    for (int k = 0; k < 400; k++)
+        for (int i = 0; i < n; i++) {
+            pkt *p = pkt_alloc(pool);
+            p->size_bytes = 1500;
+            pkt_send(p, rt[i]);
+            sent++;
+        }
+    /* Solve the fixed point: n queues of q bytes, n packets in service. */
+    double used_fixed = (double)n * 1500;
+    double qstar = alpha * ((double)B - used_fixed) / (1 + n * alpha);
+    uint64_t dropped = 0;
+    int64_t queued = 0;
+    for (int i = 0; i < n; i++) {
+        queued += q[i].bytes;
+        assert_true(q[i].tx != NULL);
+        assert_true(fabs((double)q[i].bytes - qstar) <= 1500 * (1 + alpha));
+        assert_true((double)q[i].bytes <= alpha * (double)B / (1 + n * alpha));
+        dropped += q[i].stat_drop_pkts;
+    }
+    assert_int_equal(sb.used_bytes, (int64_t)n * 1500 + queued);
+    assert_true(sb.used_bytes <= B);
+    assert_int_equal(sb.stat_dt_drops, dropped);
+    assert_int_equal(sb.stat_full_drops, 0);
+    sim_run(s, SIM_TIME_MAX);
+    assert_int_equal((uint64_t)c.n + dropped, (uint64_t)sent);
+    assert_int_equal(sb.used_bytes, 0);             /* every byte given back */
+    assert_int_equal(pkt_pool_live(pool), 0);
+    for (int i = 0; i < n; i++) {
+        wire_fini(&w[i]);
+        free(rt[i]);
+    }
+    pkt_pool_destroy(pool);
+    sim_destroy(s);
+}
+
+static void test_port_shared_buffer_dynamic_thresholds(void **state)
+{
+    (void)state;
+    const double alphas[] = {0.5, 1, 2, 8};
+    for (int a = 0; a < 4; a++)
+        for (int n = 1; n <= 4; n++)
+            shared_burst(n, alphas[a], 1500 * 200);
+}
+
+/* A shared buffer whose threshold drops lossy traffic does not drop
+ * lossless traffic: with PFC, the pause (not the threshold) bounds it. */
+static void test_port_shared_buffer_leaves_pfc_traffic_to_pfc(void **state)
+{
+    (void)state;
+    uint64_t drops, got, pauses;
+    int64_t qmax;
+    shbuf sb = {.size_bytes = 64000, .alpha = 0.125};
+    incast_pair(0, &sb, &drops, &got, &pauses, &qmax);
+    /* alpha/(1+alpha) of 64 KB is 7.1 KB: 4 packets queued at most. */
+    assert_true(qmax <= 7112);
+    assert_int_equal(sb.stat_dt_drops, drops);
+    /* Two packets arrive per one sent: half of the 400 are lost, less the
+     * few the threshold lets wait. */
+    assert_in_range(drops, 190, 200);
+    assert_int_equal(got + drops, 400);
+    memset(&sb, 0, sizeof sb);
+    sb.size_bytes = 64000;
+    sb.alpha = 0.125;
+    incast_pair(1, &sb, &drops, &got, &pauses, &qmax);
+    assert_int_equal(drops, 0);
+    assert_int_equal(got, 400);
+    assert_true(pauses > 0);
+    assert_true(qmax > 7112);                       /* past the lossy threshold */
+    assert_true(sb.stat_max_used <= 64000);
+    assert_int_equal(sb.used_bytes, 0);
+}
+
 static void gen_fire(sim *s, void *obj, uint64_t arg)
 {
     (void)arg;
@@ -400,6 +498,8 @@ int main(void)
         cmocka_unit_test(test_port_failure_drops_queue_wire_and_arrivals),
         cmocka_unit_test(test_port_pfc_makes_the_switch_lossless),
         cmocka_unit_test(test_port_pfc_pauses_propagate_hop_by_hop),
+        cmocka_unit_test(test_port_shared_buffer_dynamic_thresholds),
+        cmocka_unit_test(test_port_shared_buffer_leaves_pfc_traffic_to_pfc),
         cmocka_unit_test(test_port_md1_delay_matches_pollaczek_khinchine),
         cmocka_unit_test(test_pool_reuses_packets_without_growth),
     };

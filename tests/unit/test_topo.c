@@ -562,6 +562,49 @@ static int load_topo(bed *b, const char *yaml, err *e, cfg_doc **dout)
     return rc;
 }
 
+/* topology.shared_buffer gives each switch one pool, used by all of its
+ * egress ports and by no host NIC. */
+static void test_topo_shared_buffer_per_switch(void **state)
+{
+    (void)state;
+    err e = {0};
+    bed b;
+    bed_init(&b, 1);
+    assert_int_equal(load_topo(&b, "topology:\n"
+                                   "  kind: leaf_spine\n"
+                                   "  leaves: 2\n"
+                                   "  spines: 2\n"
+                                   "  hosts_per_leaf: 2\n"
+                                   "  host_link: {rate: 10Gbps}\n"
+                                   "  shared_buffer: {size: 3MiB, alpha: 0.5}\n", &e, NULL), 0);
+    for (size_t l = 0; l < topo_links(b.t); l++)
+        for (int d = 0; d < 2; d++) {
+            int a, z;
+            topo_link_ends(b.t, (int)l, &a, &z);
+            int from = d ? z : a;
+            const port *q = topo_link_port(b.t, (int)l, d);
+            assert_ptr_equal(q->sb, topo_node_shbuf(b.t, from));
+            assert_int_equal(q->sb == NULL, topo_node_kind(b.t, from) == NODE_HOST);
+        }
+    const shbuf *l0 = topo_node_shbuf(b.t, node(b.t, "leaf0"));
+    assert_non_null(l0);
+    assert_ptr_not_equal(l0, topo_node_shbuf(b.t, node(b.t, "leaf1")));
+    assert_int_equal(l0->size_bytes, 3 << 20);
+    assert_true(l0->alpha == 0.5);
+    bed_fini(&b);
+
+    bed_init(&b, 1);
+    assert_int_equal(load_topo(&b, "topology:\n"
+                                   "  kind: star\n"
+                                   "  hosts: 3\n"
+                                   "  link: {rate: 10Gbps}\n"
+                                   "  shared_buffer: {size: 1MiB, alfa: 2}\n", &e, NULL),
+                     AISIM_EINVAL);
+    assert_string_equal(e.msg, "t.yaml:5:31: topology.shared_buffer.alfa: unknown key; "
+                               "expected one of: size, alpha");
+    bed_fini(&b);
+}
+
 static void test_topo_from_cfg_builds_each_kind(void **state)
 {
     (void)state;
@@ -733,7 +776,7 @@ static void test_topo_from_cfg_errors_name_the_location(void **state)
          "red_max_p, red_weight, priorities, pfc_xoff, pfc_xon"},
         {"topology: {kind: star, hosts: 3, link: {rate: 1Gbps}, spines: 2}\n",
          "t.yaml:1:55: topology.spines: unknown key; expected one of: kind, "
-         "hosts, link"},
+         "hosts, link, shared_buffer"},
         {"topology:\n  kind: custom\n  hosts: [a, b c]\n  links: []\n",
          "t.yaml:3:14: topology.hosts[1]: expected a node name (letters, "
          "digits, '_', '.', '-'), found \"b c\""},
@@ -767,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_topo_paths_counts),
         cmocka_unit_test(test_topo_paths_deliver_and_spray_evenly),
         cmocka_unit_test(test_topo_failed_link_avoided_after_convergence),
+        cmocka_unit_test(test_topo_shared_buffer_per_switch),
         cmocka_unit_test(test_topo_from_cfg_builds_each_kind),
         cmocka_unit_test(test_topo_from_cfg_errors_name_the_location),
     };
