@@ -35,7 +35,9 @@
  * (topo_link_wire_losses); routing learns of the change `convergence_ps`
  * later, so routes requested before then may still use the dead link and
  * routes requested after avoid it.  Routes already handed out are not
- * changed: transports re-request them (e.g. at a timeout).
+ * changed: their owners re-request them when told that routing changed
+ * (topo_on_routing_change), as switches' tables would move every flow at
+ * convergence; packets already sent keep their route.
  *
  * Memory: the topology owns nodes, ports, wires, names and routes (an
  * arena), freed by topo_destroy(), which must come before the engine's
@@ -190,5 +192,10 @@ int64_t topo_route_ideal_ps(const route *rt, uint64_t bytes, uint32_t mss, uint3
 /* Takes a link down or up now.  A down link drops what reaches its ports;
  * routes requested after `convergence_ps` from now avoid it. */
 void topo_link_set_up(topo *t, int link, bool up, int64_t convergence_ps);
+
+/* fn(ctx) runs whenever routing learns of a failure or a repair (the
+ * convergence delay after it): the moment to ask for routes again.  One
+ * callback; NULL removes it. */
+void topo_on_routing_change(topo *t, void (*fn)(void *ctx), void *ctx);
 
 #endif

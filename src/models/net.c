@@ -14,8 +14,9 @@
  *              path per packet over the equal-cost paths)
  *   failures   a list of {a, b, at, repair, convergence}: the link between
  *              nodes a and b fails at `at` (and comes back at `repair`);
- *              routing avoids it after `convergence`, and a flow moves to
- *              the new route at its next retransmission timeout
+ *              routing avoids it after `convergence`, when every flow
+ *              takes the route routing then gives it (packets already sent
+ *              keep theirs)
  *   flows      a list of {src, dst, size, start, prio}; without size a flow
  *              is long-lived
  *   incast     {receiver, senders, block, rounds, start, persistent}: rounds
@@ -551,8 +552,9 @@ static uint64_t flow_key(uint32_t id)
     return (uint64_t)id * 0x9e3779b97f4a7c15u + 1;
 }
 
-/* At a timeout: take the route (or paths) routing offers now, which avoid
- * links that failed more than the convergence delay ago. */
+/* Take the route (or paths) routing offers now, which avoid links that
+ * failed more than the convergence delay ago: when routing changes, and
+ * at a timeout. */
 static void reroute(void *ctx, tcp_flow *tf)
 {
     net_model *m = ctx;
@@ -691,10 +693,22 @@ static void on_link_event(sim *s, void *obj, uint64_t arg)
     topo_link_set_up(m->t, m->fail_link[i], arg & 1, m->fails[i].convergence);
 }
 
+/* Routing converged after a failure or repair: move every flow, as the
+ * switches' new tables would (with ECMP's mod-n hashing, also flows that
+ * did not cross the link, as in real ECMP without resilient hashing). */
+static void on_routing_change(void *ctx)
+{
+    net_model *m = ctx;
+    for (size_t i = 0; i < m->nflows; i++)
+        reroute(m, &m->flows[i]->tcp);
+}
+
 static int net_start(void *st, sim *s, err *e)
 {
     (void)e;
     net_model *m = st;
+    if (m->nfails)
+        topo_on_routing_change(m->t, on_routing_change, m);
     for (size_t i = 0; i < m->nspecs; i++)
         new_flow(m, m->spec_src[i], m->spec_dst[i],
                  m->specs[i].size ? (uint64_t)m->specs[i].size : UINT64_MAX,

@@ -136,6 +136,8 @@ struct topo {
     size_t nflows;
     arena_blk *arena;
     uint64_t stat_unbound_drops;
+    void (*on_change)(void *ctx);   /* routing changed (topo_on_routing_change) */
+    void *on_change_ctx;
 };
 
 /* ---- memory ------------------------------------------------------------ */
@@ -892,7 +894,15 @@ static void routing_apply(topo *t, int link, bool up)
     if (l->route_up != up) {
         l->route_up = up;
         t->epoch++;
+        if (t->on_change)
+            t->on_change(t->on_change_ctx);
     }
+}
+
+void topo_on_routing_change(topo *t, void (*fn)(void *ctx), void *ctx)
+{
+    t->on_change = fn;
+    t->on_change_ctx = ctx;
 }
 
 static void routing_event(sim *s, void *obj, uint64_t arg)

@@ -234,6 +234,26 @@ static void test_net_failed_link_is_routed_around_and_flows_complete(void **stat
     json_decref(a);
 }
 
+/* The failed link comes back at 10 ms; 100 us later routing knows, and
+ * every flow takes the route ECMP now gives it: the flow hashed onto
+ * spine0 returns at once, without waiting for a timeout (DCTCP with ECN:
+ * nothing is lost after the failure, so no timeout would come). */
+static void test_net_flows_return_to_a_repaired_link_at_convergence(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.failures[0].repair=10ms", "net.transport.cc=dctcp",
+                          "net.topology.host_link.ecn_k=65KB",
+                          "net.topology.fabric_link.ecn_k=65KB"};
+    json_t *a = tu_run("net/failure", "repair", sets, 4);
+    assert_int_equal(json_integer_value(res(a, "flows_completed")), 4);
+    assert_true(json_integer_value(res(a, "timeouts")) <= 1);
+    /* Up to 2 ms before the failure, then from 10.1 ms on. */
+    double back = port_tx("repair", "leaf0->spine0");
+    if (back < 10e6)
+        fail_msg("leaf0->spine0 carried %.0f bytes after its repair", back);
+    json_decref(a);
+}
+
 static void test_net_spraying_balances_packets_across_spines(void **state)
 {
     (void)state;
@@ -371,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_net_background_arrivals_follow_the_load),
         cmocka_unit_test(test_net_websearch_fcts_are_bounded_by_the_ideal),
         cmocka_unit_test(test_net_failed_link_is_routed_around_and_flows_complete),
+        cmocka_unit_test(test_net_flows_return_to_a_repaired_link_at_convergence),
         cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
         cmocka_unit_test(test_net_pcap_reads_back_with_real_headers),
         cmocka_unit_test(test_net_pfc_makes_incast_lossless),

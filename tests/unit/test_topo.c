@@ -465,6 +465,18 @@ static void test_topo_paths_deliver_and_spray_evenly(void **state)
 
 /* ---- failures ----------------------------------------------------------- */
 
+/* Records when routing told its owner of a change. */
+static int64_t changed_at[8];
+static int nchanged;
+static sim *change_sim;
+static void on_change(void *ctx)
+{
+    assert_ptr_equal(ctx, &nchanged);
+    if (nchanged < 8)
+        changed_at[nchanged] = sim_now(change_sim);
+    nchanged++;
+}
+
 static void test_topo_failed_link_avoided_after_convergence(void **state)
 {
     (void)state;
@@ -485,6 +497,9 @@ static void test_topo_failed_link_avoided_after_convergence(void **state)
         i++;
     k0 = flow_key(i);
     const route *r0 = topo_route_ecmp(b.t, 0, 1, k0);
+    nchanged = 0;
+    change_sim = b.s;
+    topo_on_routing_change(b.t, on_change, &nchanged);
 
     /* The packet leaves leaf0 at 1.2 + 1 + 0.3 = 2.5 us and is on the wire
      * leaf0->spine0 until 3.5 us: fail the link at 3 us. */
@@ -505,8 +520,11 @@ static void test_topo_failed_link_avoided_after_convergence(void **state)
     assert_int_equal(via0->stat_fail_drops, 1);
     assert_int_equal(b.rx.n, 0);
 
-    /* ... and after it, every route avoids it, in both directions. */
+    /* ... and after it, every route avoids it, in both directions; the
+     * owner of routes was told at the moment routing learnt of it. */
     sim_run(b.s, US(103));
+    assert_int_equal(nchanged, 1);
+    assert_int_equal(changed_at[0], US(103));
     const route *const *ps = topo_paths(b.t, 0, 1, &n);
     assert_int_equal(n, 1);
     assert_int_equal(port_on_route(ps[0], via, 2), 1);
@@ -526,9 +544,12 @@ static void test_topo_failed_link_avoided_after_convergence(void **state)
     assert_true(topo_link_is_up(b.t, dead));
     assert_int_equal((topo_paths(b.t, 0, 1, &n), n), 2);
     assert_ptr_equal(topo_route_ecmp(b.t, 0, 1, k0), r0);
+    assert_int_equal(nchanged, 2);
     send_pkt(&b, r0, 0, PKT_DATA, 1500);
     sim_run(b.s, SIM_TIME_MAX);
     assert_int_equal(b.rx.n, 2);
+    topo_link_set_up(b.t, dead, true, 0);           /* no change: not told */
+    assert_int_equal(nchanged, 2);
 
     /* The destination's own link down: cut off. */
     topo_link_set_up(b.t, 1, false, 0);
