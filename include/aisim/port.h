@@ -23,6 +23,13 @@
  * buffer above XOFF: it must hold what arrives during the pause's round
  * trip, or drop-tail still drops.
  *
+ * Flow round robin (host NICs).  By default a port is FIFO per class.  A
+ * host NIC may instead keep one queue per flow and serve the flows with
+ * packets waiting in turn, one packet each (port_set_flow_rr), as a
+ * per-flow NIC scheduler (Linux's fq) does: a short flow does not wait
+ * behind a long flow's whole window.  Strict priority still applies
+ * between classes; the round robin runs within each.
+ *
  * Shared buffer.  The egress ports of a switch may draw from one pool
  * (shbuf) instead of each holding its own: the dynamic thresholds of
  * Choudhury and Hahne (IEEE/ACM ToN 1998), as in common shared-buffer
@@ -77,6 +84,8 @@ typedef struct shbuf {
     uint64_t stat_full_drops;   /* refused because the pool was full */
 } shbuf;
 
+typedef struct port_rr port_rr;    /* per-flow queues (port.c) */
+
 typedef struct port {
     sink base;              /* recv: admit, mark, enqueue */
     sim *s;
@@ -86,6 +95,7 @@ typedef struct port {
     pkt *head[PORT_MAX_PRIO], *tail[PORT_MAX_PRIO];     /* FIFOs */
     int64_t bytes;          /* queued bytes, all priorities (not the one in service) */
     shbuf *sb;              /* the switch's shared pool, or NULL: own buffer */
+    port_rr *rr;            /* per-flow round robin, or NULL: FIFO per class */
     int64_t cbytes[PORT_MAX_PRIO];      /* queued bytes per class (with sb only) */
     uint32_t npkts;         /* queued packets */
     double red_avg;         /* RED average queue, bytes */
@@ -114,6 +124,11 @@ typedef struct port {
 
 /* Initialises a caller-owned port.  `name` must outlive it. */
 void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, const char *name);
+/* Frees what port_set_flow_rr allocated. */
+void port_fini(port *q);
+/* Serves the port's flows round robin within each class (call before any
+ * packet arrives). */
+void port_set_flow_rr(port *q);
 /* Bytes queued plus the packet in service. */
 int64_t port_backlog(const port *q);
 /* Fails (down = 1) or repairs the port's link direction.  Failing drops the

@@ -150,6 +150,9 @@ void topo_set_hash_seeds(topo *t, bool all_equal, uint64_t value);
  * their own buffers alone (each port's buffer_bytes remains a cap).  Call
  * after building, before traffic.  Hosts keep their NIC buffers. */
 void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha);
+/* Makes every host NIC serve its flows round robin (port.h) instead of
+ * FIFO.  Call after building, before traffic. */
+void topo_set_nic_flow_rr(topo *t);
 /* A switch's shared pool, or NULL (a host, or no shared buffer). */
 const shbuf *topo_node_shbuf(const topo *t, int node);
 

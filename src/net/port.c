@@ -4,9 +4,27 @@
  */
 #include "aisim/port.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "aisim/err.h"
 #include "aisim/units.h"
+
+/* One flow's queue at a round-robin port. */
+typedef struct port_fq {
+    pkt *head, *tail;
+    uint32_t flow;
+    int32_t next;           /* next queue in its class's ring; -1: last */
+    uint8_t active;         /* in a ring (has packets) */
+} port_fq;
+
+struct port_rr {
+    port_fq *q;             /* by slot; a flow keeps its slot */
+    uint32_t n, cap;
+    int32_t *tab;           /* open addressing: flow -> slot + 1, 0: empty */
+    uint32_t tabmask;       /* table size - 1 (a power of two) */
+    int32_t ring_head[PORT_MAX_PRIO], ring_tail[PORT_MAX_PRIO];
+};
 
 static void port_recv(sink *self, pkt *p);
 static void port_done(sim *s, void *obj, uint64_t arg);
@@ -29,6 +47,129 @@ void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, con
     sim_timer_init(&q->done, port_done, q, 0);
 }
 
+void port_set_flow_rr(port *q)
+{
+    assert(!q->rr && q->npkts == 0 && !q->tx);
+    port_rr *r = xcalloc(1, sizeof *r);
+    r->tabmask = 15;
+    r->tab = xcalloc(r->tabmask + 1, sizeof *r->tab);
+    for (int c = 0; c < PORT_MAX_PRIO; c++)
+        r->ring_head[c] = r->ring_tail[c] = -1;
+    q->rr = r;
+}
+
+void port_fini(port *q)
+{
+    if (q->rr) {
+        free(q->rr->q);
+        free(q->rr->tab);
+        free(q->rr);
+        q->rr = NULL;
+    }
+}
+
+static uint32_t rr_hash(uint32_t flow, uint32_t mask)
+{
+    return (flow * 0x9e3779b1u) >> 7 & mask;
+}
+
+/* The slot of `flow`, made on its first packet.  Integer hashing only. */
+static port_fq *rr_slot(port_rr *r, uint32_t flow)
+{
+    uint32_t i = rr_hash(flow, r->tabmask);
+    for (; r->tab[i]; i = (i + 1) & r->tabmask)
+        if (r->q[r->tab[i] - 1].flow == flow)
+            return &r->q[r->tab[i] - 1];
+    if (2 * (r->n + 1) > r->tabmask + 1) {          /* grow: keep it half empty */
+        uint32_t mask = 2 * r->tabmask + 1;
+        int32_t *tab = xcalloc(mask + 1, sizeof *tab);
+        for (uint32_t k = 0; k < r->n; k++) {
+            uint32_t j = rr_hash(r->q[k].flow, mask);
+            while (tab[j])
+                j = (j + 1) & mask;
+            tab[j] = (int32_t)k + 1;
+        }
+        free(r->tab);
+        r->tab = tab;
+        r->tabmask = mask;
+        i = rr_hash(flow, mask);
+        while (r->tab[i])
+            i = (i + 1) & mask;
+    }
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        r->q = xrealloc(r->q, r->cap * sizeof *r->q);
+    }
+    port_fq *f = &r->q[r->n];
+    memset(f, 0, sizeof *f);
+    f->flow = flow;
+    r->tab[i] = (int32_t)++r->n;
+    return f;
+}
+
+static void rr_ring_push(port_rr *r, unsigned c, int32_t k)
+{
+    r->q[k].next = -1;
+    if (r->ring_tail[c] >= 0)
+        r->q[r->ring_tail[c]].next = k;
+    else
+        r->ring_head[c] = k;
+    r->ring_tail[c] = k;
+}
+
+static void rr_push(port_rr *r, unsigned c, pkt *p)
+{
+    port_fq *f = rr_slot(r, p->flow_id);
+    if (f->tail)
+        f->tail->next = p;
+    else
+        f->head = p;
+    f->tail = p;
+    if (!f->active) {
+        f->active = 1;
+        rr_ring_push(r, c, (int32_t)(f - r->q));
+    }
+}
+
+/* The next packet of class c: the head of the first flow in the ring,
+ * which then goes to the ring's end if it has more. */
+static pkt *rr_pop(port_rr *r, unsigned c)
+{
+    int32_t k = r->ring_head[c];
+    port_fq *f = &r->q[k];
+    pkt *p = f->head;
+    f->head = p->next;
+    if (!f->head)
+        f->tail = NULL;
+    r->ring_head[c] = f->next;
+    if (r->ring_head[c] < 0)
+        r->ring_tail[c] = -1;
+    if (f->head)
+        rr_ring_push(r, c, k);
+    else
+        f->active = 0;
+    return p;
+}
+
+/* Takes the next packet of class c (which has one) off its queue. */
+static pkt *dequeue(port *q, unsigned c)
+{
+    pkt *p;
+    if (q->rr) {
+        p = rr_pop(q->rr, c);
+    } else {
+        p = q->head[c];
+        q->head[c] = p->next;
+        if (!q->head[c])
+            q->tail[c] = NULL;
+    }
+    p->next = NULL;
+    q->bytes -= p->size_bytes;
+    q->cbytes[c] -= p->size_bytes;
+    q->npkts--;
+    return p;
+}
+
 int64_t port_backlog(const port *q)
 {
     return q->bytes + (q->tx ? q->tx->size_bytes : 0);
@@ -37,16 +178,9 @@ int64_t port_backlog(const port *q)
 static void start_tx(port *q)
 {
     for (int c = 0; c < q->cfg.nprio; c++) {
-        pkt *p = q->head[c];
-        if (!p || q->pfc_paused[c])
+        if (!q->cbytes[c] || q->pfc_paused[c])
             continue;
-        q->head[c] = p->next;
-        if (!q->head[c])
-            q->tail[c] = NULL;
-        p->next = NULL;
-        q->bytes -= p->size_bytes;
-        q->cbytes[c] -= p->size_bytes;
-        q->npkts--;
+        pkt *p = dequeue(q, (unsigned)c);
         q->tx = p;
         sim_timer_arm(q->s, &q->done,
                       sim_now(q->s) + units_tx_time_ps(p->size_bytes, q->cfg.rate_bps));
@@ -185,11 +319,15 @@ static void port_recv(sink *self, pkt *p)
     }
     p->next = NULL;
     p->enq_ps = sim_now(q->s);
-    if (q->tail[c])
-        q->tail[c]->next = p;
-    else
-        q->head[c] = p;
-    q->tail[c] = p;
+    if (q->rr) {
+        rr_push(q->rr, c, p);
+    } else {
+        if (q->tail[c])
+            q->tail[c]->next = p;
+        else
+            q->head[c] = p;
+        q->tail[c] = p;
+    }
     q->bytes += p->size_bytes;
     q->cbytes[c] += p->size_bytes;
     q->npkts++;
@@ -221,20 +359,15 @@ void port_set_down(port *q, int down)
         drop(q, q->tx);
         q->tx = NULL;
     }
-    for (int c = 0; c < q->cfg.nprio; c++) {
-        while (q->head[c]) {
-            pkt *p = q->head[c];
-            q->head[c] = p->next;
+    for (int c = 0; c < q->cfg.nprio; c++)
+        while (q->cbytes[c]) {
+            pkt *p = dequeue(q, (unsigned)c);
             q->stat_fail_drops++;
             pfc_account(q, p, -(int64_t)p->size_bytes);
             shbuf_release(q, p);
             drop(q, p);
         }
-        q->tail[c] = NULL;
-        q->cbytes[c] = 0;
-    }
-    q->bytes = 0;
-    q->npkts = 0;
+    assert(q->bytes == 0 && q->npkts == 0);
 }
 
 static void port_done(sim *s, void *obj, uint64_t arg)

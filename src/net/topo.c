@@ -315,8 +315,10 @@ void topo_destroy(topo *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->nlinks; i++)
-        for (int d = 0; d < 2; d++)
+        for (int d = 0; d < 2; d++) {
             wire_fini(&t->link[i]->wire[d]);
+            port_fini(&t->link[i]->port[d]);
+        }
     for (size_t i = 0; i < t->nnodes; i++)
         free(t->node[i]->adj);
     if (t->dist)
@@ -653,6 +655,15 @@ void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha)
         n->sb->alpha = alpha;
         for (uint32_t j = 0; j < n->nadj; j++)
             t->link[n->adj[j].link]->port[n->adj[j].dir].sb = n->sb;
+    }
+}
+
+void topo_set_nic_flow_rr(topo *t)
+{
+    for (size_t h = 0; h < t->nhosts; h++) {
+        const tnode *n = t->node[t->host_node[h]];
+        for (uint32_t j = 0; j < n->nadj; j++)
+            port_set_flow_rr(&t->link[n->adj[j].link]->port[n->adj[j].dir]);
     }
 }
 

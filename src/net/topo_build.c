@@ -252,7 +252,10 @@ typedef struct topo_raw {
     cfg_node *link, *bottleneck, *host_link, *fabric_link;
     cfg_node *host_list, *switch_list, *links;
     cfg_node *shared;
+    int nic_sched;
 } topo_raw;
+
+static const char *const nic_scheds[] = {"fifo", "round_robin", NULL};
 
 /* topology.shared_buffer */
 typedef struct shared_raw {
@@ -279,7 +282,10 @@ static const cfg_key shared_keys[] = {
     {.name = N, .type = CFG_NODE, .off = offsetof(topo_raw, F), .flags = FL, .help = H}
 #define SHARED_KEY                                                                           \
     NODE_KEY("shared_buffer", shared, CFG_OPTIONAL,                                          \
-             "{size, alpha}: switches share one buffer with dynamic thresholds")
+             "{size, alpha}: switches share one buffer with dynamic thresholds"),            \
+    {.name = "nic_scheduling", .type = CFG_ENUM, .off = offsetof(topo_raw, nic_sched),        \
+     .choices = nic_scheds, .def = "fifo",                                                   \
+     .help = "host NICs: fifo, or round_robin among their flows"}
 
 static const cfg_key dumbbell_keys[] = {
     KIND_KEY,
@@ -515,6 +521,8 @@ int topo_from_cfg(topo *t, cfg_node *n, const char *path, err *e)
     int rc = build_kind(t, n, path, &r, e);
     if (!rc && r.shared)
         rc = apply_shared(t, r.shared, path, e);
+    if (!rc && r.nic_sched == 1)
+        topo_set_nic_flow_rr(t);
     return rc;
 }
 
@@ -541,6 +549,7 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
     if (rc)
         return rc;
     rp->shared = r.shared;
+    rp->nic_sched = r.nic_sched;
     link_raw a, b;
     link_cfg la, lb;
     switch (r.kind) {

@@ -254,6 +254,37 @@ static void test_net_flows_return_to_a_repaired_link_at_convergence(void **state
     json_decref(a);
 }
 
+/* A 20 KB flow starts from a host whose NIC holds a long DCTCP flow's
+ * queue (about K = 97.5 KB): FIFO, its packets wait behind that queue in
+ * both of its round trips; with the NIC's round robin they alternate with
+ * the long flow's, at half the line rate: under 2.5x the ideal FCT. */
+static double nic_slowdown(const char *sched)
+{
+    char set[64], sub[64];
+    snprintf(set, sizeof set, "net.topology.nic_scheduling=%s", sched);
+    snprintf(sub, sizeof sub, "nic-%s", sched);
+    const char *sets[] = {"net.transport.cc=dctcp", "stop=10ms", set,
+                          "net.flows=[{src: h0, dst: h4}, {src: h0, dst: h5, size: 20KB, "
+                          "start: 5ms}]"};
+    json_t *a = tu_run("net/dumbbell", sub, sets, 4);
+    assert_int_equal(json_integer_value(res(a, "flows_completed")), 1);
+    assert_int_equal(json_integer_value(res(a, "drops")), 0);
+    json_t *small = json_object_get(json_object_get(res(a, "fct_by_size"), "10KB-100KB"),
+                                    "slowdown_p50");
+    double v = json_number_value(small);
+    json_decref(a);
+    return v;
+}
+
+static void test_net_nic_round_robin_lets_a_short_flow_pass(void **state)
+{
+    (void)state;
+    double fifo = nic_slowdown("fifo"), rr = nic_slowdown("round_robin");
+    if (!(fifo > 4 && rr < 2.5))
+        fail_msg("20 KB flow behind a long one at the NIC: slowdown %.2f FIFO, %.2f round robin",
+                 fifo, rr);
+}
+
 static void test_net_spraying_balances_packets_across_spines(void **state)
 {
     (void)state;
@@ -392,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_net_websearch_fcts_are_bounded_by_the_ideal),
         cmocka_unit_test(test_net_failed_link_is_routed_around_and_flows_complete),
         cmocka_unit_test(test_net_flows_return_to_a_repaired_link_at_convergence),
+        cmocka_unit_test(test_net_nic_round_robin_lets_a_short_flow_pass),
         cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
         cmocka_unit_test(test_net_pcap_reads_back_with_real_headers),
         cmocka_unit_test(test_net_pfc_makes_incast_lossless),

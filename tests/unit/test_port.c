@@ -70,10 +70,21 @@ static void bed_init(bed *b, const port_cfg *cfg, int64_t delay_ps)
 static void bed_fini(bed *b)
 {
     assert_int_equal(pkt_pool_live(b->pool), 0);    /* no packet leaked */
+    port_fini(&b->q);
     wire_fini(&b->w);
     free(b->rt);
     pkt_pool_destroy(b->pool);
     sim_destroy(b->s);
+}
+
+static void send_flow(bed *b, uint32_t flow, uint32_t size, uint64_t seq)
+{
+    pkt *p = pkt_alloc(b->pool);
+    p->size_bytes = size;
+    p->flow_id = flow;
+    p->seq = seq;
+    p->sent_ps = sim_now(b->s);
+    pkt_send(p, b->rt);
 }
 
 static void send(bed *b, uint32_t size, uint8_t prio, uint16_t flags, uint64_t seq)
@@ -214,6 +225,61 @@ static void test_port_failure_drops_queue_wire_and_arrivals(void **state)
     sim_run(b.s, SIM_TIME_MAX);
     assert_int_equal(b.c.n, 1);
     assert_int_equal(b.c.seq[0], 10);
+    bed_fini(&b);
+}
+
+/* A round-robin NIC: flow 1 queues 10 packets, then flow 2 queues 10: FIFO
+ * would send all of flow 1 first; round robin alternates once both wait
+ * (flow 1's first packet is already on the wire when flow 2 arrives). */
+static void test_port_flow_round_robin_alternates(void **state)
+{
+    (void)state;
+    bed b;
+    bed_init(&b, &base_cfg, US(1));
+    port_set_flow_rr(&b.q);
+    for (int i = 0; i < 10; i++)
+        send_flow(&b, 1, 1500, 100 + (uint64_t)i);
+    for (int i = 0; i < 10; i++)
+        send_flow(&b, 2, 1500, 200 + (uint64_t)i);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 20);
+    static const uint64_t want[20] = {100, 101, 200, 102, 201, 103, 202, 104, 203, 105,
+                                      204, 106, 205, 107, 206, 108, 207, 109, 208, 209};
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(b.c.seq[i], want[i]);
+        assert_int_equal(b.c.at[i], (i + 1) * NS(1200) + US(1));   /* still line rate */
+    }
+    bed_fini(&b);
+}
+
+/* 100 flows (past the table's first size) of two packets each: round robin
+ * over all 100 flows.  Then 40 packets of 20 flows meet a link failure:
+ * the one on the wire and every flow's queue are dropped. */
+static void test_port_flow_round_robin_many_flows_and_failure(void **state)
+{
+    (void)state;
+    bed b;
+    bed_init(&b, &base_cfg, US(1));
+    port_set_flow_rr(&b.q);
+    for (uint32_t f = 0; f < 100; f++)
+        for (int i = 0; i < 2; i++)
+            send_flow(&b, 1000 + f * 7919, 1000, f * 2 + (uint64_t)i);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 200);
+    /* flow 0's first packet, flow 0's second (its queue rang first), then
+     * every other flow's first packet, then their second ones. */
+    assert_int_equal(b.c.seq[0], 0);
+    assert_int_equal(b.c.seq[1], 1);
+    for (int f = 1; f < 100; f++) {
+        assert_int_equal(b.c.seq[1 + f], (uint64_t)f * 2);
+        assert_int_equal(b.c.seq[100 + f], (uint64_t)f * 2 + 1);
+    }
+    for (uint32_t f = 0; f < 20; f++)
+        for (int i = 0; i < 2; i++)
+            send_flow(&b, f, 1000, 0);
+    port_set_down(&b.q, 1);
+    assert_int_equal(b.q.stat_fail_drops, 40);
+    assert_int_equal(b.q.npkts, 0);
     bed_fini(&b);
 }
 
@@ -498,6 +564,8 @@ int main(void)
         cmocka_unit_test(test_port_failure_drops_queue_wire_and_arrivals),
         cmocka_unit_test(test_port_pfc_makes_the_switch_lossless),
         cmocka_unit_test(test_port_pfc_pauses_propagate_hop_by_hop),
+        cmocka_unit_test(test_port_flow_round_robin_alternates),
+        cmocka_unit_test(test_port_flow_round_robin_many_flows_and_failure),
         cmocka_unit_test(test_port_shared_buffer_dynamic_thresholds),
         cmocka_unit_test(test_port_shared_buffer_leaves_pfc_traffic_to_pfc),
         cmocka_unit_test(test_port_md1_delay_matches_pollaczek_khinchine),
