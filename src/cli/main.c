@@ -4,7 +4,7 @@
  *   aisim run SCENARIO [--out DIR] [--seed N] [--set key.path=value]... [-q] [-v]
  *   aisim check SCENARIO [--seed N] [--set key.path=value]...
  *   aisim sweep SCENARIO --vary KEY=V1,V2,... [--seeds N|A..B] [--out DIR] ...
- *   aisim plot RUN_DIR [--format png|svg]
+ *   aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...
  *   aisim list | demo | bench | version | help [COMMAND]
  *
  * Exit codes: 0 success, 1 the run failed, 2 bad usage or bad scenario.
@@ -63,9 +63,12 @@ static const struct cmd_help {
      "  --quick   smaller sizes (for a smoke test)\n"
      "  CASE      run only these cases (hold-1k hold-100k hold-1m timers cancel mm1\n"
      "            dumbbell incast websearch)\n"},
-    {"plot", "aisim plot RUN_DIR [--format png|svg]",
+    {"plot", "aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...",
      "Draws the tables of a completed run with gnuplot: one image per figure in the run\n"
-     "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"},
+     "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"
+     "On a sweep directory (aisim sweep) draws sweep-COL.png: result COL against the\n"
+     "first varied key, one line per value of the others, the mean over seeds; every\n"
+     "result that varies, or only the columns named with --metric.\n"},
     {"version", "aisim version", "Prints the version.\n"},
     {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n"},
     {NULL, NULL, NULL},
