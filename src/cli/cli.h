@@ -26,6 +26,13 @@ int demo_fedenergy(const char *out_root);
 
 /* `aisim bench [--quick]`: returns an exit code. */
 int cli_bench(int argc, char **argv);
+/* `aisim sweep ...`: returns an exit code, or CLI_HELP for --help (the help
+ * text lives with the others in main.c). */
+#define CLI_SWEEP_USAGE                                                                     \
+    "aisim sweep SCENARIO --vary KEY=V1,V2,... [--vary KEY=...]... [--seeds N|A..B]\n"      \
+    "                   [--out DIR] [--set key.path=value]... [-q] [--jobs N]"
+enum { CLI_HELP = -1 };
+int cli_sweep(int argc, char **argv);
 /* `aisim plot RUN_DIR [--format png|svg]`: returns an exit code. */
 int cli_plot(int argc, char **argv);
 /* Prints an error as one line (plus its origin under -v). */

@@ -3,7 +3,8 @@
  *
  *   aisim run SCENARIO [--out DIR] [--seed N] [--set key.path=value]... [-q] [-v]
  *   aisim check SCENARIO [--seed N] [--set key.path=value]...
- *   aisim plot RUN_DIR [--format png|svg]
+ *   aisim sweep SCENARIO --vary KEY=V1,V2,... [--seeds N|A..B] [--out DIR] ...
+ *   aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...
  *   aisim list | demo | bench | version | help [COMMAND]
  *
  * Exit codes: 0 success, 1 the run failed, 2 bad usage or bad scenario.
@@ -35,6 +36,24 @@ static const struct cmd_help {
      "  -v, --verbose       more diagnostics (and where in aisim an error was raised)\n"},
     {"check", "aisim check SCENARIO [--seed N] [--set key.path=value]...",
      "Validates a scenario (keys, types, units, ranges, data files) without running it.\n"},
+    {"sweep", CLI_SWEEP_USAGE,
+     "Runs a scenario at every point of the cartesian product of the --vary lists\n"
+     "(times the seeds), each point an ordinary run into DIR/<point>/, named by the\n"
+     "varied keys' last components and values (e.g. load=0.5,cc=dctcp,seed=2), and\n"
+     "writes DIR/sweep.csv and DIR/sweep.json: one row per point with the varied\n"
+     "values, seed, run_dir and every numeric result of its summary.json (nested\n"
+     "keys joined with dots; wall-clock figures left out).  Every point is checked\n"
+     "before any runs; the tables appear only when every point completed.\n"
+     "`aisim plot DIR` draws each result against the first varied key.\n\n"
+     "  --vary KEY=V1,V2,...  values of one key, each YAML as in --set; commas inside\n"
+     "                      [...], {...} or quotes do not split: --vary 'k={a: 1, b: 2},{a: 3}'\n"
+     "  --seeds N | A..B    run each point with seeds 1..N or A..B (default: the\n"
+     "                      scenario's own seed)\n"
+     "  --out DIR           sweep directory (default out/<name>-sweep)\n"
+     "  --set k.path=value  override a key at every point\n"
+     "  -q, --quiet         no line per point\n"
+     "  --jobs N            run N points at a time in child processes (default 1);\n"
+     "                      the tables do not depend on N\n"},
     {"list", "aisim list", "Lists the models and the built-in example scenarios.\n"},
     {"demo", "aisim demo [--out DIR]",
      "A short tour: runs built-in examples and prints one headline table per module.\n"},
@@ -44,9 +63,12 @@ static const struct cmd_help {
      "  --quick   smaller sizes (for a smoke test)\n"
      "  CASE      run only these cases (hold-1k hold-100k hold-1m timers cancel mm1\n"
      "            dumbbell incast websearch)\n"},
-    {"plot", "aisim plot RUN_DIR [--format png|svg]",
+    {"plot", "aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...",
      "Draws the tables of a completed run with gnuplot: one image per figure in the run\n"
-     "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"},
+     "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"
+     "On a sweep directory (aisim sweep) draws sweep-COL.png: result COL against the\n"
+     "first varied key, one line per value of the others, the mean over seeds; every\n"
+     "result that varies, or only the columns named with --metric.\n"},
     {"version", "aisim version", "Prints the version.\n"},
     {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n"},
     {NULL, NULL, NULL},
@@ -206,6 +228,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "demo"))
         return sub_help ? help_cmd("demo") : cli_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep"))
+    {
+        int r = sub_help ? CLI_HELP : cli_sweep(argc - 1, argv + 1);
+        return r == CLI_HELP ? help_cmd("sweep") : r;
+    }
     if (!strcmp(cmd, "plot"))
         return sub_help ? help_cmd("plot") : cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

@@ -22,6 +22,7 @@
 
 #include "aisim/err.h"
 #include "aisim/model.h"
+#include "aisim/out.h"
 #include "cli/cli.h"
 #include "cli/run.h"
 
@@ -46,13 +47,26 @@ static void table_free(table *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Splits a CSV line (no quoting: aisim writes none) into at most max fields. */
+/* Splits a CSV line into at most max fields, in place.  Model tables have no
+ * quoting; sweep.csv quotes (RFC 4180) the fields that hold commas. */
 static int split(char *line, char **f, int max)
 {
     int n = 0;
     line[strcspn(line, "\r\n")] = '\0';
     for (char *p = line; n < max;) {
+        char *w = p;
         f[n++] = p;
+        if (*p == '"') {
+            for (p++; *p && !(p[0] == '"' && p[1] != '"'); p++) {
+                if (*p == '"')
+                    p++;            /* "" is one quote */
+                *w++ = *p;
+            }
+            if (*p == '"')
+                p++;
+            memmove(w, p, strlen(p) + 1);
+            p = w;
+        }
         char *c = strchr(p, ',');
         if (!c)
             break;
@@ -156,31 +170,41 @@ static int run_gnuplot(const char *dir, const char *script, const char *output, 
     return 0;
 }
 
-/* Draws one figure; returns 0 or a negative code. */
-static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
+/* Writes s as one gnuplot data field: double-quoted, so that a category
+ * label with blanks stays one column. */
+static void gp_datum(FILE *f, const char *s)
 {
+    fputc('"', f);
+    for (; *s; s++)
+        fputc(*s == '"' ? '\'' : *s, f);
+    fputc('"', f);
+}
+
+/* How draw_table() draws: DRAW_CATEGORICAL, x values are labels placed at
+ * 0, 1, 2, ... in row order; DRAW_POINTS, marks on the lines (a sweep has a
+ * few points per line, a time series thousands). */
+enum { DRAW_CATEGORICAL = 1, DRAW_POINTS = 2 };
+
+/* Draws one figure from table t (read from sp->csv).  Returns 0 or a
+ * negative code. */
+static int draw_table(const char *dir, const plot_spec *sp, const table *tp, const char *fmt,
+                      unsigned how, err *e)
+{
+    int categorical = (how & DRAW_CATEGORICAL) != 0;
+    const table t = *tp;
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, sp->csv);
-    table t;
-    int r = table_load(path, &t, e);
-    if (r)
-        return r;
+    int r;
     int xc = col_of(&t, sp->x), gc = sp->group ? col_of(&t, sp->group) : -1;
-    if (xc < 0 || (sp->group && gc < 0)) {
-        r = ERR(e, AISIM_EINVAL, "%s: no column \"%s\"", path, xc < 0 ? sp->x : sp->group);
-        table_free(&t);
-        return r;
-    }
+    if (xc < 0 || (sp->group && gc < 0))
+        return ERR(e, AISIM_EINVAL, "%s: no column \"%s\"", path, xc < 0 ? sp->x : sp->group);
     int ycols[64], ny = 0;
     char ybuf[512];
     snprintf(ybuf, sizeof ybuf, "%s", sp->y);
     for (char *tok = strtok(ybuf, ","); tok && ny < 64; tok = strtok(NULL, ",")) {
         int c = col_of(&t, tok);
-        if (c < 0) {
-            r = ERR(e, AISIM_EINVAL, "%s: no column \"%s\"", path, tok);
-            table_free(&t);
-            return r;
-        }
+        if (c < 0)
+            return ERR(e, AISIM_EINVAL, "%s: no column \"%s\"", path, tok);
         ycols[ny++] = c;
     }
     /* Series: distinct group values in order of appearance. */
@@ -202,11 +226,10 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
     size_t points = 0;
     for (size_t i = 0; i < t.nrow; i++)
         for (int y = 0; y < ny; y++)
-            points += numeric(t.cell[i][xc]) && numeric(t.cell[i][ycols[y]]);
+            points += (categorical || numeric(t.cell[i][xc])) && numeric(t.cell[i][ycols[y]]);
     if (points == 0) {
         printf("  %s: nothing to draw (no numeric %s values in %s)\n", sp->out, sp->y, sp->csv);
         free(groups);
-        table_free(&t);
         return 0;
     }
     char gp[1024], img[1024], part[1100], gpname[300], imgname[300], partname[320];
@@ -219,7 +242,6 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
     FILE *f = fopen(gp, "w");
     if (!f) {
         free(groups);
-        table_free(&t);
         return ERR(e, AISIM_EIO, "cannot write %s: %s", gp, strerror(errno));
     }
     fprintf(f, "# aisim plot: %s from %s (run: gnuplot %s.gp)\n", sp->out, sp->csv, sp->out);
@@ -234,6 +256,8 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
     fprintf(f, "\nset ylabel ");
     gp_quote(f, sp->ylabel ? sp->ylabel : sp->y);
     fprintf(f, "\nset grid\nset key outside right top\nset datafile missing 'nan'\n");
+    if (categorical)
+        fprintf(f, "set offsets 0.3, 0.3, 0, 0\n");     /* room for the outer labels */
     int nb = 0;
     for (size_t g = 0; g < ng; g++)
         for (int y = 0; y < ny; y++, nb++) {
@@ -241,6 +265,12 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
             for (size_t i = 0; i < t.nrow; i++) {
                 if (groups[g] && strcmp(t.cell[i][gc], groups[g]) != 0)
                     continue;
+                if (categorical) {
+                    /* A missing value keeps its slot on the axis. */
+                    gp_datum(f, t.cell[i][xc]);
+                    fprintf(f, " %s\n", numeric(t.cell[i][ycols[y]]) ? t.cell[i][ycols[y]] : "nan");
+                    continue;
+                }
                 if (!numeric(t.cell[i][xc]) || !numeric(t.cell[i][ycols[y]]))
                     continue;
                 fprintf(f, "%s %s\n", t.cell[i][xc], t.cell[i][ycols[y]]);
@@ -256,14 +286,14 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
                 snprintf(title, sizeof title, "%s %s", groups[g], t.head[ycols[y]]);
             else
                 snprintf(title, sizeof title, "%s", groups[g] ? groups[g] : t.head[ycols[y]]);
-            fprintf(f, "%s $D%d using 1:2 with lines lw 2 title ", nb ? ", \\\n    " : " ", nb);
+            fprintf(f, "%s $D%d using %s with %s lw 2 title ", nb ? ", \\\n    " : " ", nb,
+                    categorical ? "0:2:xtic(1)" : "1:2", how & DRAW_POINTS ? "linespoints" : "lines");
             gp_quote(f, title);
         }
     fprintf(f, "\n");
     int bad = ferror(f);
     fclose(f);
     free(groups);
-    table_free(&t);
     if (bad)
         return ERR(e, AISIM_EIO, "writing %s failed", gp);
     if ((r = run_gnuplot(dir, gpname, partname, e)))
@@ -274,28 +304,244 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
     return 0;
 }
 
+/* Draws one figure of a run's table; returns 0 or a negative code. */
+static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, sp->csv);
+    table t;
+    int r = table_load(path, &t, e);
+    if (r)
+        return r;
+    r = draw_table(dir, sp, &t, fmt, 0, e);
+    table_free(&t);
+    return r;
+}
+
+/* ---- sweeps ------------------------------------------------------------- */
+
+/* sweep.csv: the varied keys, seed, run_dir, then the results.  Its figures:
+ * each chosen result against the first varied key (the seed if no key
+ * varies), one line per combination of the other varied keys, the mean over
+ * seeds. */
+typedef struct sweep_tab {
+    table t;                /* sweep.csv */
+    int nv;                 /* varied keys: columns 0 .. nv-1 */
+    int first_result;       /* first result column */
+    int xc;                 /* x column */
+} sweep_tab;
+
+/* The last path component of a key, for series labels. */
+static const char *key_label(const char *key)
+{
+    const char *dot = strrchr(key, '.');
+    return dot ? dot + 1 : key;
+}
+
+/* A column worth a figure: numeric somewhere, and not the same everywhere. */
+static int varying(const table *t, int c)
+{
+    const char *first = NULL;
+    for (size_t i = 0; i < t->nrow; i++) {
+        if (!numeric(t->cell[i][c]))
+            continue;
+        if (first && strtod(first, NULL) != strtod(t->cell[i][c], NULL))
+            return 1;
+        first = first ? first : t->cell[i][c];
+    }
+    return 0;
+}
+
+/* The series label of row i: "key=value ..." of the varied keys but the
+ * first. */
+static void series_of(const sweep_tab *s, size_t i, char *b, size_t n)
+{
+    *b = '\0';
+    for (int k = 1; k < s->nv; k++)
+        snprintf(b + strlen(b), n - strlen(b), "%s%s=%s", k > 1 ? " " : "",
+                 key_label(s->t.head[k]), s->t.cell[i][k]);
+}
+
+static const sweep_tab *sort_tab;
+
+/* Numeric x ascending; ties (and everything else) keep the sweep's order. */
+static int by_x(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double x = strtod(sort_tab->t.cell[i][sort_tab->xc], NULL);
+    double y = strtod(sort_tab->t.cell[j][sort_tab->xc], NULL);
+    return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
+}
+
+/* The table drawn for metric column c: x, series, the mean of c over the
+ * rows (seeds) that share x and series, rows in the sweep's order (by x if x
+ * is numeric). */
+static void sweep_means(const sweep_tab *s, int c, int numeric_x, table *dst)
+{
+    const table *t = &s->t;
+    size_t *order = xcalloc(t->nrow + 1, sizeof *order);
+    for (size_t i = 0; i < t->nrow; i++)
+        order[i] = i;
+    sort_tab = s;
+    if (numeric_x)
+        qsort(order, t->nrow, sizeof *order, by_x);
+    memset(dst, 0, sizeof *dst);
+    dst->ncol = 3;
+    dst->head = xcalloc(3, sizeof *dst->head);
+    dst->head[0] = xstrdup(t->head[s->xc]);
+    dst->head[1] = xstrdup("series");
+    dst->head[2] = xstrdup(t->head[c]);
+    dst->cell = xcalloc(t->nrow + 1, sizeof *dst->cell);
+    double *sum = xcalloc(t->nrow + 1, sizeof *sum);
+    size_t *cnt = xcalloc(t->nrow + 1, sizeof *cnt);
+    char ser[512];
+    for (size_t oi = 0; oi < t->nrow; oi++) {
+        size_t i = order[oi], r = 0;
+        series_of(s, i, ser, sizeof ser);
+        while (r < dst->nrow && (strcmp(dst->cell[r][0], t->cell[i][s->xc]) ||
+                                 strcmp(dst->cell[r][1], ser)))
+            r++;
+        if (r == dst->nrow) {
+            dst->cell[r] = xcalloc(3, sizeof **dst->cell);
+            dst->cell[r][0] = xstrdup(t->cell[i][s->xc]);
+            dst->cell[r][1] = xstrdup(ser);
+            dst->nrow++;
+        }
+        if (numeric(t->cell[i][c])) {
+            sum[r] += strtod(t->cell[i][c], NULL);
+            cnt[r]++;
+        }
+    }
+    for (size_t r = 0; r < dst->nrow; r++) {
+        char v[64] = "";
+        if (cnt[r])
+            out_fmt_double(v, sizeof v, sum[r] / (double)cnt[r]);
+        dst->cell[r][2] = xstrdup(v);
+    }
+    free(sum);
+    free(cnt);
+    free(order);
+}
+
+static int sweep_load(const char *dir, sweep_tab *s, err *e)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    int r = table_load(path, &s->t, e);
+    if (r)
+        return r;
+    s->nv = col_of(&s->t, "seed");
+    if (s->nv < 0 || col_of(&s->t, "run_dir") != s->nv + 1) {
+        table_free(&s->t);
+        return ERR(e, AISIM_EINVAL, "%s: not an aisim sweep table (no seed, run_dir columns)",
+                   path);
+    }
+    s->first_result = s->nv + 2;
+    s->xc = s->nv ? 0 : s->nv;  /* seed when no key varies */
+    return 0;
+}
+
+/* Draws the figures of a sweep directory: the chosen metrics (all that vary
+ * if none is chosen).  Returns 0 or a negative code; counts figures. */
+static int plot_sweep(const char *dir, const char *fmt, char **metrics, int nmetrics,
+                      int *drawn, err *e)
+{
+    sweep_tab s;
+    int r = sweep_load(dir, &s, e);
+    if (r)
+        return r;
+    for (int m = 0; m < nmetrics && !r; m++) {
+        int c = col_of(&s.t, metrics[m]);
+        if (c < s.first_result)
+            r = ERR(e, AISIM_EINVAL, "%s/sweep.csv: no result column \"%s\"", dir, metrics[m]);
+    }
+    int numeric_x = 1;
+    for (size_t i = 0; i < s.t.nrow; i++)
+        numeric_x &= numeric(s.t.cell[i][s.xc]);
+    for (int c = s.first_result; c < s.t.ncol && !r; c++) {
+        int chosen = nmetrics == 0 && varying(&s.t, c);
+        for (int m = 0; m < nmetrics; m++)
+            chosen |= strcmp(metrics[m], s.t.head[c]) == 0;
+        if (!chosen)
+            continue;
+        table means;
+        sweep_means(&s, c, numeric_x, &means);
+        char oname[300], title[400];
+        snprintf(oname, sizeof oname, "sweep-%s", s.t.head[c]);
+        snprintf(title, sizeof title, "%s%s", s.t.head[c],
+                 means.nrow < s.t.nrow ? " (mean over seeds)" : "");
+        for (char *p = oname; *p; p++)
+            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *p))
+                *p = '_';
+        plot_spec sp = {.csv = "sweep.csv", .x = means.head[0], .y = means.head[2],
+                        .group = s.nv > 1 ? "series" : NULL, .title = title, .out = oname};
+        r = draw_table(dir, &sp, &means, fmt, DRAW_POINTS | (numeric_x ? 0 : DRAW_CATEGORICAL), e);
+        *drawn += !r;
+        table_free(&means);
+    }
+    table_free(&s.t);
+    return r;
+}
+
+#define PLOT_USAGE "usage: aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...\n"
+
+/* A sweep directory (sweep.csv, from `aisim sweep`): its figures, then the
+ * exit code. */
+static int cli_plot_sweep(const char *dir, const char *fmt, char **metrics, int nmetrics)
+{
+    printf("aisim plot %s (sweep):\n", dir);
+    err e = {0};
+    int drawn = 0, r = plot_sweep(dir, fmt, metrics, nmetrics, &drawn, &e);
+    if (r) {
+        cli_print_error(&e);
+        return run_exit_code(r);
+    }
+    if (!drawn)
+        printf("  (no result varies across the sweep; nothing to draw)\n");
+    return EXIT_OK;
+}
+
 int cli_plot(int argc, char **argv)
 {
-    static const struct option opts[] = {{"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"format", required_argument, 0, 'f'},
+                                         {"metric", required_argument, 0, 'm'},
+                                         {0, 0, 0, 0}};
     const char *fmt = "png";
-    int c;
+    char **metrics = xcalloc((size_t)argc + 1, sizeof *metrics);
+    int c, nmetrics = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:m:", opts, NULL)) != -1) {
+        if (c == 'm') {
+            metrics[nmetrics++] = optarg;
+            continue;
+        }
         if (c != 'f' || (strcmp(optarg, "png") && strcmp(optarg, "svg"))) {
-            fprintf(stderr, "aisim plot: expected --format png or --format svg\n"
-                            "usage: aisim plot RUN_DIR [--format png|svg]\n");
+            fprintf(stderr, "aisim plot: expected --format png or --format svg\n" PLOT_USAGE);
+            free(metrics);
             return EXIT_BAD_INPUT;
         }
         fmt = optarg;
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "aisim plot: expected one RUN_DIR\nusage: aisim plot RUN_DIR "
-                        "[--format png|svg]\n");
+        fprintf(stderr, "aisim plot: expected one RUN_DIR\n" PLOT_USAGE);
+        free(metrics);
         return EXIT_BAD_INPUT;
     }
     const char *dir = argv[optind];
     char path[1024];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    if (access(path, F_OK) == 0) {
+        int rc = cli_plot_sweep(dir, fmt, metrics, nmetrics);
+        free(metrics);
+        return rc;
+    }
+    if (nmetrics) {
+        fprintf(stderr, "aisim plot: --metric applies to a sweep directory (sweep.csv)\n");
+        free(metrics);
+        return EXIT_BAD_INPUT;
+    }
+    free(metrics);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     json_error_t je;
     json_t *sum = json_load_file(path, 0, &je);
