@@ -97,6 +97,9 @@ def analyse(d):
                   "n50": quantile(all_n, .5), "n99": quantile(all_n, .99)}
     res["slow"] = {"a50": quantile(all_sa, .5), "a99": quantile(all_sa, .99),
                    "n50": quantile(all_sn, .5), "n99": quantile(all_sn, .99)}
+    lag = [float(r["data_start_s"]) - float(r["start_s"]) for r in n.values()
+           if r.get("data_start_s") not in (None, "", "nan")]
+    res["lag"] = {"p50": quantile(lag, .5), "p99": quantile(lag, .99)}
     res["ratio"] = {"p10": quantile(ratios, .1), "p50": quantile(ratios, .5),
                     "p90": quantile(ratios, .9)}
     r = asum["results"]
@@ -106,7 +109,7 @@ def analyse(d):
                 "simend": asum["sim_time_s"]}
     res["n"] = {"wall": wall.get("ns3_wall_s"), "run": nsum.get("run_wall_s"),
                 "events": nsum.get("events"), "hops": nsum.get("packet_tx"),
-                "drops": nsum.get("drops"), "marks": nsum.get("ecn_marks"),
+                "drops": nsum.get("drops"), "marks": nsum.get("ecn_marks"), "dmarks": nsum.get("ecn_marks_data"),
                 "retx": nsum.get("retransmits"), "tos": nsum.get("timeouts"),
                 "simend": nsum.get("sim_end_s")}
     return res
@@ -151,9 +154,9 @@ def main():
         L.append(f"| {load} | " + " | ".join(cells) + " |")
     L.append("\n### Totals (aisim | ns-3)\n")
     L.append("| load | completed | FCT p50 ms | FCT p99 ms | per-flow FCT ns-3/aisim "
-             "p10 / p50 / p90 | packet hops | ECN marks | drops | retransmits | timeouts "
-             "| last finish ms |")
-    L.append("|---" * 11 + "|")
+             "p10 / p50 / p90 | packet hops | ECN marks (ns-3: all, on data) | drops "
+             "| retransmits | timeouts | last finish ms | ns-3 first data - start_s p50 / p99 us |")
+    L.append("|---" * 12 + "|")
     for load, r in runs:
         a, n, f, q = r["a"], r["n"], r["fct"], r["ratio"]
         ms = lambda x: fnum(x * 1e3) if x is not None else "-"
@@ -161,11 +164,12 @@ def main():
                  f"{ms(f['a50'])} \\| {ms(f['n50'])} | {ms(f['a99'])} \\| {ms(f['n99'])} | "
                  f"{fnum(q['p10'])} / {fnum(q['p50'])} / {fnum(q['p90'])} | "
                  f"{fnum(a['hops'])} \\| {fnum(n['hops'])} | "
-                 f"{fnum(a['marks'])} \\| {fnum(n['marks'])} | "
+                 f"{fnum(a['marks'])} \\| {fnum(n['marks'])}, {fnum(n['dmarks'])} | "
                  f"{fnum(a['drops'])} \\| {fnum(n['drops'])} | "
                  f"{fnum(a['retx'])} \\| {fnum(n['retx'])} | "
                  f"{fnum(a['tos'])} \\| {fnum(n['tos'])} | "
-                 f"{ms(a['simend'])} \\| {ms(n['simend'])} |")
+                 f"{ms(a['simend'])} \\| {ms(n['simend'])} | "
+                 f"{fnum(r['lag']['p50'] * 1e6)} / {fnum(r['lag']['p99'] * 1e6)} |")
     text = "\n".join(L) + "\n"
     sys.stdout.write(text)
     with open(os.path.join(top, "results.md"), "w") as f:

@@ -9,10 +9,12 @@
  * queue it joins already holds more than K bytes), with the bytes counted
  * as aisim counts them (IP bytes waiting, including the packet waiting in
  * the device's 1-packet queue, excluding the one on the wire).
- * Routing: LeafSpineRouting, per-flow ECMP (hash of the 5-tuple with a
- * per-switch seed picks the spine at a leaf), because ns-3.37's global
- * routing only offers per-packet random ECMP.
- * Transport: ns3::TcpDctcp, MSS 1460, no timestamps (40 B headers as aisim),
+ * Routing: LeafSpineRouting, per-flow ECMP (a symmetric hash of the
+ * 5-tuple picks the spine at the leaf, so ACKs retrace the data's path as
+ * in aisim), because ns-3.37's global routing only offers per-packet
+ * random ECMP.
+ * Transport: ns3::TcpDctcp (with aisim's 1-MSS floor on the window cut,
+ * see TcpDctcpFloor), MSS 1460, no timestamps (40 B headers as aisim),
  * IW 10, SACK, min RTO 1 ms, an ACK per segment, 64 MiB buffers.
  * Workload: one BulkSendApplication / PacketSink pair per flow of the CSV.
  *
@@ -56,7 +58,7 @@ class StepEcnQueueDisc : public QueueDisc
         m_devq = q;
         m_l2 = l2Bytes;
     }
-    static uint64_t s_drops, s_marks, s_maxOcc;
+    static uint64_t s_drops, s_marks, s_dataMarks, s_maxOcc;
 
   private:
     uint64_t Occupancy() const
@@ -75,8 +77,15 @@ class StepEcnQueueDisc : public QueueDisc
             s_drops++;
             return false;
         }
-        if (m_k > 0 && occ > m_k && Mark(item, "step"))
+        if (m_k > 0 && occ > m_k && Mark(item, "step")) {
             s_marks++;
+            /* ns-3's DCTCP sends pure ACKs ECN-capable too (aisim does
+             * not): count the marks on segments carrying data apart */
+            TcpHeader th;
+            Ptr<const Packet> p = item->GetPacket();
+            if (p->PeekHeader(th) && p->GetSize() > th.GetSerializedSize())
+                s_dataMarks++;
+        }
         bool ok = GetInternalQueue(0)->Enqueue(item);
         if (occ + sz > s_maxOcc)
             s_maxOcc = occ + sz;
@@ -100,6 +109,7 @@ class StepEcnQueueDisc : public QueueDisc
 
 uint64_t StepEcnQueueDisc::s_drops = 0;
 uint64_t StepEcnQueueDisc::s_marks = 0;
+uint64_t StepEcnQueueDisc::s_dataMarks = 0;
 uint64_t StepEcnQueueDisc::s_maxOcc = 0;
 
 NS_OBJECT_ENSURE_REGISTERED(StepEcnQueueDisc);
@@ -120,6 +130,37 @@ StepEcnQueueDisc::GetTypeId()
                           MakeUintegerChecker<uint64_t>());
     return tid;
 }
+
+/* ------------------------------------------------------------------ */
+/* DCTCP with aisim's (and Linux's) floor on the window cut            */
+/* ------------------------------------------------------------------ */
+
+/* ns-3.37's TcpDctcp::GetSsThresh returns cwnd (1 - alpha/2) with no
+ * floor: after a few marked windows cwnd falls below one segment, the
+ * sender cannot send, and the flow waits for a retransmission timeout
+ * with nothing lost.  aisim keeps cwnd >= 1 MSS (Linux: >= 2 segments).
+ * This subclass adds aisim's floor; --dctcp=stock runs ns-3's own. */
+class TcpDctcpFloor : public TcpDctcp
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpDctcpFloor")
+                                .SetParent<TcpDctcp>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpDctcpFloor>();
+        return tid;
+    }
+    TcpDctcpFloor() = default;
+    TcpDctcpFloor(const TcpDctcpFloor& o) : TcpDctcp(o) {}
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        return std::max(TcpDctcp::GetSsThresh(tcb, bytesInFlight), tcb->m_segmentSize);
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpDctcpFloor>(this); }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpDctcpFloor);
 
 /* ------------------------------------------------------------------ */
 /* per-flow ECMP routing for the leaf-spine                            */
@@ -230,15 +271,21 @@ class LeafSpineRouting : public Ipv4RoutingProtocol
             return (int32_t)g_fab.spineToLeafIf[m_index][leaf];
         if (leaf == m_index)
             return (int32_t)g_fab.leafToHostIf[m_index][host % g_fab.hpl];
-        /* ECMP across the spines: hash of the 5-tuple, per-switch seed */
+        /* ECMP across the spines: a hash of the 5-tuple.  The hash is
+         * symmetric and its seed is the same at every leaf, so a flow's
+         * ACKs take the spine its data takes: aisim sends ACKs along the
+         * reverse of the data's route.  (In a two-tier leaf-spine this is
+         * the only ECMP decision on a path, so per-switch seeds would
+         * change nothing but that symmetry.) */
         uint8_t ports[4] = {0, 0, 0, 0};
         if (hasL4 && p && p->GetSize() >= 4)
             p->CopyData(ports, 4);
-        uint64_t key = ((uint64_t)h.GetSource().Get() << 32) ^ h.GetDestination().Get();
-        key = fmix64(key ^ ((uint64_t)h.GetProtocol() << 40) ^
-                     ((uint64_t)ports[0] << 24 | (uint64_t)ports[1] << 16 |
-                      (uint64_t)ports[2] << 8 | ports[3]));
-        uint32_t s = (uint32_t)(fmix64(key ^ m_seed) % (uint64_t)g_fab.spines);
+        uint64_t a = (uint64_t)h.GetSource().Get() << 16 | (uint32_t)(ports[0] << 8 | ports[1]);
+        uint64_t b = (uint64_t)h.GetDestination().Get() << 16 | (uint32_t)(ports[2] << 8 | ports[3]);
+        if (a > b)
+            std::swap(a, b);
+        uint64_t key = fmix64(fmix64(a ^ m_seed) ^ b ^ ((uint64_t)h.GetProtocol() << 56));
+        uint32_t s = (uint32_t)(key % (uint64_t)g_fab.spines);
         return (int32_t)g_fab.leafToSpineIf[m_index][s];
     }
 
@@ -258,7 +305,7 @@ class LeafSpineRoutingHelper : public Ipv4RoutingHelper
     Ptr<Ipv4RoutingProtocol> Create(Ptr<Node> node) const override
     {
         auto r = g_nodeRole.at(node->GetId());
-        uint64_t seed = fmix64(g_hashSeed * 0x9e3779b97f4a7c15ULL + node->GetId() + 1);
+        uint64_t seed = fmix64(g_hashSeed * 0x9e3779b97f4a7c15ULL + 1);
         return ns3::Create<LeafSpineRouting>(r.first, r.second, seed);
     }
 };
@@ -284,6 +331,7 @@ struct Flow
 
 static std::vector<Flow> g_flows;
 static size_t g_done = 0;
+static long g_traceFlow = -1; /* --traceFlow: one flow's segments on stderr */
 
 static void
 SinkRx(size_t i, Ptr<const Packet> p, const Address&)
@@ -306,6 +354,10 @@ SockTx(size_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBas
         return;
     if (f.dataStart < 0)
         f.dataStart = Simulator::Now().GetSeconds();
+    if (f.id == g_traceFlow)
+        fprintf(stderr, "%.9f flow %ld tx seq %u len %u flags %s\n",
+                Simulator::Now().GetSeconds(), f.id, h.GetSequenceNumber().GetValue(), n,
+                TcpHeader::FlagsToString(h.GetFlags()).c_str());
     uint64_t seq = h.GetSequenceNumber().GetValue(); /* ns-3 ISN is 0: SYN 0, data from 1 */
     if (seq + n <= f.highSeq)
         f.retx++;
@@ -316,10 +368,34 @@ SockTx(size_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBas
 static void
 SockCongState(size_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
 {
+    if (g_flows[i].id == g_traceFlow)
+        fprintf(stderr, "%.9f flow %ld congstate %s\n", Simulator::Now().GetSeconds(),
+                g_flows[i].id, TcpSocketState::TcpCongStateName[now]);
     if (now == TcpSocketState::CA_LOSS)
         g_flows[i].timeouts++;
     else if (now == TcpSocketState::CA_RECOVERY)
         g_flows[i].recoveries++;
+}
+
+static void
+TraceCwnd(size_t i, uint32_t, uint32_t now)
+{
+    fprintf(stderr, "%.9f flow %ld cwnd %u\n", Simulator::Now().GetSeconds(), g_flows[i].id, now);
+}
+
+static void
+TraceRto(size_t i, Time, Time now)
+{
+    fprintf(stderr, "%.9f flow %ld rto %.6f ms\n", Simulator::Now().GetSeconds(), g_flows[i].id,
+            now.GetSeconds() * 1e3);
+}
+
+static void
+TraceRx(size_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    fprintf(stderr, "%.9f flow %ld rx ack %u flags %s\n", Simulator::Now().GetSeconds(),
+            g_flows[i].id, h.GetAckNumber().GetValue(),
+            TcpHeader::FlagsToString(h.GetFlags()).c_str());
 }
 
 static void
@@ -330,6 +406,11 @@ HookSocket(size_t i)
         return;
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCongState, i));
+    if (g_flows[i].id == g_traceFlow) {
+        s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&TraceCwnd, i));
+        s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&TraceRto, i));
+        s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&TraceRx, i));
+    }
 }
 
 static uint64_t g_txPkts = 0;
@@ -395,6 +476,7 @@ int
 main(int argc, char* argv[])
 {
     std::string flowsPath, outPath = "ns3-flows.csv", summaryPath, scheduler = "map";
+    std::string dctcp = "floor";
     int leaves = 4, spines = 2, hpl = 8;
     double hostGbps = 10, fabricGbps = 40, delayUs = 1;
     uint64_t hostBuf = 512 * 1024, fabricBuf = 1 << 20, hostK = 97500, fabricK = 390000;
@@ -424,8 +506,11 @@ main(int argc, char* argv[])
                             "costs no time on a full packet", pppComp);
     cmd.AddValue("handshakeComp", "open each connection one empty-network handshake before "
                                   "its start time, so data leaves at start_s", handshakeComp);
-    cmd.AddValue("hashSeed", "seed of the switches' ECMP hash seeds", g_hashSeed);
+    cmd.AddValue("hashSeed", "seed of the ECMP hash", g_hashSeed);
+    cmd.AddValue("dctcp", "floor (cwnd cut to no less than 1 MSS, as aisim) | stock (ns-3's "
+                          "TcpDctcp)", dctcp);
     cmd.AddValue("scheduler", "map | heap | calendar | list", scheduler);
+    cmd.AddValue("traceFlow", "print this flow's segments, ACKs, cwnd, RTO on stderr", g_traceFlow);
     cmd.AddValue("maxTime", "safety stop, simulated seconds", maxTime);
     cmd.Parse(argc, argv);
     NS_ABORT_MSG_IF(flowsPath.empty(), "--flows=FILE is required");
@@ -442,7 +527,10 @@ main(int argc, char* argv[])
         Config::SetGlobal("SchedulerType", StringValue("ns3::MapScheduler"));
 
     /* transport */
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
+    NS_ABORT_MSG_IF(dctcp != "floor" && dctcp != "stock", "--dctcp: floor or stock");
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(dctcp == "floor" ? TcpDctcpFloor::GetTypeId()
+                                                    : TcpDctcp::GetTypeId()));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segSize));
@@ -614,11 +702,13 @@ main(int argc, char* argv[])
         << "packet_tx " << g_txPkts << "\n"
         << "drops " << StepEcnQueueDisc::s_drops << "\n"
         << "ecn_marks " << StepEcnQueueDisc::s_marks << "\n"
+        << "ecn_marks_data " << StepEcnQueueDisc::s_dataMarks << "\n"
         << "retransmits " << retx << "\n"
         << "timeouts " << tos << "\n"
         << "fast_recoveries " << recs << "\n"
         << "max_queue_bytes " << StepEcnQueueDisc::s_maxOcc << "\n"
-        << "scheduler " << scheduler << "\n";
+        << "scheduler " << scheduler << "\n"
+        << "dctcp " << dctcp << "\n";
     fputs(sum.str().c_str(), stdout);
     if (!summaryPath.empty()) {
         std::ofstream s(summaryPath);
