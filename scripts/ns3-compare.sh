@@ -1,0 +1,97 @@
+#!/bin/sh
+# aisim against ns-3 3.37 on the reference network scenario
+# (examples/net/leafspine-websearch.yaml): for each load, run aisim, replay
+# its flows.csv in ns-3 (tools/ns3/leafspine.cc), time both, and compare FCT
+# slowdowns by flow size.  See docs/ns3-comparison.md.
+#
+#   scripts/ns3-compare.sh [OUTDIR]          default OUTDIR: out/ns3-compare
+#
+# Environment (defaults in brackets):
+#   LOADS     loads to run                  ["0.3 0.5 0.8"]
+#   DURATION  arrival window of each run    [100ms]
+#   SEED      aisim's run seed               [1]
+#   NS3_ARGS  extra arguments to the ns-3 program, e.g. "--scheduler=heap"
+#
+# Installs ns3, libns3-dev (and what linking against it needs), g++ and
+# pkg-config when missing, with sudo when not root, as scripts/deps.sh does.
+# Not part of `make test`: ns-3 is large and the runs take minutes.
+set -eu
+
+cd "$(dirname "$0")/.."
+OUT=${1:-out/ns3-compare}
+LOADS=${LOADS:-"0.3 0.5 0.8"}
+DURATION=${DURATION:-100ms}
+SEED=${SEED:-1}
+NS3_ARGS=${NS3_ARGS:-}
+
+# --- (i) dependencies --------------------------------------------------------
+scripts/deps.sh
+PKGS="ns3 libns3-dev libgsl-dev g++ pkg-config python3"
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing="$missing $p"
+    fi
+done
+# python3 may come from elsewhere than Debian; only install it if absent
+if command -v python3 >/dev/null 2>&1; then
+    missing=$(echo "$missing" | sed 's/ python3//')
+fi
+if [ -n "$missing" ]; then
+    echo "ns3-compare: installing:$missing" >&2
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q >&2
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -q --no-install-recommends $missing >&2
+fi
+
+# --- (ii) build ---------------------------------------------------------------
+make
+NS3_MODS="ns3-core ns3-network ns3-internet ns3-point-to-point ns3-traffic-control ns3-applications"
+mkdir -p build/ns3
+if [ ! -x build/ns3/leafspine ] || [ tools/ns3/leafspine.cc -nt build/ns3/leafspine ]; then
+    echo "ns3-compare: building build/ns3/leafspine" >&2
+    # shellcheck disable=SC2046,SC2086
+    g++ -O2 -std=c++17 -o build/ns3/leafspine tools/ns3/leafspine.cc \
+        $(pkg-config --cflags --libs $NS3_MODS)
+fi
+
+now() { date +%s.%N; }
+
+# --- (iii) runs -----------------------------------------------------------------
+mkdir -p "$OUT"
+{
+    echo "date $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "aisim_commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "ns3 $(dpkg-query -W -f='${Version}' libns3-dev)"
+    echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+    echo "nproc $(nproc)"
+    echo "loads $LOADS duration $DURATION seed $SEED ns3_args $NS3_ARGS"
+} > "$OUT/machine.txt"
+
+for load in $LOADS; do
+    d="$OUT/load-$load"
+    rm -rf "$d"
+    mkdir -p "$d"
+    echo "ns3-compare: load $load, $DURATION of arrivals: aisim" >&2
+    t0=$(now)
+    build/aisim run net/leafspine-websearch -q --out "$d/aisim" --seed "$SEED" \
+        --set net.background.load="$load" --set net.background.duration="$DURATION" \
+        > "$d/aisim.log"
+    t1=$(now)
+    echo "ns3-compare: load $load: ns-3 on aisim's $(($(wc -l < "$d/aisim/flows.csv") - 1)) flows" >&2
+    # shellcheck disable=SC2086
+    build/ns3/leafspine --flows="$d/aisim/flows.csv" --out="$d/ns3-flows.csv" \
+        --summary="$d/ns3-summary.txt" $NS3_ARGS > "$d/ns3.log"
+    t2=$(now)
+    python3 -c "import sys; a,b,c=map(float,sys.argv[1:]); \
+print('aisim_wall_s %.6f\nns3_wall_s %.6f' % (b-a, c-b))" "$t0" "$t1" "$t2" > "$d/wall.txt"
+    cat "$d/wall.txt" >&2
+done
+
+# --- (iv) table -----------------------------------------------------------------
+cat "$OUT/machine.txt"
+echo
+python3 tools/ns3/compare.py "$OUT"

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Compare aisim and ns-3 on the same flows (scripts/ns3-compare.sh).
+
+    tools/ns3/compare.py OUTDIR
+
+OUTDIR holds one directory per load, load-<L>/, each with:
+  aisim/flows.csv, aisim/summary.json   aisim's run directory
+  ns3-flows.csv, ns3-summary.txt        tools/ns3/leafspine.cc's outputs
+  wall.txt                              "aisim_wall_s X" / "ns3_wall_s Y"
+                                        (whole-process wall clock)
+Prints the tables (Markdown) and writes them to OUTDIR/results.md.
+Slowdown is FCT / ideal FCT, with the ideal (empty-network) FCT of aisim's
+flows.csv for both simulators.  Quantiles interpolate linearly between
+order statistics, as aisim's samples_quantile does.  Python stdlib only.
+"""
+import csv
+import json
+import math
+import os
+import sys
+
+BUCKETS = [("<=10KB", 0, 10000), ("10-100KB", 10000, 100000),
+           ("100KB-1MB", 100000, 1000000), (">1MB", 1000000, float("inf"))]
+
+
+def quantile(v, q):
+    v = sorted(x for x in v if not math.isnan(x))
+    if not v:
+        return float("nan")
+    h = (len(v) - 1) * q
+    i = int(h)
+    f = h - i
+    return v[i] + f * (v[i + 1] - v[i]) if i + 1 < len(v) else v[i]
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return {int(r["id"]): r for r in csv.DictReader(f)}
+
+
+def read_kv(path):
+    d = {}
+    if os.path.exists(path):
+        for line in open(path):
+            p = line.split()
+            if len(p) == 2:
+                try:
+                    d[p[0]] = float(p[1])
+                except ValueError:
+                    d[p[0]] = p[1]
+    return d
+
+
+def fnum(x, nd=3):
+    if isinstance(x, str):
+        return x
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}".replace(",", " ")
+    return f"{x:.{nd}g}" if abs(x) < 1 else f"{x:.{nd}f}".rstrip("0").rstrip(".")
+
+
+def analyse(d):
+    a = read_csv(os.path.join(d, "aisim", "flows.csv"))
+    n = read_csv(os.path.join(d, "ns3-flows.csv"))
+    asum = json.load(open(os.path.join(d, "aisim", "summary.json")))
+    nsum = read_kv(os.path.join(d, "ns3-summary.txt"))
+    wall = read_kv(os.path.join(d, "wall.txt"))
+    res = {"flows": len(a), "a_done": 0, "n_done": 0, "buckets": {}}
+    all_a, all_n, all_sa, all_sn, ratios = [], [], [], [], []
+    per_b = {b[0]: ([], []) for b in BUCKETS}
+    for i, ra in a.items():
+        size = int(ra["size_bytes"])
+        ideal = float(ra["ideal_fct_s"])
+        fa = float(ra["fct_s"]) if ra["fct_s"] not in ("", "nan") else float("nan")
+        rn = n.get(i)
+        fn = float(rn["fct_s"]) if rn and rn["fct_s"] not in ("", "nan") else float("nan")
+        res["a_done"] += not math.isnan(fa)
+        res["n_done"] += not math.isnan(fn)
+        all_a.append(fa)
+        all_n.append(fn)
+        all_sa.append(fa / ideal)
+        all_sn.append(fn / ideal)
+        if not math.isnan(fa) and not math.isnan(fn):
+            ratios.append(fn / fa)
+        for name, lo, hi in BUCKETS:
+            if lo < size <= hi or (lo == 0 and size <= hi):
+                per_b[name][0].append(fa / ideal)
+                per_b[name][1].append(fn / ideal)
+    for name, _, _ in BUCKETS:
+        sa, sn = per_b[name]
+        res["buckets"][name] = {
+            "n": len(sa), "a50": quantile(sa, .5), "a99": quantile(sa, .99),
+            "n50": quantile(sn, .5), "n99": quantile(sn, .99)}
+    res["fct"] = {"a50": quantile(all_a, .5), "a99": quantile(all_a, .99),
+                  "n50": quantile(all_n, .5), "n99": quantile(all_n, .99)}
+    res["slow"] = {"a50": quantile(all_sa, .5), "a99": quantile(all_sa, .99),
+                   "n50": quantile(all_sn, .5), "n99": quantile(all_sn, .99)}
+    lag = [float(r["data_start_s"]) - float(r["start_s"]) for r in n.values()
+           if r.get("data_start_s") not in (None, "", "nan")]
+    res["lag"] = {"p50": quantile(lag, .5), "p99": quantile(lag, .99)}
+    res["ratio"] = {"p10": quantile(ratios, .1), "p50": quantile(ratios, .5),
+                    "p90": quantile(ratios, .9)}
+    r = asum["results"]
+    res["a"] = {"wall": wall.get("aisim_wall_s"), "run": asum["wall"]["seconds"],
+                "events": asum["events"], "hops": r["packet_hops"], "drops": r["drops"],
+                "marks": r["ecn_marks"], "retx": r["retransmits"], "tos": r["timeouts"],
+                "simend": asum["sim_time_s"]}
+    res["n"] = {"wall": wall.get("ns3_wall_s"), "run": nsum.get("run_wall_s"),
+                "events": nsum.get("events"), "hops": nsum.get("packet_tx"),
+                "drops": nsum.get("drops"), "marks": nsum.get("ecn_marks"), "dmarks": nsum.get("ecn_marks_data"),
+                "retx": nsum.get("retransmits"), "tos": nsum.get("timeouts"),
+                "simend": nsum.get("sim_end_s")}
+    return res
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    top = sys.argv[1]
+    runs = []
+    for e in sorted(os.listdir(top)):
+        d = os.path.join(top, e)
+        if e.startswith("load-") and os.path.exists(os.path.join(d, "ns3-flows.csv")):
+            runs.append((e[5:], analyse(d)))
+    if not runs:
+        sys.exit(f"compare: no load-*/ with results under {top}")
+    L = []
+    L.append("### Speed (wall clock, same machine, same run)\n")
+    L.append("| load | flows | aisim wall s | ns-3 wall s | ratio ns-3/aisim "
+             "| aisim run s | ns-3 Run() s | run ratio | aisim events | ns-3 events |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    for load, r in runs:
+        a, n = r["a"], r["n"]
+        ratio = n["wall"] / a["wall"] if a["wall"] and n["wall"] else float("nan")
+        rr = n["run"] / a["run"] if a["run"] and n["run"] else float("nan")
+        L.append(f"| {load} | {r['flows']} | {fnum(a['wall'])} | {fnum(n['wall'])} | "
+                 f"**{fnum(ratio)}** | {fnum(a['run'])} | {fnum(n['run'])} | {fnum(rr)} | "
+                 f"{fnum(a['events'])} | {fnum(n['events'])} |")
+    L.append("\n### FCT slowdown p50 / p99 by flow size (aisim | ns-3)\n")
+    hdr = "| load | " + " | ".join(f"{b[0]} (n)" for b in BUCKETS) + " | all flows |"
+    L.append(hdr)
+    L.append("|---" * (len(BUCKETS) + 2) + "|")
+    for load, r in runs:
+        cells = []
+        for name, _, _ in BUCKETS:
+            b = r["buckets"][name]
+            cells.append(f"{fnum(b['a50'])} / {fnum(b['a99'])} \\| "
+                         f"{fnum(b['n50'])} / {fnum(b['n99'])} ({b['n']})")
+        s = r["slow"]
+        cells.append(f"{fnum(s['a50'])} / {fnum(s['a99'])} \\| "
+                     f"{fnum(s['n50'])} / {fnum(s['n99'])}")
+        L.append(f"| {load} | " + " | ".join(cells) + " |")
+    L.append("\n### Totals (aisim | ns-3)\n")
+    L.append("| load | completed | FCT p50 ms | FCT p99 ms | per-flow FCT ns-3/aisim "
+             "p10 / p50 / p90 | packet hops | ECN marks (ns-3: all, on data) | drops "
+             "| retransmits | timeouts | last finish ms | ns-3 first data - start_s p50 / p99 us |")
+    L.append("|---" * 12 + "|")
+    for load, r in runs:
+        a, n, f, q = r["a"], r["n"], r["fct"], r["ratio"]
+        ms = lambda x: fnum(x * 1e3) if x is not None else "-"
+        L.append(f"| {load} | {r['a_done']} \\| {r['n_done']} | "
+                 f"{ms(f['a50'])} \\| {ms(f['n50'])} | {ms(f['a99'])} \\| {ms(f['n99'])} | "
+                 f"{fnum(q['p10'])} / {fnum(q['p50'])} / {fnum(q['p90'])} | "
+                 f"{fnum(a['hops'])} \\| {fnum(n['hops'])} | "
+                 f"{fnum(a['marks'])} \\| {fnum(n['marks'])}, {fnum(n['dmarks'])} | "
+                 f"{fnum(a['drops'])} \\| {fnum(n['drops'])} | "
+                 f"{fnum(a['retx'])} \\| {fnum(n['retx'])} | "
+                 f"{fnum(a['tos'])} \\| {fnum(n['tos'])} | "
+                 f"{ms(a['simend'])} \\| {ms(n['simend'])} | "
+                 f"{fnum(r['lag']['p50'] * 1e6)} / {fnum(r['lag']['p99'] * 1e6)} |")
+    text = "\n".join(L) + "\n"
+    sys.stdout.write(text)
+    with open(os.path.join(top, "results.md"), "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
