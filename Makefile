@@ -6,6 +6,8 @@
 #   make test SAN=1   the same with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench        reference benchmarks (events/s, sim-s per wall-s, peak memory)
 #   make fuzz FUZZ_SECONDS=60   libFuzzer on the scenario loader (clang)
+#   make ns3-compare  aisim against ns-3 3.37 on net/leafspine-websearch
+#                     (installs ns3; minutes of CPU; not part of `make test`)
 #   make DEBUG=1      -O0 build
 #
 # Everything except src/cli/main.c goes into libaisim.a; the CLI, the tests,
@@ -56,7 +58,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
-.PHONY: all deps demo test bench fuzz clean golden-update
+.PHONY: all deps demo test bench fuzz clean golden-update ns3-compare
 all: $(BUILD)/aisim
 
 deps:
@@ -122,6 +124,12 @@ clean:
 	rm -rf build build-debug build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# make ns3-compare NS3_OUT=DIR; LOADS, DURATION, SEED, NS3_ARGS from the
+# environment (docs/ns3-comparison.md).
+NS3_OUT ?= out/ns3-compare
+ns3-compare:
+	scripts/ns3-compare.sh $(NS3_OUT)
 
 # Rewrites the expected messages of tests/scenarios/bad/*.yaml; review the diff.
 golden-update: all
