@@ -43,6 +43,7 @@ typedef struct plot_spec {
     const char *title;      /* figure title */
     const char *out;        /* image name without extension */
     const char *xlabel, *ylabel;    /* axis labels; NULL: the column names */
+    int logx;               /* logarithmic x axis */
 } plot_spec;
 
 typedef struct model_ops {

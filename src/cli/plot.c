@@ -256,6 +256,8 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
     fprintf(f, "\nset ylabel ");
     gp_quote(f, sp->ylabel ? sp->ylabel : sp->y);
     fprintf(f, "\nset grid\nset key outside right top\nset datafile missing 'nan'\n");
+    if (sp->logx)
+        fprintf(f, "set logscale x\nset format x \"%%g\"\n");
     if (categorical)
         fprintf(f, "set offsets 0.3, 0.3, 0, 0\n");     /* room for the outer labels */
     int nb = 0;

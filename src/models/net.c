@@ -230,6 +230,15 @@ typedef struct capture {
     int host;
 } capture;
 
+/* One row of queues.csv: a sampled port's state at time t_ps (counters
+ * cumulative since the start). */
+typedef struct qsample {
+    int64_t t_ps;
+    size_t port;                /* index in sports */
+    int64_t bytes;              /* backlog */
+    uint64_t tx_bytes, drops, marks, pauses;
+} qsample;
+
 typedef struct net_model {
     net_cfg cfg;
     transport_cfg tc;
@@ -269,8 +278,7 @@ typedef struct net_model {
     const char **sport_names;
     size_t nsports;
     sim_timer sampler;
-    samples ts_t, ts_v;         /* time, bytes (port index in ts_p) */
-    size_t *ts_p;
+    qsample *ts;                /* every sample of every sampled port */
     size_t ts_n, ts_cap;
 } net_model;
 
@@ -540,8 +548,6 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
                        "background");
     if ((r = conf_sample_ports(m, path, e)))
         return r;
-    samples_init(&m->ts_t);
-    samples_init(&m->ts_v);
     return 0;
 }
 
@@ -675,11 +681,11 @@ static void on_sample(sim *s, void *obj, uint64_t arg)
     for (size_t i = 0; i < m->nsports; i++) {
         if (m->ts_n == m->ts_cap) {
             m->ts_cap = m->ts_cap ? 2 * m->ts_cap : 1024;
-            m->ts_p = xrealloc(m->ts_p, m->ts_cap * sizeof *m->ts_p);
+            m->ts = xrealloc(m->ts, m->ts_cap * sizeof *m->ts);
         }
-        m->ts_p[m->ts_n++] = i;
-        samples_add(&m->ts_t, ps_to_s(sim_now(s)));
-        samples_add(&m->ts_v, (double)port_backlog(m->sports[i]));
+        const port *q = m->sports[i];
+        m->ts[m->ts_n++] = (qsample){sim_now(s), i, port_backlog(q), q->stat_tx_bytes,
+                                     q->stat_drop_pkts, q->stat_mark_pkts, q->stat_pfc_pauses};
     }
     sim_timer_arm(s, &m->sampler, sim_now(s) + m->cfg.sample_ps);
 }
@@ -744,6 +750,29 @@ static void csv_num(FILE *f, double v, const char *sep)
     char b[40];
     out_fmt_double(b, sizeof b, v);
     fprintf(f, "%s%s", isfinite(v) ? b : "", sep);
+}
+
+/* fct_cdf.csv: per size bucket, the empirical distributions of FCT and of
+ * slowdown, as their quantile functions: row i of a bucket of n flows has
+ * cdf (i+1)/n, the i-th smallest FCT and the i-th smallest slowdown (the
+ * two columns are sorted independently).  fct and slow must be sorted. */
+static int write_fct_cdf(out *o, const char *const *names, const samples *fct,
+                         const samples *slow, int nb, err *e)
+{
+    FILE *f = out_file(o, "fct_cdf.csv", e);
+    if (!f)
+        return e->code;
+    fprintf(f, "bucket,cdf,fct_s,slowdown\n");
+    for (int b = 0; b < nb; b++) {
+        assert(fct[b].n == slow[b].n && (fct[b].n < 2 || (fct[b].sorted && slow[b].sorted)));
+        for (size_t i = 0; i < fct[b].n; i++) {
+            fprintf(f, "%s,", names[b]);
+            csv_num(f, (double)(i + 1) / (double)fct[b].n, ",");
+            csv_num(f, fct[b].v[i], ",");
+            csv_num(f, slow[b].v[i], "\n");
+        }
+    }
+    return 0;
 }
 
 static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
@@ -845,10 +874,18 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         FILE *qf = out_file(o, "queues.csv", e);
         if (!qf)
             return e->code;
-        fprintf(qf, "time_s,port,bytes\n");
+        fprintf(qf, "time_s,port,bytes,tx_bps,drops,ecn_marks,pfc_pauses\n");
+        /* Samples come in rounds of one per port: tx_bps is the port's rate
+         * since its previous sample. */
         for (size_t i = 0; i < m->ts_n; i++) {
-            csv_num(qf, m->ts_t.v[i], ",");
-            fprintf(qf, "%s,%.0f\n", m->sport_names[m->ts_p[i]], m->ts_v.v[i]);
+            const qsample *x = &m->ts[i];
+            const qsample *prev = i >= m->nsports ? &m->ts[i - m->nsports] : NULL;
+            csv_num(qf, ps_to_s(x->t_ps), ",");
+            fprintf(qf, "%s,%lld,", m->sport_names[x->port], (long long)x->bytes);
+            csv_num(qf, prev ? (double)(x->tx_bytes - prev->tx_bytes) * 8 /
+                                   ps_to_s(x->t_ps - prev->t_ps) : 0, ",");
+            fprintf(qf, "%llu,%llu,%llu\n", (unsigned long long)x->drops,
+                    (unsigned long long)x->marks, (unsigned long long)x->pauses);
         }
     }
     for (size_t i = 0; i < m->ncaps; i++) {
@@ -891,10 +928,21 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         out_json_num(bo, "slowdown_p50", samples_quantile(&bslow[b], 0.5));
         out_json_num(bo, "slowdown_p99", samples_quantile(&bslow[b], 0.99));
         json_object_set_new(by, bk[b].name, bo);
+    }
+    json_object_set_new(sum, "fct_by_size", by);
+    int rc = 0;
+    if (done) {
+        const char *names[NB];
+        for (int b = 0; b < NB; b++)
+            names[b] = bk[b].name;
+        rc = write_fct_cdf(o, names, bfct, bslow, NB, e);
+    }
+    for (int b = 0; b < NB; b++) {
         samples_fini(&bfct[b]);
         samples_fini(&bslow[b]);
     }
-    json_object_set_new(sum, "fct_by_size", by);
+    if (rc)
+        return rc;
     if (m->cfg.incast) {
         FILE *inf = out_file(o, "incast.csv", e);
         if (!inf)
@@ -955,10 +1003,8 @@ static void net_fini(void *st)
     free(m->fail_link);
     free(m->sports);
     free(m->sport_names);
-    free(m->ts_p);
+    free(m->ts);
     dist_fini(&m->bg_sizes);
-    samples_fini(&m->ts_t);
-    samples_fini(&m->ts_v);
 }
 
 static const plot_spec net_plots[] = {
@@ -967,8 +1013,17 @@ static const plot_spec net_plots[] = {
      .ylabel = "bytes queued"},
     {.csv = "incast.csv", .x = "round", .y = "goodput_bps", .title = "incast goodput per round",
      .out = "incast", .ylabel = "goodput (bit/s)"},
+    {.csv = "queues.csv", .x = "time_s", .y = "tx_bps", .group = "port",
+     .title = "port throughput", .out = "throughput", .xlabel = "simulated time (s)",
+     .ylabel = "bit/s over the sample interval"},
     {.csv = "flows.csv", .x = "id", .y = "fct_s", .title = "flow completion times",
      .out = "flows", .xlabel = "flow id", .ylabel = "FCT (s)"},
+    {.csv = "fct_cdf.csv", .x = "slowdown", .y = "cdf", .group = "bucket",
+     .title = "FCT slowdown CDF by flow size", .out = "slowdown_cdf",
+     .xlabel = "FCT / ideal FCT", .ylabel = "fraction of flows"},
+    {.csv = "fct_cdf.csv", .x = "fct_s", .y = "cdf", .group = "bucket",
+     .title = "FCT CDF by flow size", .out = "fct_cdf", .xlabel = "FCT (s)",
+     .ylabel = "fraction of flows", .logx = 1},
     {0},
 };
 

@@ -23,6 +23,35 @@ static json_t *res(json_t *sum, const char *k)
     return json_object_get(json_object_get(sum, "results"), k);
 }
 
+/* Column `col` (0 = the key) of the row whose first field is `key` in
+ * csv file `file` of run directory `sub`. */
+static double csv_value(const char *sub, const char *file, const char *key, int col)
+{
+    char p[256], line[512];
+    snprintf(p, sizeof p, "%s/%s/%s", tu_tmp, sub, file);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    size_t n = strlen(key);
+    double v = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ',') {
+            const char *c = line + n;
+            for (int i = 1; i < col && c; i++)
+                c = strchr(c + 1, ',');
+            assert_non_null(c);
+            v = strtod(c + 1, NULL);
+        }
+    fclose(f);
+    assert_true(v >= 0);
+    return v;
+}
+
+/* tx_bytes of a port in links.csv of run directory `sub`. */
+static double port_tx(const char *sub, const char *port)
+{
+    return csv_value(sub, "links.csv", port, 2);
+}
+
 /* Goodput of an incast run as a fraction of the receiver's link. */
 static double incast(const char *cc, const char *rto, int senders, const char *buffer)
 {
@@ -116,6 +145,76 @@ static void test_net_dumbbell_dctcp_queue_near_k_newreno_fills(void **state)
     json_decref(b);
 }
 
+/* queues.csv's time series: the bottleneck's rate per interval averages
+ * its line rate once busy; drop counts never fall and end at most at the
+ * run's total for the port.  fct_cdf.csv: per bucket, as many rows as the
+ * summary counts flows, cdf rising to 1, both quantile columns sorted. */
+static void test_net_time_series_and_fct_cdf(void **state)
+{
+    (void)state;
+    json_t *a = tu_run("net/dumbbell", "ts", NULL, 0);
+    char p[256], line[256], port[64];
+    snprintf(p, sizeof p, "%s/ts/queues.csv", tu_tmp);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "time_s,port,bytes,tx_bps,drops,ecn_marks,pfc_pauses\n");
+    double t, bytes, bps, sum = 0;
+    unsigned long long drops, marks, pauses, last = 0;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        assert_int_equal(sscanf(line, "%lf,%63[^,],%lf,%lf,%llu,%llu,%llu", &t, port, &bytes,
+                                &bps, &drops, &marks, &pauses), 7);
+        assert_true(drops >= last);
+        last = drops;
+        if (t >= 0.01) {
+            sum += bps;
+            n++;
+        }
+    }
+    fclose(f);
+    assert_true(n > 100);
+    if (fabs(sum / n - 10e9) > 0.02 * 10e9)
+        fail_msg("mean sampled rate of the bottleneck %.4g bit/s", sum / n);
+    assert_true(last > 0 && (double)last <= csv_value("ts", "links.csv", "left->right", 4));
+    json_decref(a);
+
+    json_t *w = tu_run("net/leafspine-websearch", "ws-cdf", NULL, 0);
+    snprintf(p, sizeof p, "%s/ws-cdf/fct_cdf.csv", tu_tmp);
+    f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "bucket,cdf,fct_s,slowdown\n");
+    char bucket[64], prevb[64] = "";
+    double cdf, fct, slow, pc = 0, pf = 0, ps = 0;
+    int rows = 0, total = 0;
+    json_t *by = res(w, "fct_by_size");
+    while (fgets(line, sizeof line, f)) {
+        assert_int_equal(sscanf(line, "%63[^,],%lf,%lf,%lf", bucket, &cdf, &fct, &slow), 4);
+        if (strcmp(bucket, prevb) != 0) {
+            if (rows)
+                assert_true(pc == 1.0);
+            rows = 0;
+            pc = pf = ps = 0;
+            snprintf(prevb, sizeof prevb, "%s", bucket);
+        }
+        rows++;
+        total++;
+        assert_true(cdf > pc && fct >= pf && slow >= ps && slow >= 1 - 1e-9);
+        pc = cdf;
+        pf = fct;
+        ps = slow;
+        json_int_t nb = json_integer_value(json_object_get(json_object_get(by, bucket), "flows"));
+        assert_true(rows <= nb);
+        if (rows == nb)
+            assert_true(fabs(cdf - 1) < 1e-12);
+    }
+    fclose(f);
+    assert_true(pc == 1.0);
+    assert_int_equal(total, json_integer_value(res(w, "flows_completed")));
+    json_decref(w);
+}
+
 static void test_net_same_seed_same_tables(void **state)
 {
     (void)state;
@@ -187,35 +286,6 @@ static void test_net_websearch_fcts_are_bounded_by_the_ideal(void **state)
     if (!(s50 >= 1 && s50 < 2))
         fail_msg("median slowdown of flows up to 10 KB: %.3f", s50);
     json_decref(a);
-}
-
-/* Column `col` (0 = the key) of the row whose first field is `key` in
- * csv file `file` of run directory `sub`. */
-static double csv_value(const char *sub, const char *file, const char *key, int col)
-{
-    char p[256], line[512];
-    snprintf(p, sizeof p, "%s/%s/%s", tu_tmp, sub, file);
-    FILE *f = fopen(p, "r");
-    assert_non_null(f);
-    size_t n = strlen(key);
-    double v = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, key, n) == 0 && line[n] == ',') {
-            const char *c = line + n;
-            for (int i = 1; i < col && c; i++)
-                c = strchr(c + 1, ',');
-            assert_non_null(c);
-            v = strtod(c + 1, NULL);
-        }
-    fclose(f);
-    assert_true(v >= 0);
-    return v;
-}
-
-/* tx_bytes of a port in links.csv of run directory `sub`. */
-static double port_tx(const char *sub, const char *port)
-{
-    return csv_value(sub, "links.csv", port, 2);
 }
 
 static void test_net_failed_link_is_routed_around_and_flows_complete(void **state)
@@ -418,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_net_incast_collapses_with_200ms_rto),
         cmocka_unit_test(test_net_incast_recovers_with_1ms_rto_or_dctcp),
         cmocka_unit_test(test_net_dumbbell_dctcp_queue_near_k_newreno_fills),
+        cmocka_unit_test(test_net_time_series_and_fct_cdf),
         cmocka_unit_test(test_net_same_seed_same_tables),
         cmocka_unit_test(test_net_background_arrivals_follow_the_load),
         cmocka_unit_test(test_net_websearch_fcts_are_bounded_by_the_ideal),
