@@ -116,6 +116,7 @@ typedef struct port {
     uint64_t stat_pfc_pauses;           /* XOFF frames received */
     /* counters */
     uint64_t stat_rx_pkts, stat_tx_pkts, stat_drop_pkts, stat_mark_pkts;
+    uint64_t stat_rx_bytes;     /* every arrival, admitted or not */
     uint64_t stat_tx_bytes, stat_drop_bytes;
     uint64_t stat_fail_drops;   /* packets lost to a link failure (also in stat_drop_pkts) */
     int64_t stat_busy_ps;   /* time spent serialising, up to the last departure */
@@ -149,12 +150,15 @@ typedef struct wire {
     uint32_t cap, head, len;
     sim_timer arrive;       /* the head's arrival */
     uint64_t stat_pkts;     /* packets carried */
+    uint64_t stat_lost_bytes;   /* lost at failures (wire_drop_all) */
 } wire;
 
 void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name);
 void wire_fini(wire *w);
 /* Loses every packet on the wire (link failure): freed to pool, counted.
  * Returns how many. */
+/* Bytes of the packets on the wire now. */
+uint64_t wire_bytes(const wire *w);
 uint32_t wire_drop_all(wire *w, pkt_pool *pool);
 
 #endif

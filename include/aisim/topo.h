@@ -186,6 +186,14 @@ void topo_set_host_tap(topo *t, int host, void (*fn)(void *ctx, const pkt *p, in
  * endpoint. */
 uint64_t topo_packets_in_network(topo *t);
 
+/* Byte conservation: everything hosts put into their NICs (injected) was
+ * delivered to a host, dropped (at a port, or on a wire at a failure) or is
+ * still in the network: injected == delivered + dropped + in_network. */
+typedef struct topo_bytes {
+    uint64_t injected, delivered, dropped, in_network;
+} topo_bytes;
+void topo_byte_counts(topo *t, topo_bytes *b);
+
 /* Completion time of a transfer of `bytes` of payload over route rt on an
  * empty network: the first packet's store-and-forward latency along the
  * path plus the remaining packets at the slowest link's rate (packets of

@@ -917,6 +917,13 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
                         json_integer((json_int_t)topo_packets_in_network(m->t)));
     json_object_set_new(sum, "packets_allocated_at_end",
                         json_integer((json_int_t)pkt_pool_live(m->pool)));
+    topo_bytes tb;
+    topo_byte_counts(m->t, &tb);
+    json_object_set_new(sum, "bytes_injected", json_integer((json_int_t)tb.injected));
+    json_object_set_new(sum, "bytes_delivered", json_integer((json_int_t)tb.delivered));
+    json_object_set_new(sum, "bytes_dropped", json_integer((json_int_t)tb.dropped));
+    json_object_set_new(sum, "bytes_in_network_at_end",
+                        json_integer((json_int_t)tb.in_network));
     samples_fini(&fct);
     json_t *by = json_object();
     for (int b = 0; b < NB; b++) {

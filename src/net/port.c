@@ -289,6 +289,7 @@ static void port_recv(sink *self, pkt *p)
 {
     port *q = (port *)self;
     q->stat_rx_pkts++;
+    q->stat_rx_bytes += p->size_bytes;
     if (q->tap)
         q->tap(q->tap_ctx, p);
     if (q->down) {

@@ -136,6 +136,7 @@ struct topo {
     size_t nflows;
     arena_blk *arena;
     uint64_t stat_unbound_drops;
+    uint64_t stat_host_rx_bytes;    /* bytes that reached a host's receive sink */
     void (*on_change)(void *ctx);   /* routing changed (topo_on_routing_change) */
     void *on_change_ctx;
 };
@@ -283,6 +284,7 @@ static void host_recv(sink *self, pkt *p)
     topo *t = h->t;
     if (h->tap)
         h->tap(h->tap_ctx, p, 1);
+    t->stat_host_rx_bytes += p->size_bytes;
     if (p->flow_id < t->nflows) {
         flow_bind *b = &t->flows[p->flow_id];
         if (b->dst_node == h->node && b->rx) {
@@ -969,6 +971,21 @@ uint64_t topo_packets_in_network(topo *t)
             n += q->npkts + (q->tx != NULL) + topo_link_wire(t, (int)l, d)->len;
         }
     return n;
+}
+
+void topo_byte_counts(topo *t, topo_bytes *b)
+{
+    memset(b, 0, sizeof *b);
+    b->delivered = t->stat_host_rx_bytes;
+    for (size_t l = 0; l < t->nlinks; l++)
+        for (int d = 0; d < 2; d++) {
+            const tlink *k = t->link[l];
+            const port *q = &k->port[d];
+            if (t->node[d ? k->b : k->a]->kind == NODE_HOST)
+                b->injected += q->stat_rx_bytes;
+            b->dropped += q->stat_drop_bytes + k->wire[d].stat_lost_bytes;
+            b->in_network += (uint64_t)port_backlog(q) + wire_bytes(&k->wire[d]);
+        }
 }
 
 /* The host's send side goes through its NIC port's tap (which takes no

@@ -63,10 +63,21 @@ static void wire_arrive(sim *s, void *obj, uint64_t arg)
 uint32_t wire_drop_all(wire *w, pkt_pool *pool)
 {
     uint32_t n = w->len;
-    for (uint32_t i = 0; i < n; i++)
-        pkt_free(pool, w->ring[(w->head + i) % w->cap].p);
+    for (uint32_t i = 0; i < n; i++) {
+        pkt *p = w->ring[(w->head + i) % w->cap].p;
+        w->stat_lost_bytes += p->size_bytes;
+        pkt_free(pool, p);
+    }
     w->head = 0;
     w->len = 0;
     sim_timer_disarm(w->s, &w->arrive);
     return n;
+}
+
+uint64_t wire_bytes(const wire *w)
+{
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < w->len; i++)
+        b += w->ring[(w->head + i) % w->cap].p->size_bytes;
+    return b;
 }

@@ -23,6 +23,24 @@ static json_t *res(json_t *sum, const char *k)
     return json_object_get(json_object_get(sum, "results"), k);
 }
 
+/* Runs a net scenario (tu_run) and checks, as for every run, conservation
+ * of packets (each one still allocated is inside the network) and of bytes
+ * (what hosts injected was delivered, dropped or is still in flight). */
+static json_t *net_run(const char *scenario, const char *sub, const char **sets, int nsets)
+{
+    json_t *sum = tu_run(scenario, sub, sets, nsets);
+    assert_int_equal(json_integer_value(res(sum, "packets_allocated_at_end")),
+                     json_integer_value(res(sum, "packets_in_network_at_end")));
+    json_int_t in = json_integer_value(res(sum, "bytes_injected"));
+    json_int_t out = json_integer_value(res(sum, "bytes_delivered")) +
+                     json_integer_value(res(sum, "bytes_dropped")) +
+                     json_integer_value(res(sum, "bytes_in_network_at_end"));
+    if (in <= 0 || in != out)
+        fail_msg("%s (%s): %lld bytes injected, %lld delivered + dropped + in flight", scenario,
+                 sub, (long long)in, (long long)out);
+    return sum;
+}
+
 /* Column `col` (0 = the key) of the row whose first field is `key` in
  * csv file `file` of run directory `sub`. */
 static double csv_value(const char *sub, const char *file, const char *key, int col)
@@ -62,7 +80,7 @@ static double incast(const char *cc, const char *rto, int senders, const char *b
     snprintf(b, sizeof b, "net.topology.link.buffer=%s", buffer);
     snprintf(sub, sizeof sub, "incast-%s-%s-%d-%s", cc, rto, senders, buffer);
     const char *sets[] = {n, c, r, b, "net.incast.rounds=10"};
-    json_t *sum = tu_run("net/incast", sub, sets, 5);
+    json_t *sum = net_run("net/incast", sub, sets, 5);
     json_t *ic = res(sum, "incast");
     assert_int_equal(json_integer_value(json_object_get(ic, "rounds_completed")), 10);
     double g = json_number_value(json_object_get(ic, "goodput_fraction_of_link"));
@@ -128,8 +146,8 @@ static void test_net_dumbbell_dctcp_queue_near_k_newreno_fills(void **state)
 {
     (void)state;
     const char *dc[] = {"net.transport.cc=dctcp"};
-    json_t *a = tu_run("net/dumbbell", "db-reno", NULL, 0);
-    json_t *b = tu_run("net/dumbbell", "db-dctcp", dc, 1);
+    json_t *a = net_run("net/dumbbell", "db-reno", NULL, 0);
+    json_t *b = net_run("net/dumbbell", "db-dctcp", dc, 1);
     double qr = mean_queue("db-reno"), qd = mean_queue("db-dctcp");
     double K = 97500;
     if (qd < K - 12 * 1500 || qd > K + 6 * 1500)
@@ -152,7 +170,7 @@ static void test_net_dumbbell_dctcp_queue_near_k_newreno_fills(void **state)
 static void test_net_time_series_and_fct_cdf(void **state)
 {
     (void)state;
-    json_t *a = tu_run("net/dumbbell", "ts", NULL, 0);
+    json_t *a = net_run("net/dumbbell", "ts", NULL, 0);
     char p[256], line[256], port[64];
     snprintf(p, sizeof p, "%s/ts/queues.csv", tu_tmp);
     FILE *f = fopen(p, "r");
@@ -179,7 +197,7 @@ static void test_net_time_series_and_fct_cdf(void **state)
     assert_true(last > 0 && (double)last <= csv_value("ts", "links.csv", "left->right", 4));
     json_decref(a);
 
-    json_t *w = tu_run("net/leafspine-websearch", "ws-cdf", NULL, 0);
+    json_t *w = net_run("net/leafspine-websearch", "ws-cdf", NULL, 0);
     snprintf(p, sizeof p, "%s/ws-cdf/fct_cdf.csv", tu_tmp);
     f = fopen(p, "r");
     assert_non_null(f);
@@ -220,8 +238,8 @@ static void test_net_same_seed_same_tables(void **state)
     (void)state;
     const char *sets[] = {"net.incast.senders=16", "net.incast.rounds=3",
                           "net.sample_interval=50us", "net.sample_ports=[\"sw0->h0\"]"};
-    json_t *a = tu_run("net/incast", "det-a", sets, 4);
-    json_t *b = tu_run("net/incast", "det-b", sets, 4);
+    json_t *a = net_run("net/incast", "det-a", sets, 4);
+    json_t *b = net_run("net/incast", "det-b", sets, 4);
     const char *files[] = {"flows.csv", "links.csv", "queues.csv", "incast.csv",
                            "scenario.yaml"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
@@ -243,7 +261,7 @@ static void test_net_background_arrivals_follow_the_load(void **state)
     const char *sets[] = {"net.topology={kind: star, hosts: 8, link: {rate: 10Gbps}}",
                           "net.incast=null", "net.background={load: 0.5, sizes: {dist: "
                           "constant, value: 100KB}, duration: 20ms}"};
-    json_t *a = tu_run("net/incast", "bg-rate", sets, 3);
+    json_t *a = net_run("net/incast", "bg-rate", sets, 3);
     json_int_t n = json_integer_value(res(a, "flows"));
     if (n < 900 || n > 1100)
         fail_msg("%lld flows arrived, expected 1000 +- 100", (long long)n);
@@ -254,7 +272,7 @@ static void test_net_background_arrivals_follow_the_load(void **state)
 static void test_net_websearch_fcts_are_bounded_by_the_ideal(void **state)
 {
     (void)state;
-    json_t *a = tu_run("net/leafspine-websearch", "ws", NULL, 0);
+    json_t *a = net_run("net/leafspine-websearch", "ws", NULL, 0);
     json_int_t n = json_integer_value(res(a, "flows"));
     assert_true(n > 100);
     assert_int_equal(json_integer_value(res(a, "flows_completed")), n);
@@ -291,7 +309,7 @@ static void test_net_websearch_fcts_are_bounded_by_the_ideal(void **state)
 static void test_net_failed_link_is_routed_around_and_flows_complete(void **state)
 {
     (void)state;
-    json_t *a = tu_run("net/failure", "fail", NULL, 0);
+    json_t *a = net_run("net/failure", "fail", NULL, 0);
     assert_int_equal(json_integer_value(res(a, "flows_completed")), 4);
     assert_true(json_integer_value(res(a, "timeouts")) >= 1);
     /* leaf0->spine0 failed at 2 ms: it carried at most 2 ms at 10 Gbps. */
@@ -314,7 +332,7 @@ static void test_net_flows_return_to_a_repaired_link_at_convergence(void **state
     const char *sets[] = {"net.failures[0].repair=10ms", "net.transport.cc=dctcp",
                           "net.topology.host_link.ecn_k=65KB",
                           "net.topology.fabric_link.ecn_k=65KB"};
-    json_t *a = tu_run("net/failure", "repair", sets, 4);
+    json_t *a = net_run("net/failure", "repair", sets, 4);
     assert_int_equal(json_integer_value(res(a, "flows_completed")), 4);
     assert_true(json_integer_value(res(a, "timeouts")) <= 1);
     /* Up to 2 ms before the failure, then from 10.1 ms on. */
@@ -336,7 +354,7 @@ static double nic_slowdown(const char *sched)
     const char *sets[] = {"net.transport.cc=dctcp", "stop=10ms", set,
                           "net.flows=[{src: h0, dst: h4}, {src: h0, dst: h5, size: 20KB, "
                           "start: 5ms}]"};
-    json_t *a = tu_run("net/dumbbell", sub, sets, 4);
+    json_t *a = net_run("net/dumbbell", sub, sets, 4);
     assert_int_equal(json_integer_value(res(a, "flows_completed")), 1);
     assert_int_equal(json_integer_value(res(a, "drops")), 0);
     json_t *small = json_object_get(json_object_get(res(a, "fct_by_size"), "10KB-100KB"),
@@ -359,7 +377,7 @@ static void test_net_spraying_balances_packets_across_spines(void **state)
 {
     (void)state;
     const char *sets[] = {"net.failures=null", "net.routing=spray_rr"};
-    json_t *a = tu_run("net/failure", "spray", sets, 2);
+    json_t *a = net_run("net/failure", "spray", sets, 2);
     assert_int_equal(json_integer_value(res(a, "flows_completed")), 4);
     double x = port_tx("spray", "leaf0->spine0"), y = port_tx("spray", "leaf0->spine1");
     if (fabs(x - y) > 0.02 * (x + y))
@@ -375,7 +393,7 @@ static void test_net_pcap_reads_back_with_real_headers(void **state)
     (void)state;
     const char *sets[] = {"net.incast.senders=4", "net.incast.rounds=2",
                           "net.transport.cc=dctcp", "net.pcap=[h0, h1]"};
-    json_t *a = tu_run("net/incast", "pcap", sets, 4);
+    json_t *a = net_run("net/incast", "pcap", sets, 4);
     char p[256], ebuf[PCAP_ERRBUF_SIZE];
     /* h1: the first frames are its first data segments to h0. */
     snprintf(p, sizeof p, "%s/pcap/h1.pcap", tu_tmp);
@@ -424,10 +442,10 @@ static void test_net_pfc_makes_incast_lossless(void **state)
     (void)state;
     const char *base[] = {"net.topology.link.buffer=1MiB", "net.incast.rounds=10",
                           "net.topology.link.pfc_xoff=0B", "net.topology.link.pfc_xon=0B"};
-    json_t *a = tu_run("net/incast", "nopfc", base, 4);
+    json_t *a = net_run("net/incast", "nopfc", base, 4);
     const char *pfc[] = {"net.topology.link.buffer=1MiB", "net.incast.rounds=10",
                          "net.topology.link.pfc_xoff=10KB", "net.topology.link.pfc_xon=5KB"};
-    json_t *b = tu_run("net/incast", "pfc", pfc, 4);
+    json_t *b = net_run("net/incast", "pfc", pfc, 4);
     /* 32 senders x 256 KiB into a 1 MiB port: drops and timeouts without
      * PFC; with it the senders are paused instead and nothing is lost. */
     assert_true(json_integer_value(res(a, "drops")) > 0);
@@ -452,13 +470,13 @@ static void test_net_shared_buffer_absorbs_incast(void **state)
 {
     (void)state;
     const char *st[] = {"net.incast.rounds=10"};
-    json_t *a = tu_run("net/incast", "sb-static", st, 1);
+    json_t *a = net_run("net/incast", "sb-static", st, 1);
     const char *sh[] = {"net.incast.rounds=10", "net.topology.link.buffer=4MiB",
                         "net.topology.shared_buffer={size: 4MiB, alpha: 1}"};
-    json_t *b = tu_run("net/incast", "sb-shared", sh, 3);
+    json_t *b = net_run("net/incast", "sb-shared", sh, 3);
     const char *sq[] = {"net.incast.rounds=10", "net.topology.link.buffer=4MiB",
                         "net.topology.shared_buffer={size: 4MiB, alpha: 0.25}"};
-    json_t *c = tu_run("net/incast", "sb-shared-q", sq, 3);
+    json_t *c = net_run("net/incast", "sb-shared-q", sq, 3);
     double B = 4 << 20;
     /* The hot port's queue stops at alpha/(1+alpha) B (one packet in
      * service besides): within 2 % of it once the senders push. */
