@@ -1,7 +1,8 @@
 /*
  * wire.c - propagation delay: a ring of (due, packet) with one timer for the
- * head (see port.h).  The ring doubles when full; a wire carries at most
- * bandwidth x delay / smallest packet at once, so it stops growing early.
+ * head (see port.h).  The ring doubles when full (its size stays a power of
+ * two, so positions wrap with a mask); a wire carries at most bandwidth x
+ * delay / smallest packet at once, so it stops growing early.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +36,14 @@ static void wire_recv(sink *self, pkt *p)
         uint32_t nc = w->cap ? 2 * w->cap : 16;
         wire_slot *nr = xmalloc(nc * sizeof *nr);
         for (uint32_t i = 0; i < w->len; i++)
-            nr[i] = w->ring[(w->head + i) % w->cap];
+            nr[i] = w->ring[(w->head + i) & (w->cap - 1)];
         free(w->ring);
         w->ring = nr;
         w->cap = nc;
         w->head = 0;
     }
     int64_t due = sim_now(w->s) + w->delay_ps;
-    w->ring[(w->head + w->len++) % w->cap] = (wire_slot){due, p};
+    w->ring[(w->head + w->len++) & (w->cap - 1)] = (wire_slot){due, p};
     if (w->len == 1)
         sim_timer_arm(w->s, &w->arrive, due);
 }
@@ -52,7 +53,7 @@ static void wire_arrive(sim *s, void *obj, uint64_t arg)
     (void)arg;
     wire *w = obj;
     pkt *p = w->ring[w->head].p;
-    w->head = (w->head + 1) % w->cap;
+    w->head = (w->head + 1) & (w->cap - 1);
     w->len--;
     w->stat_pkts++;
     if (w->len > 0)
@@ -64,7 +65,7 @@ uint32_t wire_drop_all(wire *w, pkt_pool *pool)
 {
     uint32_t n = w->len;
     for (uint32_t i = 0; i < n; i++) {
-        pkt *p = w->ring[(w->head + i) % w->cap].p;
+        pkt *p = w->ring[(w->head + i) & (w->cap - 1)].p;
         w->stat_lost_bytes += p->size_bytes;
         pkt_free(pool, p);
     }
@@ -78,6 +79,6 @@ uint64_t wire_bytes(const wire *w)
 {
     uint64_t b = 0;
     for (uint32_t i = 0; i < w->len; i++)
-        b += w->ring[(w->head + i) % w->cap].p->size_bytes;
+        b += w->ring[(w->head + i) & (w->cap - 1)].p->size_bytes;
     return b;
 }
