@@ -461,7 +461,7 @@ static void test_net_pfc_makes_incast_lossless(void **state)
     json_decref(b);
 }
 
-/* The same incast (32 x 256 KiB, NewReno, 200 ms RTO) into static 64 KiB
+/* net/shared-buffer: the incast (32 x 256 KiB, NewReno, 200 ms RTO) into static 64 KiB
  * port buffers, then with the switch's 65 ports sharing 4 MiB (about what
  * the static buffers add up to) under dynamic thresholds: the one hot
  * port may now take alpha/(1+alpha) of the pool, so fewer packets are lost
@@ -469,14 +469,11 @@ static void test_net_pfc_makes_incast_lossless(void **state)
 static void test_net_shared_buffer_absorbs_incast(void **state)
 {
     (void)state;
-    const char *st[] = {"net.incast.rounds=10"};
-    json_t *a = net_run("net/incast", "sb-static", st, 1);
-    const char *sh[] = {"net.incast.rounds=10", "net.topology.link.buffer=4MiB",
-                        "net.topology.shared_buffer={size: 4MiB, alpha: 1}"};
-    json_t *b = net_run("net/incast", "sb-shared", sh, 3);
-    const char *sq[] = {"net.incast.rounds=10", "net.topology.link.buffer=4MiB",
-                        "net.topology.shared_buffer={size: 4MiB, alpha: 0.25}"};
-    json_t *c = net_run("net/incast", "sb-shared-q", sq, 3);
+    const char *st[] = {"net.topology.shared_buffer=null", "net.topology.link.buffer=64KiB"};
+    json_t *a = net_run("net/shared-buffer", "sb-static", st, 2);
+    json_t *b = net_run("net/shared-buffer", "sb-shared", NULL, 0);
+    const char *sq[] = {"net.topology.shared_buffer.alpha=0.25"};
+    json_t *c = net_run("net/shared-buffer", "sb-shared-q", sq, 1);
     double B = 4 << 20;
     /* The hot port's queue stops at alpha/(1+alpha) B (one packet in
      * service besides): within 2 % of it once the senders push. */
