@@ -41,6 +41,11 @@
  * lossless traffic: PFC, not the threshold, keeps them within the pool (the
  * pool-full check still applies).  A packet occupies the pool until its
  * transmission ends.  The port's own buffer_bytes remains a per-port cap.
+ * PFC may use the pool's state too (pfc_alpha > 0, as ASICs' dynamic PG
+ * thresholds do): the XOFF threshold of each (ingress link, class) becomes
+ * min(pfc_xoff, pfc_alpha x free pool), with XON the same distance
+ * (pfc_xoff - pfc_xon) below it, so senders are paused earlier when the
+ * pool fills.
  *
  * Wire.  A ring of (due time, packet) with one timer for its head: every
  * packet on a wire has the same delay, so arrival order is departure order.
@@ -78,6 +83,8 @@ typedef struct port_cfg {
 typedef struct shbuf {
     int64_t size_bytes;     /* B */
     double alpha;           /* dynamic threshold factor, > 0 */
+    double pfc_alpha;       /* > 0: PFC's XOFF is at most pfc_alpha x the free
+                               pool (see port.h); 0: static thresholds */
     int64_t used_bytes;     /* queued or in service at any of its ports */
     int64_t stat_max_used;  /* largest used_bytes seen */
     uint64_t stat_dt_drops; /* refused by the dynamic threshold */

@@ -147,9 +147,10 @@ void topo_set_hash_seeds(topo *t, bool all_equal, uint64_t value);
 
 /* Gives every switch a shared buffer of `bytes` with dynamic threshold
  * factor `alpha` (port.h: shbuf), used by all its egress ports instead of
- * their own buffers alone (each port's buffer_bytes remains a cap).  Call
- * after building, before traffic.  Hosts keep their NIC buffers. */
-void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha);
+ * their own buffers alone (each port's buffer_bytes remains a cap);
+ * pfc_alpha > 0 makes PFC's XOFF dynamic too.  Call after building, before
+ * traffic.  Hosts keep their NIC buffers. */
+void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha, double pfc_alpha);
 /* Makes every host NIC serve its flows round robin (port.h) instead of
  * FIFO.  Call after building, before traffic. */
 void topo_set_nic_flow_rr(topo *t);

@@ -204,10 +204,19 @@ static void pfc_account(port *q, const pkt *p, int64_t delta)
     int c = p->prio < u->cfg.nprio ? p->prio : u->cfg.nprio - 1;
     u->pfc_down[c] += delta;
     const wire *w = (const wire *)(const void *)p->rt->hop[p->hop - 2];
-    if (!u->pfc_asked[c] && u->pfc_down[c] > u->cfg.pfc_xoff_bytes) {
+    int64_t xoff = u->cfg.pfc_xoff_bytes, xon = u->cfg.pfc_xon_bytes;
+    if (q->sb && q->sb->pfc_alpha > 0) {
+        double dyn = q->sb->pfc_alpha * (double)(q->sb->size_bytes - q->sb->used_bytes);
+        if (dyn < (double)xoff) {
+            int64_t d = (int64_t)dyn;
+            xon = d - (xoff - xon) > 0 ? d - (xoff - xon) : 0;
+            xoff = d;
+        }
+    }
+    if (!u->pfc_asked[c] && u->pfc_down[c] > xoff) {
         u->pfc_asked[c] = 1;
         sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, u, (uint64_t)c << 1 | 1);
-    } else if (u->pfc_asked[c] && u->pfc_down[c] <= u->cfg.pfc_xon_bytes) {
+    } else if (u->pfc_asked[c] && u->pfc_down[c] <= xon) {
         u->pfc_asked[c] = 0;
         sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, u, (uint64_t)c << 1);
     }
@@ -355,8 +364,8 @@ void port_set_down(port *q, int down)
         sim_timer_disarm(q->s, &q->done);
         q->stat_busy_ps += sim_now(q->s) - q->busy_since;
         q->stat_fail_drops++;
-        pfc_account(q, q->tx, -(int64_t)q->tx->size_bytes);
         shbuf_release(q, q->tx);
+        pfc_account(q, q->tx, -(int64_t)q->tx->size_bytes);
         drop(q, q->tx);
         q->tx = NULL;
     }
@@ -364,8 +373,8 @@ void port_set_down(port *q, int down)
         while (q->cbytes[c]) {
             pkt *p = dequeue(q, (unsigned)c);
             q->stat_fail_drops++;
-            pfc_account(q, p, -(int64_t)p->size_bytes);
             shbuf_release(q, p);
+            pfc_account(q, p, -(int64_t)p->size_bytes);
             drop(q, p);
         }
     assert(q->bytes == 0 && q->npkts == 0);
@@ -379,8 +388,8 @@ static void port_done(sim *s, void *obj, uint64_t arg)
     q->tx = NULL;
     q->stat_tx_pkts++;
     q->stat_tx_bytes += p->size_bytes;
-    pfc_account(q, p, -(int64_t)p->size_bytes);
     shbuf_release(q, p);
+    pfc_account(q, p, -(int64_t)p->size_bytes);
     start_tx(q);
     if (!q->tx) {
         q->stat_busy_ps += sim_now(s) - q->busy_since;

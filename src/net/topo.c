@@ -643,9 +643,9 @@ void topo_set_hash_seeds(topo *t, bool all_equal, uint64_t value)
     }
 }
 
-void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha)
+void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha, double pfc_alpha)
 {
-    assert(bytes > 0 && alpha > 0);
+    assert(bytes > 0 && alpha > 0 && pfc_alpha >= 0);
     for (size_t i = 0; i < t->nnodes; i++) {
         tnode *n = t->node[i];
         if (n->kind != NODE_SWITCH)
@@ -655,6 +655,7 @@ void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha)
         assert(n->sb->used_bytes == 0);
         n->sb->size_bytes = bytes;
         n->sb->alpha = alpha;
+        n->sb->pfc_alpha = pfc_alpha;
         for (uint32_t j = 0; j < n->nadj; j++)
             t->link[n->adj[j].link]->port[n->adj[j].dir].sb = n->sb;
     }

@@ -260,7 +260,7 @@ static const char *const nic_scheds[] = {"fifo", "round_robin", NULL};
 /* topology.shared_buffer */
 typedef struct shared_raw {
     int64_t bytes;
-    double alpha;
+    double alpha, pfc_alpha;
 } shared_raw;
 
 static const cfg_key shared_keys[] = {
@@ -269,6 +269,9 @@ static const cfg_key shared_keys[] = {
     {.name = "alpha", .type = CFG_FLOAT, .off = offsetof(shared_raw, alpha), .def = "1",
      .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1024,
      .help = "dynamic threshold: a queue may hold alpha x the free pool"},
+    {.name = "pfc_alpha", .type = CFG_FLOAT, .off = offsetof(shared_raw, pfc_alpha), .def = "0",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1024,
+     .help = "PFC XOFF at most pfc_alpha x the free pool (0: static pfc_xoff only)"},
     {0},
 };
 
@@ -511,7 +514,7 @@ static int apply_shared(topo *t, cfg_node *sn, const char *path, err *e)
     int rc = cfg_bind(sn, p, shared_keys, &sr, e);
     if (rc)
         return rc;
-    topo_set_shared_buffer(t, sr.bytes, sr.alpha);
+    topo_set_shared_buffer(t, sr.bytes, sr.alpha, sr.pfc_alpha);
     return 0;
 }
 

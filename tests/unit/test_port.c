@@ -503,6 +503,30 @@ static void test_port_shared_buffer_leaves_pfc_traffic_to_pfc(void **state)
     assert_int_equal(sb.used_bytes, 0);
 }
 
+/* PFC's XOFF made dynamic (pfc_alpha): with pfc_alpha 0.125 of a 64 KB pool
+ * the threshold is at most 8 KB per link instead of the static 20 KB, so
+ * the senders are paused sooner and more often and the switch holds less;
+ * still nothing is lost. */
+static void test_port_pfc_dynamic_threshold_pauses_sooner(void **state)
+{
+    (void)state;
+    uint64_t drops, got, pauses_s, pauses_d;
+    int64_t qmax_s, qmax_d;
+    shbuf sb = {.size_bytes = 64000, .alpha = 1};
+    incast_pair(1, &sb, &drops, &got, &pauses_s, &qmax_s);
+    assert_int_equal(drops, 0);
+    shbuf sd = {.size_bytes = 64000, .alpha = 1, .pfc_alpha = 0.125};
+    incast_pair(1, &sd, &drops, &got, &pauses_d, &qmax_d);
+    assert_int_equal(drops, 0);
+    assert_int_equal(got, 400);
+    assert_int_equal(sd.used_bytes, 0);
+    /* Each link: XOFF at <= 8 KB plus what arrives while the pause travels
+     * (as in test_port_pfc_makes_the_switch_lossless). */
+    if (!(qmax_d <= 2 * (8000 + 3 * 1500 + 2500) && qmax_d < qmax_s && pauses_d > pauses_s))
+        fail_msg("static: queue %lld, %llu pauses; dynamic: %lld, %llu", (long long)qmax_s,
+                 (unsigned long long)pauses_s, (long long)qmax_d, (unsigned long long)pauses_d);
+}
+
 static void gen_fire(sim *s, void *obj, uint64_t arg)
 {
     (void)arg;
@@ -568,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_port_flow_round_robin_many_flows_and_failure),
         cmocka_unit_test(test_port_shared_buffer_dynamic_thresholds),
         cmocka_unit_test(test_port_shared_buffer_leaves_pfc_traffic_to_pfc),
+        cmocka_unit_test(test_port_pfc_dynamic_threshold_pauses_sooner),
         cmocka_unit_test(test_port_md1_delay_matches_pollaczek_khinchine),
         cmocka_unit_test(test_pool_reuses_packets_without_growth),
     };

@@ -622,7 +622,7 @@ static void test_topo_shared_buffer_per_switch(void **state)
                                    "  shared_buffer: {size: 1MiB, alfa: 2}\n", &e, NULL),
                      AISIM_EINVAL);
     assert_string_equal(e.msg, "t.yaml:5:31: topology.shared_buffer.alfa: unknown key; "
-                               "expected one of: size, alpha");
+                               "expected one of: size, alpha, pfc_alpha");
     bed_fini(&b);
 }
 
