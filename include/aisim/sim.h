@@ -5,13 +5,15 @@
  * (time, sequence number): events at equal times run in the order they were
  * scheduled, so a run is a pure function of the scenario and the seed.
  *
- * The pending set is a 4-ary min-heap of 16-byte entries (time, seq|slot),
- * with the callback data in a separate slot array; cancellation removes the
- * entry at once (each slot knows its heap position), so cancelled timers do
- * not accumulate.  An event id carries its slot's generation number:
- * cancelling an id that already ran, or was cancelled, is a harmless no-op.
- * Cost: O(log4 n) per schedule, cancel and run.  docs/benchmarks.md has the
- * measurements behind this choice.
+ * The pending set is a timing wheel (a calendar queue with power-of-two
+ * bucket widths, re-tuned to the event rate as it runs) in front of two
+ * small 4-ary heaps: one sorts the bucket being run, one holds the far
+ * future.  Cancellation is O(1): the slot is freed at once and the queued
+ * entry is dropped when met (a tombstone).  An event id carries its slot's
+ * generation number: cancelling an id that already ran, or was cancelled,
+ * is a harmless no-op.  Cost: O(1) expected per schedule, cancel and run
+ * (O(log n) for far-future entries).  src/core/sim.c explains the
+ * structure; docs/benchmarks.md has the measurements behind it.
  *
  * Objects that re-arm all the time (a queue's service completion, a
  * retransmission timeout) embed a sim_timer; one-shot events use

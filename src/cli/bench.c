@@ -4,7 +4,10 @@
  * Engine:
  *   hold N      the classic hold model (Jones, CACM 1986): N events pending;
  *               each one, when it runs, schedules one more at now + Exp(1us).
- *               Measures the heap at a steady size of 1k, 100k and 1M.
+ *               Measures the queue at a steady size of 1k, 100k and 1M.
+ *   hold-skew   the same at 10k pending with 1 % of increments Exp(10 ms):
+ *               the skew of a long timeout among packet events (about 99 %
+ *               of the pending events are then far in the future).
  *   timers      a transport-like mix: 10k flows, each a chain of packet
  *               events (Exp(10us) apart) that re-arms the flow's
  *               retransmission timer (200us) on every packet, so nearly every
@@ -56,6 +59,7 @@ static double wall_now(void)
 typedef struct hold {
     rng r;
     uint64_t left;
+    int bimodal;        /* 1 % of increments Exp(10 ms) instead of Exp(1 us) */
 } hold;
 
 static void hold_ev(sim *s, void *obj, uint64_t arg)
@@ -65,14 +69,15 @@ static void hold_ev(sim *s, void *obj, uint64_t arg)
         sim_stop(s);
         return;
     }
-    sim_schedule(s, sim_now(s) + (int64_t)rng_exponential(&h->r, 1e6) + 1, hold_ev, h, arg);
+    double mean = h->bimodal && rng_below(&h->r, 100) == 0 ? 1e10 : 1e6;
+    sim_schedule(s, sim_now(s) + (int64_t)rng_exponential(&h->r, mean) + 1, hold_ev, h, arg);
 }
 
-static bres bench_hold(uint64_t pending, uint64_t events)
+static bres bench_hold(uint64_t pending, uint64_t events, int bimodal)
 {
     sim *s = sim_create();
-    hold h;
-    rng_init(&h.r, 1, "bench.hold", pending);
+    hold h = {.bimodal = bimodal};
+    rng_init(&h.r, 1, bimodal ? "bench.hold.bimodal" : "bench.hold", pending);
     for (uint64_t i = 0; i < pending; i++)
         sim_schedule(s, (int64_t)rng_exponential(&h.r, 1e6), hold_ev, &h, i);
     h.left = pending;       /* warm-up: every initial event runs once */
@@ -187,7 +192,7 @@ static bres bench_scenario(const char *name, const char *const *sets, int nsets)
 typedef struct bcase {
     const char *id;             /* for `aisim bench ID...` */
     const char *label;
-    int kind;                   /* 0 hold, 1 timers, 2 cancel, 3 scenario */
+    int kind;                   /* 0 hold, 1 timers, 2 cancel, 3 scenario, 4 bimodal hold */
     uint64_t a, events, quick_events;
     const char *scenario;
     const char *sets[3];
@@ -197,6 +202,8 @@ static const bcase cases[] = {
     {"hold-1k", "engine hold, 1k pending", 0, 1000, 20000000, 1000000, NULL, {NULL}},
     {"hold-100k", "engine hold, 100k pending", 0, 100000, 20000000, 1000000, NULL, {NULL}},
     {"hold-1m", "engine hold, 1M pending", 0, 1000000, 10000000, 1000000, NULL, {NULL}},
+    {"hold-skew", "engine hold, 10k, 1% Exp(10 ms)", 4, 10000, 20000000, 1000000, NULL,
+     {NULL}},
     {"timers", "engine timers re-armed, 10k flows", 1, 10000, 10000000, 1000000, NULL, {NULL}},
     {"cancel", "engine timers cancelled, 10k flows", 2, 10000, 10000000, 1000000, NULL, {NULL}},
     {"mm1", "scenario core/mm1 (2M customers)", 3, 0, 0, 0, "core/mm1", {NULL}},
@@ -212,7 +219,8 @@ static bres run_case(const bcase *c, int quick)
 {
     uint64_t ev = quick ? c->quick_events : c->events;
     switch (c->kind) {
-    case 0: return bench_hold(c->a, ev);
+    case 0: return bench_hold(c->a, ev, 0);
+    case 4: return bench_hold(c->a, ev, 1);
     case 1: return bench_timers((int)c->a, ev, 0);
     case 2: return bench_timers((int)c->a, ev, 1);
     default: {

@@ -1,6 +1,8 @@
 /*
  * test_sim.c - the event engine: ordering, cancellation, timers, run limits,
- * and a randomised comparison against a sorted reference.
+ * far-future entries, tombstones, and randomised comparisons against
+ * reference orders (a sorted array; a linear scan for the least pending
+ * event over many seeds and queue re-tunings).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -228,6 +230,309 @@ static void test_sim_random_ops_match_sorted_reference(void **state)
     sim_destroy(s);
 }
 
+/* ---- randomised differential test against a reference ----
+ *
+ * Handlers schedule, cancel, reschedule and re-arm timers at random while
+ * the simulation runs, with sim_run() stopped at random limits and more
+ * operations done from outside between runs.  Each event that runs must be
+ * the least pending one of the reference by (time, last scheduling
+ * operation), found by a linear scan.  Delays mix zero (equal times),
+ * picoseconds, microseconds to milliseconds (phases whose rate and size
+ * change, so that the queue re-tunes itself), 60 s timeouts and
+ * SIM_TIME_MAX sentinels; cancelled and re-armed entries leave tombstones
+ * in every part of the queue. */
+enum { D_MAX = 1 << 18, D_TIMERS = 16 };
+
+typedef struct dref {
+    int64_t at;
+    uint64_t order;
+    sim_event_id id;
+    int alive;
+} dref;
+
+typedef struct dstate {
+    sim *s;
+    rng r;
+    dref ev[D_MAX];
+    uint32_t n;             /* reference entries used */
+    uint32_t live[D_MAX];   /* indices of live entries */
+    uint32_t pos[D_MAX];    /* position in live[] */
+    uint32_t nlive;
+    uint64_t order;
+    sim_timer tm[D_TIMERS];
+    uint32_t tm_ref[D_TIMERS];  /* reference entry of each armed timer */
+    int64_t scale;          /* typical delay of this phase, ps */
+    uint32_t target;        /* pending events wanted in this phase */
+    int draining;           /* handlers stop adding work */
+    uint64_t ran, stop_at;  /* events run; sim_stop() when ran reaches stop_at */
+} dstate;
+
+static void d_ev(sim *s, void *obj, uint64_t arg);
+
+static void d_live_add(dstate *d, uint32_t i)
+{
+    d->pos[i] = d->nlive;
+    d->live[d->nlive++] = i;
+    d->ev[i].alive = 1;
+}
+
+static void d_live_del(dstate *d, uint32_t i)
+{
+    uint32_t p = d->pos[i], last = d->live[--d->nlive];
+    d->live[p] = last;
+    d->pos[last] = p;
+    d->ev[i].alive = 0;
+}
+
+static int64_t d_delay(dstate *d)
+{
+    uint64_t c = rng_below(&d->r, 100);
+    int64_t now = sim_now(d->s), dt;
+    if (c < 20)
+        dt = 0;                                             /* equal times */
+    else if (c < 35)
+        dt = (int64_t)rng_below(&d->r, 16);
+    else if (c < 92)
+        dt = (int64_t)rng_below(&d->r, (uint64_t)(2 * d->scale) + 1);
+    else if (c < 97)
+        dt = 60 * INT64_C(1000000000000) + (int64_t)rng_below(&d->r, 1000); /* RTO */
+    else
+        return SIM_TIME_MAX - (int64_t)rng_below(&d->r, 3);  /* sentinels */
+    return now > SIM_TIME_MAX - dt ? SIM_TIME_MAX : now + dt;
+}
+
+static void d_schedule(dstate *d)
+{
+    if (d->n == D_MAX - D_TIMERS)
+        return;
+    uint32_t i = d->n++;
+    d->ev[i].at = d_delay(d);
+    d->ev[i].order = d->order++;
+    d->ev[i].id = sim_schedule(d->s, d->ev[i].at, d_ev, d, i);
+    d_live_add(d, i);
+}
+
+static void d_op(dstate *d)
+{
+    uint64_t c = rng_below(&d->r, 100);
+    if (c < 45 || d->nlive == 0) {
+        d_schedule(d);
+    } else if (c < 65) {
+        uint32_t i = d->live[rng_below(&d->r, d->nlive)];
+        if (i >= D_MAX - D_TIMERS)
+            return;                         /* timers are disarmed below */
+        assert_true(sim_cancel(d->s, d->ev[i].id));
+        assert_false(sim_is_pending(d->s, d->ev[i].id));
+        d_live_del(d, i);
+        assert_false(sim_cancel(d->s, d->ev[i].id));
+    } else if (c < 80) {
+        uint32_t i = d->live[rng_below(&d->r, d->nlive)];
+        if (i >= D_MAX - D_TIMERS)
+            return;
+        d->ev[i].at = d_delay(d);
+        d->ev[i].order = d->order++;
+        assert_true(sim_reschedule(d->s, d->ev[i].id, d->ev[i].at));
+    } else {
+        /* A timer: its reference entry is D_MAX - D_TIMERS + t. */
+        uint32_t t = (uint32_t)rng_below(&d->r, D_TIMERS), i = D_MAX - D_TIMERS + t;
+        if (c < 95) {
+            d->ev[i].at = d_delay(d);
+            d->ev[i].order = d->order++;
+            sim_timer_arm(d->s, &d->tm[t], d->ev[i].at);
+            if (!d->ev[i].alive)
+                d_live_add(d, i);
+        } else {
+            sim_timer_disarm(d->s, &d->tm[t]);
+            if (d->ev[i].alive)
+                d_live_del(d, i);
+        }
+        assert_int_equal(sim_timer_armed(d->s, &d->tm[t]), d->ev[i].alive);
+    }
+}
+
+static void d_ev(sim *s, void *obj, uint64_t arg)
+{
+    dstate *d = obj;
+    uint32_t i = (uint32_t)arg, m = d->live[0];
+    for (uint32_t k = 1; k < d->nlive; k++) {
+        const dref *a = &d->ev[d->live[k]], *b = &d->ev[m];
+        if (a->at < b->at || (a->at == b->at && a->order < b->order))
+            m = d->live[k];
+    }
+    assert_int_equal(i, m);
+    assert_int_equal(sim_now(s), d->ev[i].at);
+    d_live_del(d, i);
+    if (++d->ran == d->stop_at)
+        sim_stop(s);
+    if (d->draining)
+        return;
+    if (d->nlive < d->target) {     /* grow towards this phase's size */
+        d_schedule(d);
+        d_schedule(d);
+    }
+    int ops = d->nlive > 2 * d->target ? 0 : 1 + (int)rng_below(&d->r, 2);
+    for (int k = 0; k < ops; k++)
+        d_op(d);
+}
+
+static void differential_run(uint64_t seed)
+{
+    static dstate d;
+    memset(&d, 0, sizeof d);
+    d.s = sim_create();
+    rng_init(&d.r, seed, "test.sim.diff", 0);
+    for (uint32_t t = 0; t < D_TIMERS; t++)
+        sim_timer_init(&d.tm[t], d_ev, &d, D_MAX - D_TIMERS + t);
+    static const struct { int64_t scale; uint32_t target; } phase[] = {
+        {1000000, 300}, {40, 2000}, {1000000000, 600}, {3, 30}, {50000, 1000}, {5000000, 100}};
+    for (size_t p = 0; p < sizeof phase / sizeof *phase; p++) {
+        d.scale = phase[p].scale;
+        d.target = phase[p].target;
+        uint64_t stop = d.ran + 12000;
+        while (d.ran < stop && d.n < D_MAX - D_TIMERS - 64) {
+            for (int k = 0; k < 8; k++)
+                d_op(&d);
+            int64_t now = sim_now(d.s);
+            int64_t until = now + (int64_t)rng_below(&d.r, (uint64_t)(50 * d.scale));
+            d.stop_at = d.ran + 1 + rng_below(&d.r, 1000);
+            if (sim_run(d.s, until) == 0)
+                assert_int_equal(sim_now(d.s), until > now ? until : now);
+            else
+                assert_true(sim_now(d.s) <= until);
+            assert_int_equal(sim_pending(d.s), d.nlive);
+        }
+        assert_true(d.ran >= stop);     /* the phase ran in full */
+    }
+    d.draining = 1;
+    d.stop_at = 0;
+    assert_int_equal(sim_run(d.s, SIM_TIME_MAX), 0);
+    assert_int_equal(d.nlive, 0);
+    assert_int_equal(sim_pending(d.s), 0);
+    sim_destroy(d.s);
+}
+
+static void test_sim_differential_many_seeds(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        differential_run(seed);
+}
+
+/* Far-future entries and sentinels among dense ones; run limits below them
+ * must leave them pending. */
+static void test_sim_far_future_and_sentinels(void **state)
+{
+    (void)state;
+    sim *s = sim_create();
+    static trace t;
+    t.n = 0;
+    const int64_t rto = 60 * INT64_C(1000000000000);
+    sim_schedule(s, SIM_TIME_MAX, rec, &t, 9000);
+    sim_schedule(s, rto, rec, &t, 8000);
+    sim_schedule(s, SIM_TIME_MAX - 1, rec, &t, 8500);
+    sim_schedule(s, SIM_TIME_MAX, rec, &t, 9001);
+    for (uint64_t i = 0; i < 3000; i++)         /* 1 us apart, then 1 ps */
+        sim_schedule(s, i < 2000 ? (int64_t)i * 1000000 : 2000000000 + (int64_t)i, rec, &t, i);
+    assert_int_equal(sim_run(s, rto - 1), 0);
+    assert_int_equal(t.n, 3000);
+    assert_int_equal(sim_now(s), rto - 1);
+    assert_int_equal(sim_pending(s), 4);
+    sim_schedule(s, rto - 1, rec, &t, 7000);    /* at now, before the rto */
+    assert_int_equal(sim_run(s, SIM_TIME_MAX - 2), 0);
+    assert_int_equal(t.n, 3002);
+    assert_int_equal(t.got[3000], 7000);
+    assert_int_equal(t.got[3001], 8000);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), 0);
+    assert_int_equal(t.n, 3005);
+    assert_int_equal(t.got[3002], 8500);
+    assert_int_equal(t.got[3003], 9000);
+    assert_int_equal(t.got[3004], 9001);
+    assert_int_equal(sim_now(s), SIM_TIME_MAX);
+    for (size_t i = 0; i < 3000; i++)
+        assert_int_equal(t.got[i], i);
+    sim_destroy(s);
+}
+
+static void count_ev(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    (void)arg;
+    (*(uint64_t *)obj)++;
+}
+
+/* A timer re-armed a million times without time passing, then many one-shot
+ * events cancelled: the tombstones must not pile up (they are filtered when
+ * a structure fills) and exactly the live events run. */
+static void test_sim_tombstones_do_not_accumulate(void **state)
+{
+    (void)state;
+    sim *s = sim_create();
+    uint64_t fired = 0;
+    sim_timer tm;
+    sim_timer_init(&tm, count_ev, &fired, 0);
+    for (int64_t i = 0; i < 1000000; i++)
+        sim_timer_arm(s, &tm, 1000 + (i * 7919) % 100000);
+    assert_int_equal(sim_pending(s), 1);
+    static sim_event_id ids[100000];
+    for (int round = 0; round < 5; round++) {
+        for (int i = 0; i < 100000; i++)
+            ids[i] = sim_schedule_in(s, (int64_t)i * 104729 % 5000000, count_ev, &fired, 0);
+        for (int i = 0; i < 100000; i++)
+            if (i % 1000 != 0)
+                assert_true(sim_cancel(s, ids[i]));
+    }
+    assert_int_equal(sim_pending(s), 1 + 5 * 100);
+    sim_run(s, SIM_TIME_MAX);
+    assert_int_equal(fired, 1 + 5 * 100);
+    sim_destroy(s);
+}
+
+/* The hold model with a bimodal increment (1 % of events 10^4 times
+ * further away), checked against a reference: each event that runs must be
+ * the least pending one.  Long enough for the queue to re-tune several
+ * times. */
+typedef struct hold_ref {
+    rng r;
+    int64_t at[2048];
+    uint64_t order[2048], next_order;
+    uint64_t left;
+} hold_ref;
+
+static void hold_ref_ev(sim *s, void *obj, uint64_t arg)
+{
+    hold_ref *h = obj;
+    for (int i = 0; i < 2048; i++)
+        if (h->at[i] >= 0)
+            assert_true(h->at[i] > h->at[arg] ||
+                        (h->at[i] == h->at[arg] && h->order[i] >= h->order[arg]));
+    assert_int_equal(sim_now(s), h->at[arg]);
+    h->at[arg] = -1;
+    if (h->left == 0)
+        return;
+    h->left--;
+    double mean = rng_below(&h->r, 100) == 0 ? 1e10 : 1e6;
+    h->at[arg] = sim_now(s) + (int64_t)rng_exponential(&h->r, mean) / 1000 * 1000;
+    h->order[arg] = h->next_order++;
+    sim_schedule(s, h->at[arg], hold_ref_ev, h, arg);
+}
+
+static void test_sim_bimodal_hold_matches_reference(void **state)
+{
+    (void)state;
+    static hold_ref h;
+    sim *s = sim_create();
+    rng_init(&h.r, 7, "test.sim.hold", 0);
+    for (uint64_t i = 0; i < 2048; i++) {
+        h.at[i] = (int64_t)rng_exponential(&h.r, 1e6) / 1000 * 1000; /* ties */
+        h.order[i] = h.next_order++;
+        sim_schedule(s, h.at[i], hold_ref_ev, &h, i);
+    }
+    h.left = 60000;
+    sim_run(s, SIM_TIME_MAX);
+    assert_int_equal(sim_events_run(s), 2048 + 60000);
+    sim_destroy(s);
+}
+
 static void count_mon(void *ctx, sim *s)
 {
     (void)s;
@@ -281,6 +586,10 @@ int main(void)
         cmocka_unit_test(test_sim_timer_rearm_moves_single_firing),
         cmocka_unit_test(test_sim_reschedule_goes_after_same_time_events),
         cmocka_unit_test(test_sim_random_ops_match_sorted_reference),
+        cmocka_unit_test(test_sim_differential_many_seeds),
+        cmocka_unit_test(test_sim_far_future_and_sentinels),
+        cmocka_unit_test(test_sim_tombstones_do_not_accumulate),
+        cmocka_unit_test(test_sim_bimodal_hold_matches_reference),
         cmocka_unit_test(test_sim_monitor_called_every_n_events),
         cmocka_unit_test(test_sim_two_simulations_are_independent),
     };
