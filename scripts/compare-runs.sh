@@ -9,7 +9,7 @@
 # order, so every output must stay the same.  Exit 0 if all match.
 set -u
 old=$1 new=$2
-out=${3:-$(mktemp -d /tmp/aisim-compare-XXXXXX)}
+out=${3:-$(mktemp -d -t aisim-compare-XXXXXX)}
 mkdir -p "$out/old" "$out/new"
 fail=0
 nowall() {
