@@ -10,6 +10,8 @@
 #   LOADS     loads to run                  ["0.3 0.5 0.8"]
 #   DURATION  arrival window of each run    [100ms]
 #   SEED      aisim's run seed               [1]
+#   CC        congestion control: dctcp, or newreno (no ECN, so the ports
+#             are pure drop-tail and loss recovery is exercised)  [dctcp]
 #   NS3_ARGS  extra arguments to the ns-3 program, e.g. "--scheduler=heap"
 #
 # Installs ns3, libns3-dev (and what linking against it needs), g++ and
@@ -22,6 +24,11 @@ OUT=${1:-out/ns3-compare}
 LOADS=${LOADS:-"0.3 0.5 0.8"}
 DURATION=${DURATION:-100ms}
 SEED=${SEED:-1}
+CC=${CC:-dctcp}
+case $CC in
+    dctcp|newreno) ;;
+    *) echo "ns3-compare: CC must be dctcp or newreno" >&2; exit 2 ;;
+esac
 NS3_ARGS=${NS3_ARGS:-}
 
 # --- (i) dependencies --------------------------------------------------------
@@ -68,7 +75,7 @@ mkdir -p "$OUT"
     echo "ns3 $(dpkg-query -W -f='${Version}' libns3-dev)"
     echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
     echo "nproc $(nproc)"
-    echo "loads $LOADS duration $DURATION seed $SEED ns3_args $NS3_ARGS"
+    echo "loads $LOADS duration $DURATION seed $SEED cc $CC ns3_args $NS3_ARGS"
 } > "$OUT/machine.txt"
 
 for load in $LOADS; do
@@ -79,12 +86,12 @@ for load in $LOADS; do
     t0=$(now)
     build/aisim run net/leafspine-websearch -q --out "$d/aisim" --seed "$SEED" \
         --set net.background.load="$load" --set net.background.duration="$DURATION" \
-        > "$d/aisim.log"
+        --set net.transport.cc="$CC" > "$d/aisim.log"
     t1=$(now)
     echo "ns3-compare: load $load: ns-3 on aisim's $(($(wc -l < "$d/aisim/flows.csv") - 1)) flows" >&2
     # shellcheck disable=SC2086
     build/ns3/leafspine --flows="$d/aisim/flows.csv" --out="$d/ns3-flows.csv" \
-        --summary="$d/ns3-summary.txt" $NS3_ARGS > "$d/ns3.log"
+        --summary="$d/ns3-summary.txt" --cc="$CC" $NS3_ARGS > "$d/ns3.log"
     t2=$(now)
     python3 -c "import sys; a,b,c=map(float,sys.argv[1:]); \
 print('aisim_wall_s %.6f\nns3_wall_s %.6f' % (b-a, c-b))" "$t0" "$t1" "$t2" > "$d/wall.txt"

@@ -102,6 +102,27 @@ def analyse(d):
     res["lag"] = {"p50": quantile(lag, .5), "p99": quantile(lag, .99)}
     res["ratio"] = {"p10": quantile(ratios, .1), "p50": quantile(ratios, .5),
                     "p90": quantile(ratios, .9)}
+    # loss recovery per flow: flows that retransmitted / timed out, and
+    # timeouts by size bucket
+    def cnt(rows, col):
+        return [int(r[col]) if r and r.get(col) not in (None, "", "nan") else 0
+                for r in rows]
+    ids = sorted(a)
+    rows_a = [a[i] for i in ids]
+    rows_n = [n.get(i) for i in ids]
+    ra, rn = cnt(rows_a, "retransmits"), cnt(rows_n, "retransmits")
+    ta, tn = cnt(rows_a, "timeouts"), cnt(rows_n, "timeouts")
+    rec_n = cnt(rows_n, "recoveries")
+    res["loss"] = {
+        "a_rxflows": sum(x > 0 for x in ra), "n_rxflows": sum(x > 0 for x in rn),
+        "a_toflows": sum(x > 0 for x in ta), "n_toflows": sum(x > 0 for x in tn),
+        "both_to": sum(x > 0 and y > 0 for x, y in zip(ta, tn)),
+        "n_rec": sum(rec_n), "n_recflows": sum(x > 0 for x in rec_n),
+        "tos_by_bucket": {}}
+    for name, lo, hi in BUCKETS:
+        sel = [k for k, i in enumerate(ids)
+               if lo < int(a[i]["size_bytes"]) <= hi or (lo == 0 and int(a[i]["size_bytes"]) <= hi)]
+        res["loss"]["tos_by_bucket"][name] = (sum(ta[k] for k in sel), sum(tn[k] for k in sel))
     r = asum["results"]
     res["a"] = {"wall": wall.get("aisim_wall_s"), "run": asum["wall"]["seconds"],
                 "events": asum["events"], "hops": r["packet_hops"], "drops": r["drops"],
@@ -111,7 +132,7 @@ def analyse(d):
                 "events": nsum.get("events"), "hops": nsum.get("packet_tx"),
                 "drops": nsum.get("drops"), "marks": nsum.get("ecn_marks"), "dmarks": nsum.get("ecn_marks_data"),
                 "retx": nsum.get("retransmits"), "tos": nsum.get("timeouts"),
-                "simend": nsum.get("sim_end_s")}
+                "simend": nsum.get("sim_end_s"), "sum": nsum}
     return res
 
 
@@ -170,6 +191,35 @@ def main():
                  f"{fnum(a['tos'])} \\| {fnum(n['tos'])} | "
                  f"{ms(a['simend'])} \\| {ms(n['simend'])} | "
                  f"{fnum(r['lag']['p50'] * 1e6)} / {fnum(r['lag']['p99'] * 1e6)} |")
+    if any(r["a"]["drops"] or r["n"]["drops"] for _, r in runs):
+        L.append("\n### Loss recovery (aisim | ns-3)\n")
+        L.append("| load | drops | retransmits | retransmits / drop | flows retransmitting "
+                 "| timeouts | flows with a timeout (in both) | timeouts by bucket "
+                 + " / ".join(b[0] for b in BUCKETS) + " | ns-3 fast recoveries (flows) |")
+        L.append("|---" * 9 + "|")
+        for load, r in runs:
+            a, n, lo = r["a"], r["n"], r["loss"]
+            rpd = lambda x: fnum(x["retx"] / x["drops"]) if x["drops"] else "-"
+            tb = " / ".join(f"{x} \\| {y}" for x, y in lo["tos_by_bucket"].values())
+            L.append(f"| {load} | {fnum(a['drops'])} \\| {fnum(n['drops'])} | "
+                     f"{fnum(a['retx'])} \\| {fnum(n['retx'])} | {rpd(a)} \\| {rpd(n)} | "
+                     f"{lo['a_rxflows']} \\| {lo['n_rxflows']} | "
+                     f"{fnum(a['tos'])} \\| {fnum(n['tos'])} | "
+                     f"{lo['a_toflows']} \\| {lo['n_toflows']} ({lo['both_to']}) | {tb} | "
+                     f"{lo['n_rec']} ({lo['n_recflows']}) |")
+        if any("timeouts_from_recovery" in r["n"]["sum"] for _, r in runs):
+            L.append("\n### ns-3's timeouts by the state they interrupted\n")
+            L.append("| load | timeouts | from open / disorder (too few dupacks, tail) "
+                     "| from fast recovery | from loss (a timeout again) "
+                     "| resending a segment already retransmitted |")
+            L.append("|---" * 6 + "|")
+            for load, r in runs:
+                s = r["n"]["sum"]
+                L.append(f"| {load} | {fnum(r['n']['tos'])} | "
+                         f"{fnum(s.get('timeouts_from_open_disorder'))} | "
+                         f"{fnum(s.get('timeouts_from_recovery'))} | "
+                         f"{fnum(s.get('timeouts_from_loss'))} | "
+                         f"{fnum(s.get('timeouts_resending_a_retransmission'))} |")
     text = "\n".join(L) + "\n"
     sys.stdout.write(text)
     with open(os.path.join(top, "results.md"), "w") as f:

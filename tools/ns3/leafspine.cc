@@ -16,6 +16,8 @@
  * Transport: ns3::TcpDctcp (with aisim's 1-MSS floor on the window cut,
  * see TcpDctcpFloor), MSS 1460, no timestamps (40 B headers as aisim),
  * IW 10, SACK, min RTO 1 ms, an ACK per segment, 64 MiB buffers.
+ * --cc=newreno: ns3::TcpNewReno without ECN instead (the ports are then
+ * pure drop-tail), everything else the same: loss recovery is exercised.
  * Workload: one BulkSendApplication / PacketSink pair per flow of the CSV.
  *
  * Build: g++ -O2 -std=c++17 leafspine.cc $(pkg-config --cflags --libs
@@ -38,6 +40,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,7 +61,7 @@ class StepEcnQueueDisc : public QueueDisc
         m_devq = q;
         m_l2 = l2Bytes;
     }
-    static uint64_t s_drops, s_marks, s_dataMarks, s_maxOcc;
+    static uint64_t s_drops, s_marks, s_dataMarks, s_maxOcc, s_ectData;
 
   private:
     uint64_t Occupancy() const
@@ -72,6 +75,14 @@ class StepEcnQueueDisc : public QueueDisc
     {
         uint64_t occ = Occupancy();
         uint32_t sz = item->GetSize(); /* IP bytes: header + TCP + payload */
+        /* count ECN-capable data segments (none expected with --cc=newreno) */
+        Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
+        if (ip && ip->GetHeader().GetEcn() != Ipv4Header::ECN_NotECT) {
+            TcpHeader th;
+            Ptr<const Packet> p = item->GetPacket();
+            if (p->PeekHeader(th) && p->GetSize() > th.GetSerializedSize())
+                s_ectData++;
+        }
         if (occ + sz > m_buffer) {
             DropBeforeEnqueue(item, "overflow");
             s_drops++;
@@ -111,6 +122,7 @@ uint64_t StepEcnQueueDisc::s_drops = 0;
 uint64_t StepEcnQueueDisc::s_marks = 0;
 uint64_t StepEcnQueueDisc::s_dataMarks = 0;
 uint64_t StepEcnQueueDisc::s_maxOcc = 0;
+uint64_t StepEcnQueueDisc::s_ectData = 0;
 
 NS_OBJECT_ENSURE_REGISTERED(StepEcnQueueDisc);
 
@@ -326,10 +338,18 @@ struct Flow
     uint64_t rx{0};
     uint64_t highSeq{0};
     uint32_t retx{0}, timeouts{0}, recoveries{0};
-    Ptr<BulkSendApplication> app;
+    std::set<uint32_t> rtxSeqs; /* sequence numbers retransmitted so far */
+    bool toPending{false};      /* a timeout's first retransmission is next */
+    TcpSocketState::TcpCongState_t state{TcpSocketState::CA_OPEN};
+    Ptr<BulkSendApplication> app; /* --connect=start */
+    Ptr<Socket> sock;             /* --connect=zero */
+    uint64_t queued{0};           /* bytes handed to sock */
 };
 
 static std::vector<Flow> g_flows;
+/* timeouts by the state they interrupted, and how many resent a segment
+ * that had already been retransmitted (a lost retransmission) */
+static uint64_t g_toFromOpen = 0, g_toFromRecovery = 0, g_toFromLoss = 0, g_toHeadRtx = 0;
 static size_t g_done = 0;
 static long g_traceFlow = -1; /* --traceFlow: one flow's segments on stderr */
 
@@ -359,22 +379,47 @@ SockTx(size_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBas
                 Simulator::Now().GetSeconds(), f.id, h.GetSequenceNumber().GetValue(), n,
                 TcpHeader::FlagsToString(h.GetFlags()).c_str());
     uint64_t seq = h.GetSequenceNumber().GetValue(); /* ns-3 ISN is 0: SYN 0, data from 1 */
-    if (seq + n <= f.highSeq)
+    if (seq + n <= f.highSeq) {
         f.retx++;
-    else if (seq + n > f.highSeq)
+        if (f.toPending && f.rtxSeqs.count((uint32_t)seq))
+            g_toHeadRtx++;
+        f.rtxSeqs.insert((uint32_t)seq);
+    } else {
         f.highSeq = seq + n;
+    }
+    f.toPending = false;
 }
 
 static void
-SockCongState(size_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+SockCongState(size_t i, TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now)
 {
     if (g_flows[i].id == g_traceFlow)
         fprintf(stderr, "%.9f flow %ld congstate %s\n", Simulator::Now().GetSeconds(),
                 g_flows[i].id, TcpSocketState::TcpCongStateName[now]);
-    if (now == TcpSocketState::CA_LOSS)
-        g_flows[i].timeouts++;
-    else if (now == TcpSocketState::CA_RECOVERY)
+    (void)old;
+    g_flows[i].state = now;
+    if (now == TcpSocketState::CA_RECOVERY)
         g_flows[i].recoveries++;
+}
+
+/* A retransmission timeout doubles the RTO (ReTxTimeout, before it changes
+ * the congestion state and resends); an RTT sample recomputes it and does
+ * not double it exactly.  Counting CA_LOSS entries instead would miss a
+ * timeout in CA_LOSS: the traced state does not change. */
+static void
+SockRto(size_t i, Time old, Time now)
+{
+    Flow& f = g_flows[i];
+    if (now.GetTimeStep() != 2 * old.GetTimeStep() || old.IsZero())
+        return;
+    f.timeouts++;
+    f.toPending = true;
+    if (f.state == TcpSocketState::CA_RECOVERY)
+        g_toFromRecovery++;
+    else if (f.state == TcpSocketState::CA_LOSS)
+        g_toFromLoss++;
+    else
+        g_toFromOpen++;
 }
 
 static void
@@ -398,14 +443,51 @@ TraceRx(size_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase
             TcpHeader::FlagsToString(h.GetFlags()).c_str());
 }
 
+static void HookSocket(size_t i);
+
+/* --connect=zero: the connection is opened at time 0 on the empty network,
+ * and the flow's bytes are handed to it at start_s */
+static void
+SockFill(size_t i, Ptr<Socket> s, uint32_t)
+{
+    Flow& f = g_flows[i];
+    while (f.queued < f.size) {
+        uint32_t n = (uint32_t)std::min<uint64_t>(f.size - f.queued, 146000);
+        if (s->GetTxAvailable() < n)
+            return; /* the send callback comes back for the rest */
+        if (s->Send(Create<Packet>(n)) < 0)
+            return;
+        f.queued += n;
+    }
+}
+
+static void
+SockOpen(size_t i, Ipv4Address dst, uint16_t port, Ptr<Node> node)
+{
+    Flow& f = g_flows[i];
+    f.sock = Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+    f.sock->Bind();
+    f.sock->Connect(InetSocketAddress(dst, port));
+    HookSocket(i);
+}
+
+static void
+SockStart(size_t i)
+{
+    Flow& f = g_flows[i];
+    f.sock->SetSendCallback(MakeBoundCallback(&SockFill, i));
+    SockFill(i, f.sock, 0);
+}
+
 static void
 HookSocket(size_t i)
 {
-    Ptr<Socket> s = g_flows[i].app->GetSocket();
+    Ptr<Socket> s = g_flows[i].sock ? g_flows[i].sock : g_flows[i].app->GetSocket();
     if (!s)
         return;
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCongState, i));
+    s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&SockRto, i));
     if (g_flows[i].id == g_traceFlow) {
         s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&TraceCwnd, i));
         s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&TraceRto, i));
@@ -476,12 +558,13 @@ int
 main(int argc, char* argv[])
 {
     std::string flowsPath, outPath = "ns3-flows.csv", summaryPath, scheduler = "map";
-    std::string dctcp = "floor";
+    std::string dctcp = "floor", cc = "dctcp";
     int leaves = 4, spines = 2, hpl = 8;
     double hostGbps = 10, fabricGbps = 40, delayUs = 1;
     uint64_t hostBuf = 512 * 1024, fabricBuf = 1 << 20, hostK = 97500, fabricK = 390000;
     double minRtoMs = 1;
     bool pppComp = true, handshakeComp = true;
+    std::string connect = "auto";
     uint32_t segSize = 1460, iw = 10;
     double maxTime = 60;
 
@@ -506,7 +589,12 @@ main(int argc, char* argv[])
                             "costs no time on a full packet", pppComp);
     cmd.AddValue("handshakeComp", "open each connection one empty-network handshake before "
                                   "its start time, so data leaves at start_s", handshakeComp);
+    cmd.AddValue("connect", "start: open each connection at start_s (less --handshakeComp); "
+                            "zero: open every connection at time 0 on the empty network and "
+                            "send at start_s (no SYN queues behind data or is lost: aisim has "
+                            "no handshake); auto: start with dctcp, zero with newreno", connect);
     cmd.AddValue("hashSeed", "seed of the ECMP hash", g_hashSeed);
+    cmd.AddValue("cc", "dctcp (ECN, DCTCP) | newreno (TcpNewReno, no ECN: drop-tail only)", cc);
     cmd.AddValue("dctcp", "floor (cwnd cut to no less than 1 MSS, as aisim) | stock (ns-3's "
                           "TcpDctcp)", dctcp);
     cmd.AddValue("scheduler", "map | heap | calendar | list", scheduler);
@@ -528,9 +616,20 @@ main(int argc, char* argv[])
 
     /* transport */
     NS_ABORT_MSG_IF(dctcp != "floor" && dctcp != "stock", "--dctcp: floor or stock");
+    NS_ABORT_MSG_IF(cc != "dctcp" && cc != "newreno", "--cc: dctcp or newreno");
+    const bool newreno = cc == "newreno";
+    if (connect == "auto")
+        connect = newreno ? "zero" : "start";
+    NS_ABORT_MSG_IF(connect != "start" && connect != "zero", "--connect: start, zero or auto");
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(dctcp == "floor" ? TcpDctcpFloor::GetTypeId()
-                                                    : TcpDctcp::GetTypeId()));
+                       TypeIdValue(newreno           ? TcpNewReno::GetTypeId()
+                                   : dctcp == "floor" ? TcpDctcpFloor::GetTypeId()
+                                                      : TcpDctcp::GetTypeId()));
+    /* Loss recovery, both modes (ns-3.37 has no RACK, TLP or early
+     * retransmit; its SACK sender follows RFC 6675): classic NewReno
+     * window inflation as aisim (ns-3's default is PRR), three duplicate
+     * ACKs (ReTxThreshold, the default), no limited transmit (aisim has
+     * none). */
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segSize));
@@ -544,7 +643,12 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
+    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(3));
+    /* NewReno: no ECN, so no packet is ECT and the step marks nothing
+     * (Ipv4QueueDiscItem::Mark fails on a not-ECT packet, and only
+     * successful marks are counted); the summary's ecn_marks and
+     * ect_data_enqueues show it (both 0) */
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(newreno ? "Off" : "On"));
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(0.0625));
     Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(1.0));
 
@@ -638,7 +742,7 @@ main(int argc, char* argv[])
         Flow& f = g_flows[i];
         bool same = f.src / hpl == f.dst / hpl;
         f.appStart = f.start - (handshakeComp ? (same ? hsSame : hsCross) : 0);
-        if (f.appStart < 0)
+        if (f.appStart < 0 || connect == "zero")
             f.appStart = 0;
         if (f.start > lastStart)
             lastStart = f.start;
@@ -651,6 +755,11 @@ main(int argc, char* argv[])
         sa.Start(Seconds(0));
         sa.Get(0)->TraceConnectWithoutContext("Rx", MakeBoundCallback(&SinkRx, i));
 
+        if (connect == "zero") {
+            Simulator::Schedule(Seconds(0), &SockOpen, i, hostAddr[f.dst], port, hosts.Get(f.src));
+            Simulator::Schedule(Seconds(f.start), &SockStart, i);
+            continue;
+        }
         BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(hostAddr[f.dst], port));
         bulk.SetAttribute("MaxBytes", UintegerValue(f.size));
         bulk.SetAttribute("SendSize", UintegerValue(segSize * 100));
@@ -706,9 +815,16 @@ main(int argc, char* argv[])
         << "retransmits " << retx << "\n"
         << "timeouts " << tos << "\n"
         << "fast_recoveries " << recs << "\n"
+        << "timeouts_from_open_disorder " << g_toFromOpen << "\n"
+        << "timeouts_from_recovery " << g_toFromRecovery << "\n"
+        << "timeouts_from_loss " << g_toFromLoss << "\n"
+        << "timeouts_resending_a_retransmission " << g_toHeadRtx << "\n"
         << "max_queue_bytes " << StepEcnQueueDisc::s_maxOcc << "\n"
+        << "ect_data_enqueues " << StepEcnQueueDisc::s_ectData << "\n"
+        << "cc " << cc << "\n"
         << "scheduler " << scheduler << "\n"
-        << "dctcp " << dctcp << "\n";
+        << "dctcp " << dctcp << "\n"
+        << "connect " << connect << "\n";
     fputs(sum.str().c_str(), stdout);
     if (!summaryPath.empty()) {
         std::ofstream s(summaryPath);
