@@ -75,9 +75,6 @@ typedef struct tcp_ranges {
     int n, cap;
 } tcp_ranges;
 
-/* Retransmissions remembered per recovery episode for loss detection. */
-#define TCP_MAX_RXT 32
-
 struct tcp_flow {
     sink tx;                    /* sender end: receives ACKs */
     sink rx;                    /* receiver end: receives data */
@@ -111,9 +108,9 @@ struct tcp_flow {
     uint64_t recover;           /* snd_max when recovery began */
     uint64_t high_rxt;          /* retransmitted up to here in recovery */
     tcp_ranges sacked;          /* SACKed ranges above snd_una */
-    uint64_t rxt[TCP_MAX_RXT][2];       /* retransmissions in this recovery:
-                                           (seq, snd_max when resent) */
-    int nrxt;
+    tcp_ranges rxt;             /* retransmissions in this recovery not yet
+                                   acknowledged, by sequence number: (seq,
+                                   snd_max when resent), for loss detection */
     int64_t srtt_ps, rttvar_ps, rto_ps;
     bool have_rtt;
     sim_timer rto_timer;

@@ -117,8 +117,10 @@ void tcp_flow_stop(tcp_flow *f)
     sim_timer_disarm(f->s, &f->delack_timer);
     free(f->sacked.r);
     free(f->ooo.r);
+    free(f->rxt.r);
     memset(&f->sacked, 0, sizeof f->sacked);
     memset(&f->ooo, 0, sizeof f->ooo);
+    memset(&f->rxt, 0, sizeof f->rxt);
 }
 
 /* ---- sender ----------------------------------------------------------- */
@@ -132,6 +134,34 @@ static uint32_t seg_len(const tcp_flow *f, uint64_t seq)
 static void arm_rto(tcp_flow *f)
 {
     sim_timer_arm(f->s, &f->rto_timer, sim_now(f->s) + f->rto_ps);
+}
+
+/* Records that the segment at seq was retransmitted now, with snd_max as it
+ * stands: data sent from then on that gets SACKed three segments beyond
+ * shows the retransmission lost (resend_lost_head).  Kept sorted by seq,
+ * trimmed as ACKs advance; grows with the episode, never per packet once
+ * grown. */
+static void rxt_note(tcp_flow *f, uint64_t seq)
+{
+    tcp_ranges *x = &f->rxt;
+    int lo = 0, hi = x->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (x->r[mid][0] < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == x->n || x->r[lo][0] != seq) {
+        if (x->n == x->cap) {
+            x->cap = x->cap ? 2 * x->cap : 16;
+            x->r = xrealloc(x->r, (size_t)x->cap * sizeof *x->r);
+        }
+        memmove(x->r + lo + 1, x->r + lo, (size_t)(x->n - lo) * sizeof *x->r);
+        x->n++;
+        x->r[lo][0] = seq;
+    }
+    x->r[lo][1] = f->snd_max;
 }
 
 static void send_segment(tcp_flow *f, uint64_t seq, uint32_t len)
@@ -150,25 +180,32 @@ static void send_segment(tcp_flow *f, uint64_t seq, uint32_t len)
     f->segs_sent++;
     if (seq < f->snd_max) {
         f->retransmits++;
-        if (f->in_recovery) {           /* remember it for loss detection */
-            int i = 0;
-            while (i < f->nrxt && f->rxt[i][0] != seq)
-                i++;
-            if (i == f->nrxt) {
-                if (f->nrxt == TCP_MAX_RXT) {
-                    memmove(f->rxt, f->rxt + 1, (TCP_MAX_RXT - 1) * sizeof *f->rxt);
-                    i = TCP_MAX_RXT - 1;
-                } else {
-                    f->nrxt++;
-                }
-            }
-            f->rxt[i][0] = seq;
-            f->rxt[i][1] = f->snd_max;
-        }
+        if (f->in_recovery)             /* remember it for loss detection */
+            rxt_note(f, seq);
     }
     if (!sim_timer_armed(f->s, &f->rto_timer))
         arm_rto(f);
     pkt_send(p, data_route(f));
+}
+
+/* Resending from below snd_max (after a timeout): if snd_nxt is inside a
+ * SACKed range, move past it and return true; otherwise clip *len so the
+ * segment stops where the next SACKed range starts. */
+static bool skip_sacked(tcp_flow *f, uint32_t *len)
+{
+    for (int i = 0; i < f->sacked.n; i++) {
+        const uint64_t *r = f->sacked.r[i];
+        if (f->snd_nxt >= r[1])
+            continue;
+        if (f->snd_nxt >= r[0]) {
+            f->snd_nxt = r[1];
+            return true;
+        }
+        if (f->snd_nxt + *len > r[0])
+            *len = (uint32_t)(r[0] - f->snd_nxt);
+        return false;
+    }
+    return false;
 }
 
 /* Sends new (or, after a timeout, resent) data while the window allows. */
@@ -177,6 +214,8 @@ static void send_data(tcp_flow *f)
     uint64_t wnd = MIN((uint64_t)f->cwnd, f->rwnd);
     while (f->snd_nxt < f->size_bytes) {
         uint32_t len = seg_len(f, f->snd_nxt);
+        if (f->snd_nxt < f->snd_max && f->sacked.n && skip_sacked(f, &len))
+            continue;
         if (f->snd_nxt + len - f->snd_una > wnd)
             break;
         send_segment(f, f->snd_nxt, len);
@@ -274,13 +313,10 @@ static bool retransmit_hole(tcp_flow *f)
  * retransmission was lost: send it again. */
 static void resend_lost_head(tcp_flow *f)
 {
-    for (int i = 0; i < f->nrxt; i++) {
-        if (f->rxt[i][0] != f->snd_una)
-            continue;
-        if (highest_sacked(f) >= f->rxt[i][1] + 3 * (uint64_t)f->cfg->mss_bytes)
-            send_segment(f, f->snd_una, seg_len(f, f->snd_una));
-        return;
-    }
+    const tcp_ranges *x = &f->rxt;     /* sorted, nothing below snd_una */
+    if (x->n && x->r[0][0] == f->snd_una &&
+        highest_sacked(f) >= x->r[0][1] + 3 * (uint64_t)f->cfg->mss_bytes)
+        send_segment(f, f->snd_una, seg_len(f, f->snd_una));
 }
 
 static void rtt_sample(tcp_flow *f, int64_t r)
@@ -339,6 +375,13 @@ static void tx_recv(sink *self, pkt *p)
     if (acked) {
         f->snd_una = ack;
         range_trim(&f->sacked, ack);
+        int k = 0;                      /* acknowledged retransmissions */
+        while (k < f->rxt.n && f->rxt.r[k][0] < ack)
+            k++;
+        if (k) {
+            memmove(f->rxt.r, f->rxt.r + k, (size_t)(f->rxt.n - k) * sizeof *f->rxt.r);
+            f->rxt.n -= k;
+        }
         if (f->snd_nxt < f->snd_una)
             f->snd_nxt = f->snd_una;
     }
@@ -377,7 +420,7 @@ static void tx_recv(sink *self, pkt *p)
             f->cwnd = f->ssthresh + 3 * mss;
             f->recover = f->snd_max;
             f->in_recovery = true;
-            f->nrxt = 0;
+            f->rxt.n = 0;
             f->fast_retransmits++;
             send_segment(f, f->snd_una, seg_len(f, f->snd_una));
             f->high_rxt = f->snd_una + seg_len(f, f->snd_una);
@@ -417,7 +460,10 @@ static void on_rto(sim *s, void *obj, uint64_t arg)
     f->in_recovery = false;
     f->dupacks = 0;
     f->recover = f->snd_max;
-    f->sacked.n = 0;
+    /* The SACK scoreboard is kept (as Linux does; RFC 2018's advice to drop
+     * it guards against receivers that renege, which aisim's never do):
+     * send_data() resends only what the receiver does not hold. */
+    f->rxt.n = 0;
     f->high_rxt = f->snd_una;
     f->snd_nxt = f->snd_una;
     send_data(f);

@@ -232,6 +232,128 @@ static void test_dctcp_flows_share_fairly_and_hold_queue_near_k(void **state)
         fail_msg("DCTCP mean queue %.1f packets, K = 65", q / 1500);
 }
 
+/* ---- loss recovery on a path that drops chosen transmissions ---------- */
+
+/* Drops the first `drop[i]` transmissions of data segment i (seq / MSS). */
+typedef struct dropper {
+    sink base;
+    pkt_pool *pool;
+    uint32_t mss;
+    uint8_t drop[512], seen[512];
+    uint32_t rx[512];       /* transmissions that got through, per segment */
+} dropper;
+
+static void dropper_recv(sink *self, pkt *p)
+{
+    dropper *d = (dropper *)self;
+    uint64_t i = p->seq / d->mss;
+    if (p->kind == PKT_DATA && i < 512 && d->seen[i]++ < d->drop[i]) {
+        pkt_free(d->pool, p);
+        return;
+    }
+    if (p->kind == PKT_DATA && i < 512)
+        d->rx[i]++;
+    pkt_send_on(p);
+}
+
+typedef struct lossy {
+    sim *s;
+    pkt_pool *pool;
+    tcp_cfg cfg;
+    port nic, rnic;
+    wire up, down;
+    dropper d;
+    tcp_flow f;
+    route *fwd, *rev;
+} lossy;
+
+/* sender NIC -> wire -> dropper -> receiver; ACKs: NIC -> wire -> sender.
+ * 10 Gbps, 10 us each way, NewReno, SACK; `segs` segments of data. */
+static void lossy_run(lossy *l, uint32_t init_cwnd, int segs)
+{
+    l->s = sim_create();
+    l->pool = pkt_pool_create();
+    tcp_cfg_default(&l->cfg);
+    l->cfg.init_cwnd_pkts = init_cwnd;
+    l->cfg.min_rto_ps = MS(1);
+    port_cfg host = {.rate_bps = RATE, .buffer_bytes = INT64_C(1) << 40, .nprio = 1};
+    port_init(&l->nic, l->s, l->pool, NULL, &host, "nic");
+    port_init(&l->rnic, l->s, l->pool, NULL, &host, "rnic");
+    wire_init(&l->up, l->s, US(10), "up");
+    wire_init(&l->down, l->s, US(10), "down");
+    l->d.base.recv = dropper_recv;
+    l->d.base.name = "dropper";
+    l->d.pool = l->pool;
+    l->d.mss = l->cfg.mss_bytes;
+    tcp_flow_init(&l->f, l->s, l->pool, &l->cfg, 0, (uint64_t)segs * l->cfg.mss_bytes);
+    sink *fw[] = {&l->nic.base, &l->up.base, &l->d.base, &l->f.rx};
+    sink *rv[] = {&l->rnic.base, &l->down.base, &l->f.tx};
+    l->fwd = route_create(fw, 4);
+    l->rev = route_create(rv, 3);
+    tcp_flow_set_routes(&l->f, l->fwd, l->rev);
+    tcp_flow_prime_rtt(&l->f, US(45));
+    tcp_flow_start(&l->f, 0);
+    sim_run(l->s, SIM_TIME_MAX);
+    assert_int_equal(tcp_flow_delivered(&l->f), (uint64_t)segs * l->cfg.mss_bytes);
+}
+
+static void lossy_fini(lossy *l)
+{
+    tcp_flow_stop(&l->f);
+    assert_int_equal(pkt_pool_live(l->pool), 0);
+    free(l->fwd);
+    free(l->rev);
+    wire_fini(&l->up);
+    wire_fini(&l->down);
+    sim_destroy(l->s);
+    pkt_pool_destroy(l->pool);
+}
+
+/* 100 segments in one window; every other one of the first 80 is lost (40
+ * holes, each with SACKed data above it), and so is segment 0's first
+ * retransmission.  Recovery retransmits 40 holes, more than any small
+ * fixed record of retransmissions holds; the lost retransmission of the
+ * segment at snd_una must still be detected from the SACKs of later data
+ * and resent at once, not after a timeout. */
+static void test_tcp_lost_retransmission_found_after_many_retransmissions(void **state)
+{
+    (void)state;
+    lossy l;
+    memset(&l, 0, sizeof l);
+    for (int i = 0; i < 80; i += 2)
+        l.d.drop[i] = 1;
+    l.d.drop[0] = 2;
+    lossy_run(&l, 100, 300);
+    if (l.f.timeouts != 0 || l.f.retransmits != 41)
+        fail_msg("%llu timeouts, %llu retransmissions (want 0 and 41: 40 holes + 1 lost "
+                 "retransmission)", (unsigned long long)l.f.timeouts,
+                 (unsigned long long)l.f.retransmits);
+    for (int i = 0; i < 300; i++)
+        assert_int_equal(l.d.rx[i], 1);         /* nothing arrived twice */
+    lossy_fini(&l);
+}
+
+/* Segments 0-2 of a 20-segment window are lost, and so are their fast
+ * retransmissions; nothing new can be sent, so the timer fires.  The
+ * receiver holds segments 3-19 (SACKed): after the timeout only 0-2 are
+ * sent again, as Linux does (it keeps the SACK scoreboard across a
+ * timeout; aisim's receivers never renege), not the whole window. */
+static void test_tcp_timeout_resends_only_what_was_not_sacked(void **state)
+{
+    (void)state;
+    lossy l;
+    memset(&l, 0, sizeof l);
+    for (int i = 0; i < 3; i++)
+        l.d.drop[i] = 2;
+    lossy_run(&l, 20, 20);
+    if (l.f.timeouts != 1 || l.f.retransmits != 6)
+        fail_msg("%llu timeouts, %llu retransmissions (want 1 and 6)",
+                 (unsigned long long)l.f.timeouts, (unsigned long long)l.f.retransmits);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(l.d.rx[i], 1);
+    lossy_fini(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +361,8 @@ int main(void)
         cmocka_unit_test(test_tcp_conservation_sent_delivered_dropped),
         cmocka_unit_test(test_tcp_newreno_flows_share_fairly_and_fill_buffer),
         cmocka_unit_test(test_dctcp_flows_share_fairly_and_hold_queue_near_k),
+        cmocka_unit_test(test_tcp_lost_retransmission_found_after_many_retransmissions),
+        cmocka_unit_test(test_tcp_timeout_resends_only_what_was_not_sacked),
     };
     return cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 }
