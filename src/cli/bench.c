@@ -213,6 +213,8 @@ static const bcase cases[] = {
      {"net.transport.min_rto=1ms", NULL}},
     {"websearch", "scenario net/leafspine-websearch, 50% load", 3, 0, 0, 0,
      "net/leafspine-websearch", {NULL}},
+    {"fattree", "scenario net/fattree-websearch, k=8, 100G", 3, 0, 0, 0,
+     "net/fattree-websearch", {NULL}},
 };
 
 static bres run_case(const bcase *c, int quick)

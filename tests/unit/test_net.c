@@ -373,6 +373,43 @@ static void test_net_nic_round_robin_lets_a_short_flow_pass(void **state)
                  fifo, rr);
 }
 
+/* net/fattree-websearch (k = 8, 128 hosts at 100 Gbps, DCTCP): every flow
+ * completes, none beats its empty-network time, nothing is lost, and ECMP
+ * spreads the inter-pod flows over all 16 core switches. */
+static void test_net_fat_tree_websearch(void **state)
+{
+    (void)state;
+    json_t *a = net_run("net/fattree-websearch", "fattree", NULL, 0);
+    json_int_t n = json_integer_value(res(a, "flows"));
+    assert_true(n > 200);
+    assert_int_equal(json_integer_value(res(a, "flows_completed")), n);
+    assert_int_equal(json_integer_value(res(a, "drops")), 0);
+    json_t *by = res(a, "fct_by_size");
+    const char *k;
+    json_t *v;
+    json_object_foreach(by, k, v) {
+        double p50 = json_number_value(json_object_get(v, "slowdown_p50"));
+        if (json_integer_value(json_object_get(v, "flows")) && !(p50 >= 1 && p50 < 4))
+            fail_msg("%s: median slowdown %.3f", k, p50);
+    }
+    char p[256], line[512];
+    snprintf(p, sizeof p, "%s/fattree/links.csv", tu_tmp);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    double core[16] = {0};
+    while (fgets(line, sizeof line, f)) {
+        int c;
+        double bytes;
+        if (sscanf(line, "core%d->%*[^,],%*[^,],%lf", &c, &bytes) == 2 && c >= 0 && c < 16)
+            core[c] += bytes;
+    }
+    fclose(f);
+    for (int c = 0; c < 16; c++)
+        if (core[c] <= 0)
+            fail_msg("core%d carried nothing", c);
+    json_decref(a);
+}
+
 /* Per-packet spraying over the two spines (DCTCP, ECN at 65 KB, so no
  * loss skews the count): round robin splits the bytes within 0.5 %,
  * random draws within 2 %.  (With NewReno the senders' NICs drop, and a
@@ -522,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_net_failed_link_is_routed_around_and_flows_complete),
         cmocka_unit_test(test_net_flows_return_to_a_repaired_link_at_convergence),
         cmocka_unit_test(test_net_nic_round_robin_lets_a_short_flow_pass),
+        cmocka_unit_test(test_net_fat_tree_websearch),
         cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
         cmocka_unit_test(test_net_pcap_reads_back_with_real_headers),
         cmocka_unit_test(test_net_pfc_makes_incast_lossless),
