@@ -438,7 +438,7 @@ static void test_sweep_seeds_range_gives_one_row_per_seed(void **state)
     char waits[3][64];
     for (int i = 0; i < 3; i++) {
         csv_split(lines[i + 1], f, 64);
-        char want[16];
+        char want[32];
         snprintf(want, sizeof want, "%d", i + 1);
         assert_string_equal(f[0], want);
         snprintf(want, sizeof want, "seed=%d", i + 1);
