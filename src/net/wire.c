@@ -56,8 +56,15 @@ static void wire_arrive(sim *s, void *obj, uint64_t arg)
     w->head = (w->head + 1) & (w->cap - 1);
     w->len--;
     w->stat_pkts++;
-    if (w->len > 0)
+    if (w->len > 0) {
         sim_timer_arm(s, &w->arrive, w->ring[w->head].due);
+        /* The next packet is handled at its arrival, at least one
+         * serialisation time from now: start loading it.  On large
+         * networks the packets in flight no longer fit in cache and this
+         * first touch dominated the profile (k = 16 fat-tree: about 5 %
+         * less CPU time with the prefetch, docs/benchmarks.md). */
+        __builtin_prefetch(w->ring[w->head].p);
+    }
     pkt_send_on(p);
 }
 
