@@ -237,11 +237,13 @@ static void test_net_same_seed_same_tables(void **state)
 {
     (void)state;
     const char *sets[] = {"net.incast.senders=16", "net.incast.rounds=3",
-                          "net.sample_interval=50us", "net.sample_ports=[\"sw0->h0\"]"};
-    json_t *a = net_run("net/incast", "det-a", sets, 4);
-    json_t *b = net_run("net/incast", "det-b", sets, 4);
-    const char *files[] = {"flows.csv", "links.csv", "queues.csv", "incast.csv",
-                           "scenario.yaml"};
+                          "net.sample_interval=50us", "net.sample_ports=[\"sw0->h0\"]",
+                          "net.topology.shared_buffer={size: 1MiB, alpha: 0.5}",
+                          "net.topology.nic_scheduling=round_robin"};
+    json_t *a = net_run("net/incast", "det-a", sets, 6);
+    json_t *b = net_run("net/incast", "det-b", sets, 6);
+    const char *files[] = {"flows.csv",   "links.csv",    "queues.csv",   "incast.csv",
+                           "fct_cdf.csv", "switches.csv", "scenario.yaml"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char cmd[512];
         snprintf(cmd, sizeof cmd, "cmp -s '%s/det-a/%s' '%s/det-b/%s'", tu_tmp, files[i],
