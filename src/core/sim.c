@@ -347,6 +347,14 @@ static inline void ring_add(sim *s, uint64_t idx, hent e)
         sl->rnext = s->head[b];
         sl->rbusy = RB_FILED;
         l = EMB | si;
+    } else if (e.at >= sl->rat) {
+        /* Its own node holds a dead entry (this slot's only live entry is
+         * e) in a bucket no later than e's: take it over, refile when met
+         * (a slot cancelled and reused at once, as timers are). */
+        sl->rseq = e.key >> SLOT_BITS;
+        sl->rat = e.at;
+        sl->rbusy = RB_LATER;
+        return;
     } else {
         l = node_get(s);    /* may filter the ring: k, nb and cur stay */
         s->nodes[l].e = e;
