@@ -81,34 +81,14 @@ typedef struct hent {
 
 typedef unsigned __int128 u128;
 
-/* One cache line (the array is 64-byte aligned).  Besides the callback data
- * a slot carries one ring node of its own (rat, rseq, rnext): an entry of
- * this slot that goes into the ring uses it if it is free, so pouring a
- * bucket and then running its events touches one line per event; a second
- * entry (the slot was rescheduled while its first is still in a bucket
- * list, now a tombstone) takes a node from the shared pool instead. */
 typedef struct slot {
     sim_fn *fn;         /* handler */
     void *obj;          /* handler object */
     uint64_t arg;       /* handler argument */
     uint64_t seq;       /* sequence number of the pending entry; 0 if none */
-    int64_t rat;        /* own ring node: the entry's time */
-    uint64_t rseq;      /* own ring node: the entry's sequence number */
     uint32_t gen;       /* generation, >= 1 */
     uint32_t next_free; /* free list link while the slot is free */
-    uint32_t rnext;     /* own ring node: next in the bucket list */
-    uint32_t rbusy;     /* own ring node: 0 free, else in a bucket list;
-                         * RB_LATER: it holds the live entry but is filed
-                         * in an earlier bucket than rat's (refile when met) */
 } slot;
-
-_Static_assert(sizeof(slot) == 64, "a slot is one cache line");
-
-/* A bucket list link: NONE ends the list; EMB | i is slot i's own node,
- * anything else a pool node. */
-#define EMB (UINT32_C(1) << 31)
-#define RB_FILED 1u
-#define RB_LATER 2u
 
 /* A 4-ary min-heap of entries. */
 typedef struct heap {
@@ -128,7 +108,7 @@ struct sim {
     heap bot;           /* entries with bucket <= cur */
     heap ovf;           /* entries beyond the ring's horizon */
     /* the ring */
-    uint32_t *head;     /* first link of each bucket, NONE if empty */
+    uint32_t *head;     /* first node of each bucket, NONE if empty */
     uint64_t *occ;      /* occupancy bitmap: bit b set iff head[b] != NONE */
     uint32_t nb;        /* buckets, a power of two */
     unsigned k;         /* bucket width 2^k ps */
@@ -338,29 +318,11 @@ static uint32_t node_get(sim *s)
 
 static inline void ring_add(sim *s, uint64_t idx, hent e)
 {
-    uint32_t si = (uint32_t)(e.key & SLOT_MASK), l;
-    slot *sl = &s->slots[si];
+    uint32_t i = node_get(s);
     uint32_t b = (uint32_t)idx & (s->nb - 1);
-    if (!sl->rbusy) {
-        sl->rat = e.at;
-        sl->rseq = e.key >> SLOT_BITS;
-        sl->rnext = s->head[b];
-        sl->rbusy = RB_FILED;
-        l = EMB | si;
-    } else if (e.at >= sl->rat) {
-        /* Its own node holds a dead entry (this slot's only live entry is
-         * e) in a bucket no later than e's: take it over, refile when met
-         * (a slot cancelled and reused at once, as timers are). */
-        sl->rseq = e.key >> SLOT_BITS;
-        sl->rat = e.at;
-        sl->rbusy = RB_LATER;
-        return;
-    } else {
-        l = node_get(s);    /* may filter the ring: k, nb and cur stay */
-        s->nodes[l].e = e;
-        s->nodes[l].next = s->head[b];
-    }
-    s->head[b] = l;
+    s->nodes[i].e = e;
+    s->nodes[i].next = s->head[b];
+    s->head[b] = i;
     s->occ[b >> 6] |= UINT64_C(1) << (b & 63);
     s->wcount++;
 }
@@ -391,45 +353,21 @@ static void migrate(sim *s)
     }
 }
 
-/* Takes the entry at link l out of its list (the caller resets the list
- * head): frees the node and returns the entry; *next gets the next link,
- * *later is set if the entry belongs to a later bucket (RB_LATER). */
-static inline hent unlink_node(sim *s, uint32_t l, uint32_t *next, bool *later)
-{
-    hent e;
-    *later = false;
-    if (l & EMB) {
-        slot *sl = &s->slots[l & ~EMB];
-        e = (hent){sl->rseq << SLOT_BITS | (l & ~EMB), sl->rat};
-        *next = sl->rnext;
-        *later = sl->rbusy == RB_LATER;
-        sl->rbusy = 0;
-    } else {
-        wnode *w = &s->nodes[l];
-        e = w->e;
-        *next = w->next;
-        w->next = s->node_free;
-        s->node_free = l;
-    }
-    s->wcount--;
-    return e;
-}
-
 /* Empties bucket b into the bottom heap, dropping tombstones. */
 static void pour(sim *s, uint32_t b)
 {
-    uint32_t l = s->head[b];
+    uint32_t i = s->head[b];
     s->head[b] = NONE;
     s->occ[b >> 6] &= ~(UINT64_C(1) << (b & 63));
-    while (l != NONE) {
-        bool later;
-        hent e = unlink_node(s, l, &l, &later);
-        if (!is_live(s, e))
-            continue;
-        if (later)
-            insert(s, e);   /* a later bucket, or this one: the bottom heap */
-        else
-            heap_push(s, &s->bot, e);
+    while (i != NONE) {
+        wnode *w = &s->nodes[i];
+        uint32_t next = w->next;
+        if (is_live(s, w->e))
+            heap_push(s, &s->bot, w->e);
+        w->next = s->node_free;
+        s->node_free = i;
+        s->wcount--;
+        i = next;
     }
 }
 
@@ -460,12 +398,9 @@ static void ring_rebuild(sim *s, unsigned k, uint32_t nb)
         for (uint32_t w = 0; w < s->nb / 64; w++)
             for (uint64_t bits = s->occ[w]; bits; bits &= bits - 1) {
                 uint32_t b = w << 6 | (uint32_t)__builtin_ctzll(bits);
-                for (uint32_t l = s->head[b]; l != NONE;) {
-                    bool later;
-                    hent e = unlink_node(s, l, &l, &later);
-                    if (is_live(s, e))
-                        tmp[m++] = e;
-                }
+                for (uint32_t i = s->head[b]; i != NONE; i = s->nodes[i].next)
+                    if (is_live(s, s->nodes[i].e))
+                        tmp[m++] = s->nodes[i].e;
             }
     }
     /* The bottom heap holds entries earlier than end = (cur + 1) << k; the
@@ -495,10 +430,10 @@ static unsigned ilog2(uint64_t x) { return x ? 63u - (unsigned)__builtin_clzll(x
 static void calibrate(sim *s)
 {
     uint64_t g = (uint64_t)(s->now - s->cal_t0) / s->cal_events;
-    unsigned k = ilog2(4 * g);
+    unsigned k = ilog2(2 * g);
     if (k > 56)
         k = 56;
-    uint64_t want = s->live;
+    uint64_t want = 2 * (uint64_t)s->live;
     uint32_t nb = NB_MIN;
     while (nb < want && nb < NB_MAX)
         nb *= 2;
@@ -538,34 +473,10 @@ static bool advance(sim *s, int64_t until_ps)
     uint32_t b = (uint32_t)j & (s->nb - 1);
     if (s->head[b] != NONE)
         pour(s, b);
-#ifndef NO_PREFETCH
-    /* Start loading the first slot of the next occupied bucket: a bucket's
-     * slots were filed long ago and are likely out of cache, and its events
-     * are the next to run after this bucket's few. */
-    if (s->wcount > 0) {
-        uint32_t l = s->head[next_occupied(s, (b + 1) & (s->nb - 1))];
-        __builtin_prefetch(l & EMB ? (const void *)&s->slots[l & ~EMB]
-                                   : (const void *)&s->nodes[l]);
-    }
-#endif
     return true;
 }
 
 /* ---- slots ---- */
-
-/* A 64-byte aligned slot array of `cap` slots holding the first n of `old`
- * (freed). */
-static slot *slots_alloc(slot *old, uint32_t n, uint32_t cap)
-{
-    slot *a = aligned_alloc(64, (size_t)cap * sizeof *a);
-    if (!a)
-        oom("event slots", cap);
-    if (old) {
-        memcpy(a, old, (size_t)n * sizeof *a);
-        free(old);
-    }
-    return a;
-}
 
 sim *sim_create(void)
 {
@@ -575,7 +486,7 @@ sim *sim_create(void)
     ring_alloc(s, 20, NB_MIN);      /* 1 us buckets until the first calibration */
     s->node_free = NONE;
     s->slot_cap = 64;
-    s->slots = slots_alloc(NULL, 0, s->slot_cap);
+    s->slots = xmalloc(s->slot_cap * sizeof *s->slots);
     s->free_head = NONE;
     s->seq = 1;
     return s;
@@ -607,11 +518,10 @@ static uint32_t slot_get(sim *s)
                     (unsigned long long)SLOT_MASK);
             abort();
         }
-        s->slots = slots_alloc(s->slots, s->nslots, s->slot_cap * 2);
         s->slot_cap *= 2;
+        s->slots = xrealloc(s->slots, s->slot_cap * sizeof *s->slots);
     }
     s->slots[s->nslots].gen = 1;
-    s->slots[s->nslots].rbusy = 0;
     return s->nslots++;
 }
 
@@ -691,18 +601,6 @@ bool sim_reschedule(sim *s, sim_event_id id, int64_t at_ps)
     int64_t i = pending_slot(s, id);
     if (i < 0)
         return false;
-    slot *sl = &s->slots[i];
-    if (sl->rbusy && sl->rseq == sl->seq && at_ps >= sl->rat) {
-        /* The live entry sits in the slot's own ring node, in a bucket no
-         * later than the new time's: give it the new time and a new
-         * sequence number in place, and refile it when its bucket is met
-         * (a timer pushed back on every packet costs a slot write). */
-        uint64_t q = next_seq(s);
-        sl->seq = sl->rseq = q;
-        sl->rat = at_ps;
-        sl->rbusy = RB_LATER;
-        return true;
-    }
     push(s, (uint32_t)i, at_ps);    /* the old entry no longer matches: tombstone */
     return true;
 }
