@@ -576,6 +576,85 @@ static void test_sim_two_simulations_are_independent(void **state)
     sim_destroy(b);
 }
 
+/* Runs s up to `until` and checks the events run since the last call
+ * against ref[0..n): the live ones due by then, in (time, order); marks
+ * them done. */
+static void ring_stretch_check(sim *s, trace *t, ref_ev *ref, uint64_t n, int64_t until)
+{
+    static ref_ev due[4096];
+    size_t m = 0, from = t->n;
+    for (uint64_t i = 0; i < n; i++)
+        if (ref[i].alive && ref[i].at <= until) {
+            due[m] = ref[i];
+            due[m].id = i;
+            m++;
+            ref[i].alive = 0;
+        }
+    qsort(due, m, sizeof *due, ref_cmp);
+    sim_run(s, until);
+    assert_int_equal(t->n - from, m);
+    for (size_t i = 0; i < m; i++) {
+        assert_int_equal(t->got[from + i], due[i].id);
+        assert_int_equal(t->at[from + i], due[i].at);
+    }
+}
+
+/* Entries in the ring: every slot carries one ring node of its own; an
+ * entry rescheduled while its first node is still filed (a tombstone now)
+ * takes a pool node, and a freed slot is reused while its own node is still
+ * filed.  Times are spread over the ring's buckets (1 us wide before the
+ * first calibration, 256 of them); rescheduling goes both earlier and later,
+ * up to three times per event between runs, and the pool overflows (256
+ * nodes at first), so it is filtered and grown.  The order must be the
+ * reference order (time, then last scheduling operation). */
+static void test_sim_reschedule_within_ring_matches_reference(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    static trace t;
+    static ref_ev ref[2 * N];
+    t.n = 0;
+    sim *s = sim_create();
+    rng r;
+    rng_init(&r, 7, "test.sim.ring", 0);
+    uint64_t order = 0, n = 0;
+    int64_t now = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        ref[n].at = 1000000 + (int64_t)rng_below(&r, 200000000);
+        ref[n].order = order++;
+        ref[n].id = sim_schedule(s, ref[n].at, rec, &t, n);
+        ref[n].alive = 1;
+        n++;
+    }
+    for (int round = 0; round < 4; round++) {
+        for (int k = 0; k < 3 * N; k++) {
+            uint64_t i = rng_below(&r, n);
+            unsigned op = (unsigned)rng_below(&r, 8);
+            if (op == 0 && n < 2 * N) {
+                /* cancel, then a new event that likely reuses the slot */
+                if (ref[i].alive) {
+                    assert_true(sim_cancel(s, ref[i].id));
+                    ref[i].alive = 0;
+                }
+                ref[n].at = now + (int64_t)rng_below(&r, 200000000);
+                ref[n].order = order++;
+                ref[n].id = sim_schedule(s, ref[n].at, rec, &t, n);
+                ref[n].alive = 1;
+                n++;
+            } else if (ref[i].alive) {
+                ref[i].at = now + (int64_t)rng_below(&r, 200000000);
+                ref[i].order = order++;
+                assert_true(sim_reschedule(s, ref[i].id, ref[i].at));
+            }
+        }
+        /* run a stretch: pours buckets with tombstones and both node kinds */
+        now += 30000000;
+        ring_stretch_check(s, &t, ref, n, round < 3 ? now : SIM_TIME_MAX);
+    }
+    assert_int_equal(sim_pending(s), 0);
+    sim_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -586,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_sim_timer_rearm_moves_single_firing),
         cmocka_unit_test(test_sim_reschedule_goes_after_same_time_events),
         cmocka_unit_test(test_sim_random_ops_match_sorted_reference),
+        cmocka_unit_test(test_sim_reschedule_within_ring_matches_reference),
         cmocka_unit_test(test_sim_differential_many_seeds),
         cmocka_unit_test(test_sim_far_future_and_sentinels),
         cmocka_unit_test(test_sim_tombstones_do_not_accumulate),
