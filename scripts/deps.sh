@@ -5,14 +5,22 @@
 #
 #   scripts/deps.sh            build + test dependencies
 #   scripts/deps.sh fuzz       also the libFuzzer toolchain (clang)
+#   scripts/deps.sh ns3        also ns-3 3.37 and what building against it
+#                              needs (scripts/ns3-compare.sh)
 set -eu
 
 PKGS="gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev \
 libpcap-dev libopenblas-dev libglpk-dev coinor-libipopt-dev zlib1g-dev \
 gnuplot-nox"
-if [ "${1:-}" = fuzz ]; then
-    PKGS="$PKGS clang libclang-rt-14-dev"
-fi
+case "${1:-}" in
+fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;
+ns3)
+    # libns3-dev's pkg-config files name libgsl.so; python3 (compare.py) is
+    # taken from Debian only when none is on the PATH.
+    PKGS="$PKGS ns3 libns3-dev libgsl-dev g++"
+    command -v python3 >/dev/null 2>&1 || PKGS="$PKGS python3"
+    ;;
+esac
 
 missing=""
 for p in $PKGS; do

@@ -32,27 +32,7 @@ esac
 NS3_ARGS=${NS3_ARGS:-}
 
 # --- (i) dependencies --------------------------------------------------------
-scripts/deps.sh
-PKGS="ns3 libns3-dev libgsl-dev g++ pkg-config python3"
-missing=""
-for p in $PKGS; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-        missing="$missing $p"
-    fi
-done
-# python3 may come from elsewhere than Debian; only install it if absent
-if command -v python3 >/dev/null 2>&1; then
-    missing=$(echo "$missing" | sed 's/ python3//')
-fi
-if [ -n "$missing" ]; then
-    echo "ns3-compare: installing:$missing" >&2
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -q >&2
-    # shellcheck disable=SC2086
-    $SUDO apt-get install -y -q --no-install-recommends $missing >&2
-fi
+scripts/deps.sh ns3
 
 # --- (ii) build ---------------------------------------------------------------
 make
