@@ -188,18 +188,27 @@ static void start_tx(port *q)
     }
 }
 
+/* The port that sent p over a PFC link into this port's switch, or NULL
+ * (no PFC here, p comes from the host's own NIC, or its link runs no PFC).
+ * The link p arrived on is fed by the port two hops back on p's route
+ * (routes alternate port, wire, ...; p->hop already points past this
+ * port); that port's cfg says whether the link runs PFC. */
+static port *pfc_upstream(const port *q, const pkt *p)
+{
+    if (!q->pfc_in || p->hop < 3)
+        return NULL;
+    port *u = (port *)(void *)p->rt->hop[p->hop - 3];
+    return u->cfg.pfc_xoff_bytes > 0 ? u : NULL;
+}
+
 /* PFC accounting at the switch this port belongs to: `delta` bytes of p
- * enter (> 0) or leave (< 0) its buffer.  The link p arrived on is fed by
- * the port two hops back on p's route (routes alternate port, wire, ...;
- * p->hop already points past this port); that port's cfg says whether the
- * link runs PFC.  Crossing XOFF upwards sends a pause, falling to XON a
+ * enter (> 0) or leave (< 0) its buffer, counted against the upstream port
+ * (pfc_upstream).  Crossing XOFF upwards sends a pause, falling to XON a
  * resume, each one wire delay away. */
 static void pfc_account(port *q, const pkt *p, int64_t delta)
 {
-    if (!q->pfc_in || p->hop < 3)
-        return;                         /* no PFC here, or from a host's own NIC */
-    port *u = (port *)(void *)p->rt->hop[p->hop - 3];
-    if (u->cfg.pfc_xoff_bytes <= 0)
+    port *u = pfc_upstream(q, p);
+    if (!u)
         return;
     int c = p->prio < u->cfg.nprio ? p->prio : u->cfg.nprio - 1;
     u->pfc_down[c] += delta;
@@ -258,16 +267,6 @@ static void drop(port *q, pkt *p)
     pkt_free(q->pool, p);
 }
 
-/* Did p reach this switch over a link that runs PFC (lossless traffic)?
- * As in pfc_account: the link is fed by the port two hops back. */
-static int arrived_lossless(const port *q, const pkt *p)
-{
-    if (!q->pfc_in || p->hop < 3)
-        return 0;
-    const port *u = (const port *)(const void *)p->rt->hop[p->hop - 3];
-    return u->cfg.pfc_xoff_bytes > 0;
-}
-
 /* Shared-buffer admission of p into class c (port.h): the pool must have
  * room, and a lossy packet must keep its queue within the dynamic
  * threshold alpha * (free pool). */
@@ -280,14 +279,25 @@ static int shbuf_admit(port *q, const pkt *p, unsigned c)
         return 0;
     }
     if ((double)(q->cbytes[c] + sz) > b->alpha * (double)(b->size_bytes - b->used_bytes) &&
-        !arrived_lossless(q, p)) {
+        !pfc_upstream(q, p)) {          /* lossless traffic is PFC's to bound */
         b->stat_dt_drops++;
         return 0;
     }
     return 1;
 }
 
-/* p leaves the pool (transmitted or lost). */
+/* p takes its place in the pool (admitted) ... */
+static void shbuf_take(port *q, const pkt *p)
+{
+    shbuf *b = q->sb;
+    if (!b)
+        return;
+    b->used_bytes += p->size_bytes;
+    if (b->used_bytes > b->stat_max_used)
+        b->stat_max_used = b->used_bytes;
+}
+
+/* ... and leaves it (transmitted or lost). */
 static void shbuf_release(port *q, const pkt *p)
 {
     if (q->sb)
@@ -343,11 +353,7 @@ static void port_recv(sink *self, pkt *p)
     q->npkts++;
     if (q->bytes > q->stat_max_bytes)
         q->stat_max_bytes = q->bytes;
-    if (q->sb) {
-        q->sb->used_bytes += p->size_bytes;
-        if (q->sb->used_bytes > q->sb->stat_max_used)
-            q->sb->stat_max_used = q->sb->used_bytes;
-    }
+    shbuf_take(q, p);
     pfc_account(q, p, p->size_bytes);
     if (!q->tx) {
         q->busy_since = sim_now(q->s);
