@@ -220,6 +220,8 @@ typedef struct nflow {
     int src, dst;               /* host indices */
     int64_t ideal_ps;           /* FCT on an empty network */
     int round;                  /* incast round, or -1 */
+    int64_t wait_start;         /* >= 0: due to start then, but its hosts were
+                                   cut off: starts when routing joins them */
 } nflow;
 
 struct net_model;
@@ -577,6 +579,32 @@ static void reroute(void *ctx, tcp_flow *tf)
     }
 }
 
+/* Starts flow f at `start` (or at once if that has passed) on the route
+ * routing gives it now.  Hosts that a failure has cut off have none: the
+ * flow then waits for routing to join them again (on_routing_change); its
+ * start time stays `start`, so its FCT includes the wait. */
+static void launch(net_model *m, nflow *f, int64_t start)
+{
+    reroute(m, &f->tcp);
+    const route *rt = f->tcp.fwd;
+    f->tcp.start_ps = start;        /* its FCT counts any wait for a route */
+    if (!rt) {
+        f->wait_start = start;
+        return;
+    }
+    f->wait_start = -1;
+    uint64_t size = f->tcp.size_bytes;
+    f->ideal_ps = size == UINT64_MAX ? -1 : topo_route_ideal_ps(rt, size, m->tcp.mss_bytes,
+                                                                   m->tcp.hdr_bytes);
+    /* The round trip a handshake would have measured: a header-only packet
+     * there and back on the empty network. */
+    tcp_flow_prime_rtt(&f->tcp, topo_route_ideal_ps(rt, 0, m->tcp.mss_bytes, m->tcp.hdr_bytes) +
+                                    topo_route_ideal_ps(rt->reverse, 0, m->tcp.mss_bytes,
+                                                        m->tcp.hdr_bytes));
+    tcp_flow_start(&f->tcp, start > sim_now(m->s) ? start : sim_now(m->s));
+    f->tcp.start_ps = start;
+}
+
 static nflow *new_flow(net_model *m, int src, int dst, uint64_t size, int64_t start, int prio,
                        int round)
 {
@@ -594,26 +622,12 @@ static nflow *new_flow(net_model *m, int src, int dst, uint64_t size, int64_t st
     f->tcp.prio = (uint8_t)prio;
     f->tcp.on_done = flow_done;
     f->tcp.ctx = m;
-    const route *rt = topo_route_ecmp(m->t, src, dst, flow_key(id));
-    tcp_flow_set_routes(&f->tcp, rt, rt->reverse);
     f->tcp.reroute = reroute;
-    if (m->cfg.routing != ROUTE_ECMP) {
-        size_t n;
-        const route *const *paths = topo_paths(m->t, src, dst, &n);
-        tcp_flow_set_spray(&f->tcp, paths, n,
-                           m->cfg.routing == ROUTE_SPRAY_RANDOM ? &m->r_spray : NULL);
-    }
+    f->ideal_ps = -1;
     topo_bind_flow(m->t, id, src, &f->tcp.tx, dst, &f->tcp.rx);
-    f->ideal_ps = size == UINT64_MAX ? -1 : topo_route_ideal_ps(rt, size, m->tcp.mss_bytes,
-                                                                   m->tcp.hdr_bytes);
     if (size != UINT64_MAX)
         m->finite_left++;
-    /* The round trip a handshake would have measured: a header-only packet
-     * there and back on the empty network. */
-    tcp_flow_prime_rtt(&f->tcp, topo_route_ideal_ps(rt, 0, m->tcp.mss_bytes, m->tcp.hdr_bytes) +
-                                    topo_route_ideal_ps(rt->reverse, 0, m->tcp.mss_bytes,
-                                                        m->tcp.hdr_bytes));
-    tcp_flow_start(&f->tcp, start);
+    launch(m, f, start);
     return f;
 }
 
@@ -705,8 +719,13 @@ static void on_link_event(sim *s, void *obj, uint64_t arg)
 static void on_routing_change(void *ctx)
 {
     net_model *m = ctx;
-    for (size_t i = 0; i < m->nflows; i++)
-        reroute(m, &m->flows[i]->tcp);
+    for (size_t i = 0; i < m->nflows; i++) {
+        nflow *f = m->flows[i];
+        if (f->wait_start >= 0)
+            launch(m, f, f->wait_start);
+        else
+            reroute(m, &f->tcp);
+    }
 }
 
 static int net_start(void *st, sim *s, err *e)

@@ -344,6 +344,38 @@ static void test_net_flows_return_to_a_repaired_link_at_convergence(void **state
     json_decref(a);
 }
 
+/* h0's own link fails from 1 ms to 5 ms (routing knows 10 us later): the
+ * web-search flows that arrive for or from h0 meanwhile have no route; they
+ * wait for the repair, start then, and complete, their FCT counting the
+ * wait. */
+static void test_net_flows_to_a_cut_off_host_wait_for_the_repair(void **state)
+{
+    (void)state;
+    const char *sets[] = {
+        "net.failures=[{a: h0, b: leaf0, at: 1ms, repair: 5ms, convergence: 10us}]"};
+    json_t *a = net_run("net/leafspine-websearch", "cutoff", sets, 1);
+    json_int_t n = json_integer_value(res(a, "flows"));
+    assert_int_equal(json_integer_value(res(a, "flows_completed")), n);
+    char p[256], line[512];
+    snprintf(p, sizeof p, "%s/cutoff/flows.csv", tu_tmp);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    int waited = 0;
+    while (fgets(line, sizeof line, f)) {
+        char src[16], dst[16];
+        double start, finish;
+        if (sscanf(line, "%*d,%15[^,],%15[^,],%*[^,],%lf,%lf", src, dst, &start, &finish) == 4 &&
+            (strcmp(src, "h0") == 0 || strcmp(dst, "h0") == 0) && start > 1.01e-3 &&
+            start < 5e-3) {
+            assert_true(finish > 5.01e-3);          /* not before the repair is known */
+            waited++;
+        }
+    }
+    fclose(f);
+    assert_true(waited >= 1);
+    json_decref(a);
+}
+
 /* A 20 KB flow starts from a host whose NIC holds a long DCTCP flow's
  * queue (about K = 97.5 KB): FIFO, its packets wait behind that queue in
  * both of its round trips; with the NIC's round robin they alternate with
@@ -560,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_net_websearch_fcts_are_bounded_by_the_ideal),
         cmocka_unit_test(test_net_failed_link_is_routed_around_and_flows_complete),
         cmocka_unit_test(test_net_flows_return_to_a_repaired_link_at_convergence),
+        cmocka_unit_test(test_net_flows_to_a_cut_off_host_wait_for_the_repair),
         cmocka_unit_test(test_net_nic_round_robin_lets_a_short_flow_pass),
         cmocka_unit_test(test_net_fat_tree_websearch),
         cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
