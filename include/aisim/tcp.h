@@ -57,6 +57,8 @@ typedef struct tcp_cfg {
     int64_t min_rto_ps;         /* 200 ms (Linux) or 1 ms (tuned DC) */
     int64_t max_rto_ps;         /* cap of the backed-off RTO (60 s) */
     int64_t init_rto_ps;        /* before the first RTT sample (1 s) */
+    uint32_t max_retries;       /* consecutive timeouts before the sender gives
+                                   up (15, Linux's tcp_retries2) */
     bool delayed_ack;           /* ACK every second segment */
     int64_t delack_ps;          /* delayed-ACK timeout */
     double dctcp_g;             /* DCTCP EWMA gain (1/16) */
@@ -134,7 +136,10 @@ struct tcp_flow {
     uint64_t bytes_sent;        /* data bytes sent, retransmissions included */
     uint64_t segs_sent, retransmits, timeouts, fast_retransmits;
     uint64_t ece_acks;          /* ACKs with ECE seen by the sender */
-    void (*on_done)(void *ctx, tcp_flow *f);    /* when the receiver has all */
+    uint32_t backoffs;          /* timeouts since snd_una last advanced */
+    bool aborted;               /* gave up after max_retries such timeouts */
+    void (*on_done)(void *ctx, tcp_flow *f);    /* when the receiver has all,
+                                                   or the sender gave up */
     void *ctx;
 };
 

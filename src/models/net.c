@@ -7,7 +7,7 @@
  *   topology   the network (docs/network.md: dumbbell, star, leaf_spine,
  *              fat_tree, custom)
  *   transport  TCP settings: cc (newreno | dctcp), mss, header, init_cwnd,
- *              rcv_wnd, min_rto, max_rto, init_rto, delayed_ack,
+ *              rcv_wnd, min_rto, max_rto, init_rto, max_retries, delayed_ack,
  *              delack_timeout, dctcp_g
  *   hash_seeds ECMP hash seeds per switch: random (default) or equal
  *   routing    ecmp (a path per flow by hash), spray_rr or spray_random (a
@@ -79,7 +79,7 @@ static const cfg_key failure_keys[] = {
 
 typedef struct transport_cfg {
     int cc;
-    int64_t mss, hdr, init_cwnd, rcv_wnd;
+    int64_t mss, hdr, init_cwnd, rcv_wnd, max_retries;
     int64_t min_rto, max_rto, init_rto, delack;
     bool delayed_ack;
     double g;
@@ -104,6 +104,9 @@ static const cfg_key transport_keys[] = {
      .flags = CFG_MIN_EXCL, .min = 0, .help = "cap of the backed-off timeout"},
     {.name = "init_rto", .type = CFG_TIME, .off = offsetof(transport_cfg, init_rto),
      .def = "1s", .flags = CFG_MIN_EXCL, .min = 0, .help = "timeout before the first RTT sample"},
+    {.name = "max_retries", .type = CFG_INT, .off = offsetof(transport_cfg, max_retries),
+     .def = "15", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000,
+     .help = "consecutive timeouts before the sender gives up (Linux's tcp_retries2)"},
     {.name = "delayed_ack", .type = CFG_BOOL, .off = offsetof(transport_cfg, delayed_ack),
      .def = "false", .help = "ACK every second segment"},
     {.name = "delack_timeout", .type = CFG_TIME, .off = offsetof(transport_cfg, delack),
@@ -535,6 +538,7 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
     m->tcp.min_rto_ps = m->tc.min_rto;
     m->tcp.max_rto_ps = m->tc.max_rto;
     m->tcp.init_rto_ps = m->tc.init_rto;
+    m->tcp.max_retries = (uint32_t)m->tc.max_retries;
     m->tcp.delayed_ack = m->tc.delayed_ack;
     m->tcp.delack_ps = m->tc.delack;
     m->tcp.dctcp_g = m->tc.g;
@@ -817,7 +821,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         samples_init(&bfct[b]);
         samples_init(&bslow[b]);
     }
-    uint64_t delivered = 0, rtx = 0, tos = 0, done = 0;
+    uint64_t delivered = 0, rtx = 0, tos = 0, done = 0, aborted = 0;
     for (size_t i = 0; i < m->nflows; i++) {
         nflow *nf = m->flows[i];
         tcp_flow *t = &nf->tcp;
@@ -840,6 +844,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         delivered += tcp_flow_delivered(t);
         rtx += t->retransmits;
         tos += t->timeouts;
+        aborted += t->aborted;
         if (fin) {
             done++;
             samples_add(&fct, fct_s);
@@ -921,6 +926,7 @@ static int net_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     }
     json_object_set_new(sum, "flows", json_integer((json_int_t)m->nflows));
     json_object_set_new(sum, "flows_completed", json_integer((json_int_t)done));
+    json_object_set_new(sum, "flows_aborted", json_integer((json_int_t)aborted));
     out_json_num(sum, "fct_p50_s", samples_quantile(&fct, 0.5));
     out_json_num(sum, "fct_p99_s", samples_quantile(&fct, 0.99));
     out_json_num(sum, "fct_p999_s", samples_quantile(&fct, 0.999));

@@ -30,6 +30,7 @@ void tcp_cfg_default(tcp_cfg *c)
     c->min_rto_ps = 200 * INT64_C(1000000000);
     c->max_rto_ps = 60 * INT64_C(1000000000000);
     c->init_rto_ps = INT64_C(1000000000000);
+    c->max_retries = 15;
     c->delayed_ack = false;
     c->delack_ps = 40 * INT64_C(1000000000);
     c->dctcp_g = 1.0 / 16;
@@ -358,6 +359,10 @@ static void dctcp_on_ack(tcp_flow *f, uint64_t acked, bool ece)
 static void tx_recv(sink *self, pkt *p)
 {
     tcp_flow *f = container_of(self, tcp_flow, tx);
+    if (f->aborted) {                   /* a late ACK of a closed connection */
+        pkt_free(f->pool, p);
+        return;
+    }
     uint64_t ack = MIN(p->seq, f->snd_max);
     bool ece = p->flags & PKT_F_ECE;
     f->rwnd = p->h.tcp.wnd_bytes;
@@ -373,6 +378,7 @@ static void tx_recv(sink *self, pkt *p)
     double mss = f->cfg->mss_bytes;
     uint64_t acked = ack > f->snd_una ? ack - f->snd_una : 0;
     if (acked) {
+        f->backoffs = 0;
         f->snd_una = ack;
         range_trim(&f->sacked, ack);
         int k = 0;                      /* acknowledged retransmissions */
@@ -453,6 +459,15 @@ static void on_rto(sim *s, void *obj, uint64_t arg)
         return;
     }
     f->timeouts++;
+    if (++f->backoffs > f->cfg->max_retries) {
+        /* Give up, as Linux does after tcp_retries2: a receiver that cannot
+         * be reached (a host cut off for good) ends the connection instead
+         * of probing for ever. */
+        f->aborted = true;
+        if (f->on_done)
+            f->on_done(f->ctx, f);
+        return;
+    }
     if (f->reroute)
         f->reroute(f->ctx, f);
     f->ssthresh = MAX((double)(f->snd_max - f->snd_una) / 2, 2 * mss);

@@ -347,7 +347,7 @@ static void test_net_flows_return_to_a_repaired_link_at_convergence(void **state
 /* h0's own link fails from 1 ms to 5 ms (routing knows 10 us later): the
  * web-search flows that arrive for or from h0 meanwhile have no route; they
  * wait for the repair, start then, and complete, their FCT counting the
- * wait. */
+ * wait.  Without a repair the run still ends. */
 static void test_net_flows_to_a_cut_off_host_wait_for_the_repair(void **state)
 {
     (void)state;
@@ -374,6 +374,17 @@ static void test_net_flows_to_a_cut_off_host_wait_for_the_repair(void **state)
     fclose(f);
     assert_true(waited >= 1);
     json_decref(a);
+
+    /* Never repaired: the flows that were sending from h0 give up after
+     * max_retries timeouts (16 here: the 16th exceeds 15), the ones that
+     * never had a route never start, the run ends. */
+    const char *forever[] = {"net.failures=[{a: h0, b: leaf0, at: 1ms, convergence: 10us}]"};
+    json_t *b = net_run("net/leafspine-websearch", "cutoff-forever", forever, 1);
+    json_int_t done = json_integer_value(res(b, "flows_completed"));
+    json_int_t gave_up = json_integer_value(res(b, "flows_aborted"));
+    assert_true(gave_up >= 1 && done + gave_up < json_integer_value(res(b, "flows")));
+    assert_true(json_number_value(json_object_get(b, "sim_time_s")) < 120);
+    json_decref(b);
 }
 
 /* A 20 KB flow starts from a host whose NIC holds a long DCTCP flow's

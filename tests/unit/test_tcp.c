@@ -257,6 +257,8 @@ static void dropper_recv(sink *self, pkt *p)
 }
 
 typedef struct lossy {
+    uint32_t max_retries;   /* 0: the default */
+    int done;               /* on_done calls */
     sim *s;
     pkt_pool *pool;
     tcp_cfg cfg;
@@ -267,6 +269,12 @@ typedef struct lossy {
     route *fwd, *rev;
 } lossy;
 
+static void lossy_done(void *ctx, tcp_flow *f)
+{
+    (void)f;
+    ((lossy *)ctx)->done++;
+}
+
 /* sender NIC -> wire -> dropper -> receiver; ACKs: NIC -> wire -> sender.
  * 10 Gbps, 10 us each way, NewReno, SACK; `segs` segments of data. */
 static void lossy_run(lossy *l, uint32_t init_cwnd, int segs)
@@ -276,6 +284,8 @@ static void lossy_run(lossy *l, uint32_t init_cwnd, int segs)
     tcp_cfg_default(&l->cfg);
     l->cfg.init_cwnd_pkts = init_cwnd;
     l->cfg.min_rto_ps = MS(1);
+    if (l->max_retries)
+        l->cfg.max_retries = l->max_retries;
     port_cfg host = {.rate_bps = RATE, .buffer_bytes = INT64_C(1) << 40, .nprio = 1};
     port_init(&l->nic, l->s, l->pool, NULL, &host, "nic");
     port_init(&l->rnic, l->s, l->pool, NULL, &host, "rnic");
@@ -291,10 +301,15 @@ static void lossy_run(lossy *l, uint32_t init_cwnd, int segs)
     l->fwd = route_create(fw, 4);
     l->rev = route_create(rv, 3);
     tcp_flow_set_routes(&l->f, l->fwd, l->rev);
+    l->f.on_done = lossy_done;
+    l->f.ctx = l;
     tcp_flow_prime_rtt(&l->f, US(45));
     tcp_flow_start(&l->f, 0);
     sim_run(l->s, SIM_TIME_MAX);
-    assert_int_equal(tcp_flow_delivered(&l->f), (uint64_t)segs * l->cfg.mss_bytes);
+    if (!l->f.aborted) {
+        assert_int_equal(tcp_flow_delivered(&l->f), (uint64_t)segs * l->cfg.mss_bytes);
+        assert_int_equal(l->done, 1);
+    }
 }
 
 static void lossy_fini(lossy *l)
@@ -354,6 +369,27 @@ static void test_tcp_timeout_resends_only_what_was_not_sacked(void **state)
     lossy_fini(&l);
 }
 
+/* A segment that is lost every time: the sender backs off (1, 2, 4, 8 ms)
+ * and gives up after max_retries = 3 consecutive timeouts, telling its
+ * owner; the run then ends instead of probing for ever. */
+static void test_tcp_gives_up_after_max_retries(void **state)
+{
+    (void)state;
+    lossy l;
+    memset(&l, 0, sizeof l);
+    l.max_retries = 3;
+    l.d.drop[5] = 255;
+    lossy_run(&l, 10, 10);
+    assert_true(l.f.aborted);
+    assert_int_equal(l.done, 1);
+    assert_int_equal(l.f.timeouts, 4);
+    assert_true(l.f.finish_ps < 0);
+    assert_int_equal(tcp_flow_delivered(&l.f), 5 * l.cfg.mss_bytes);
+    /* 1 + 2 + 4 + 8 ms of back-off after the first segment's loss. */
+    assert_true(sim_now(l.s) >= MS(15) && sim_now(l.s) < MS(16));
+    lossy_fini(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_dctcp_flows_share_fairly_and_hold_queue_near_k),
         cmocka_unit_test(test_tcp_lost_retransmission_found_after_many_retransmissions),
         cmocka_unit_test(test_tcp_timeout_resends_only_what_was_not_sacked),
+        cmocka_unit_test(test_tcp_gives_up_after_max_retries),
     };
     return cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 }
