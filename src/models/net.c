@@ -315,17 +315,25 @@ static void on_tap(void *ctx, const pkt *p, int rx)
     pcapw_add(c->w, sim_now(c->m->s), p);
 }
 
+/* An optional list section `key` of `net`: its length (0 if absent), its
+ * key path in sub; a non-list is an error (negative). */
+static long conf_list(const cfg_node *n, const char *path, const char *key, const char *what,
+                      char *sub, size_t nsub, err *e)
+{
+    if (!n)
+        return 0;
+    cfg_path(sub, nsub, path, key);
+    return cfg_expect_list(n, sub, what, e);
+}
+
 /* The `flows` list: each flow's hosts by name, two different ends. */
 static int conf_flows(net_model *m, const char *path, err *e)
 {
-    if (!m->cfg.flows)
-        return 0;
     char sub[512], sub2[512];
     int r;
     cfg_node *fl = m->cfg.flows;
-    cfg_path(sub, sizeof sub, path, "flows");
-    long len = cfg_expect_list(fl, sub, "flows", e);
-    if (len < 0)
+    long len = conf_list(fl, path, "flows", "flows", sub, sizeof sub, e);
+    if (len <= 0)
         return (int)len;
     m->nspecs = (size_t)len;
     m->specs = xcalloc(m->nspecs + 1, sizeof *m->specs);
@@ -383,14 +391,11 @@ static int conf_incast(net_model *m, const char *path, err *e)
 /* The `pcap` list: a capture and a tap on each listed host. */
 static int conf_pcap(net_model *m, const char *path, err *e)
 {
-    if (!m->cfg.pcap)
-        return 0;
     char sub[512], sub2[512];
     int r;
     cfg_node *pl = m->cfg.pcap;
-    cfg_path(sub, sizeof sub, path, "pcap");
-    long len = cfg_expect_list(pl, sub, "host names", e);
-    if (len < 0)
+    long len = conf_list(pl, path, "pcap", "host names", sub, sizeof sub, e);
+    if (len <= 0)
         return (int)len;
     m->ncaps = (size_t)len;
     m->caps = xcalloc(m->ncaps + 1, sizeof *m->caps);
@@ -412,14 +417,11 @@ static int conf_pcap(net_model *m, const char *path, err *e)
 /* The `failures` list: the link between two named nodes; repair after failure. */
 static int conf_failures(net_model *m, const char *path, err *e)
 {
-    if (!m->cfg.failures)
-        return 0;
     char sub[512], sub2[512];
     int r;
     cfg_node *fl = m->cfg.failures;
-    cfg_path(sub, sizeof sub, path, "failures");
-    long len = cfg_expect_list(fl, sub, "failures", e);
-    if (len < 0)
+    long len = conf_list(fl, path, "failures", "failures", sub, sizeof sub, e);
+    if (len <= 0)
         return (int)len;
     m->nfails = (size_t)len;
     m->fails = xcalloc(m->nfails + 1, sizeof *m->fails);
@@ -485,13 +487,10 @@ static int conf_background(net_model *m, const char *path, const model_env *env,
 /* The `sample_ports` list: ports by name. */
 static int conf_sample_ports(net_model *m, const char *path, err *e)
 {
-    if (!m->cfg.sample_ports)
-        return 0;
     char sub[512], sub2[512], found[96];
     cfg_node *sp = m->cfg.sample_ports;
-    cfg_path(sub, sizeof sub, path, "sample_ports");
-    long len = cfg_expect_list(sp, sub, "port names", e);
-    if (len < 0)
+    long len = conf_list(sp, path, "sample_ports", "port names", sub, sizeof sub, e);
+    if (len <= 0)
         return (int)len;
     m->nsports = (size_t)len;
     m->sports = xcalloc(m->nsports + 1, sizeof *m->sports);
