@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/run.h"
+#include "testutil.h"
 
 #define SMALL "examples/birp/small.yaml"
 
@@ -178,20 +179,6 @@ static void test_streams_are_rescaled_to_the_load(void **st)
     }
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_int_equal(fread(b, 1, (size_t)n, f), n);
-    b[n] = 0;
-    fclose(f);
-    return b;
-}
-
 static void test_same_seed_same_bytes(void **st)
 {
     (void)st;
@@ -210,7 +197,7 @@ static void test_same_seed_same_bytes(void **st)
         char pa[256], pb[256];
         snprintf(pa, sizeof pa, "%s/det-a/%s", tmpdir, files[i]);
         snprintf(pb, sizeof pb, "%s/det-b/%s", tmpdir, files[i]);
-        char *x = slurp(pa), *y = slurp(pb);
+        char *x = tu_slurp(pa, NULL), *y = tu_slurp(pb, NULL);
         assert_string_equal(x, y);
         free(x);
         free(y);
@@ -244,7 +231,7 @@ static void test_bad_scenarios_name_the_place(void **st)
     snprintf(path, sizeof path, "%s/data", cwd);
     assert_int_equal(symlink(path, link), 0);
     snprintf(path, sizeof path, "%s/x/y/bad.yaml", tmpdir);
-    char *text = slurp(SMALL);
+    char *text = tu_slurp(SMALL, NULL);
     char *p = strstr(text, "slo: 100ms");
     assert_non_null(p);
     memcpy(p, "slo:   0ms", 10);

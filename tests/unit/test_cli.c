@@ -28,19 +28,10 @@
 
 static const char *aisim;
 
+/* A file's text, or "" if there is none (free it). */
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc(1, (size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    return b;
+    return access(path, F_OK) == 0 ? tu_slurp(path, NULL) : calloc(1, 1);
 }
 
 /* Runs aisim with args (NULL-terminated); returns the exit status and the

@@ -21,6 +21,7 @@
 #include "systems/fedenergy/fe_data.h"
 #include "systems/fedenergy/fe_fed.h"
 #include "systems/fedenergy/fe_model.h"
+#include "testutil.h"
 
 static void test_fedavg_one_device_equals_centralised(void **state)
 {
@@ -82,20 +83,6 @@ static double jnum(json_t *o, const char *a, const char *b)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
 static void test_end_to_end_saves_energy_keeps_accuracy(void **state)
 {
     (void)state;
@@ -141,7 +128,7 @@ static void test_end_to_end_saves_energy_keeps_accuracy(void **state)
     size_t n0, n1;
     snprintf(p0, sizeof p0, "%s/rounds.csv", dirs[0]);
     snprintf(p1, sizeof p1, "%s/rounds.csv", dirs[1]);
-    char *a = slurp(p0, &n0), *b = slurp(p1, &n1);
+    char *a = tu_slurp(p0, &n0), *b = tu_slurp(p1, &n1);
     assert_true(n0 > 1000);
     assert_true(n0 == n1 && memcmp(a, b, n0) == 0);
     free(a);
@@ -262,7 +249,7 @@ static void test_device_file_power_model(void **state)
     json_decref(sum);
     snprintf(path, sizeof path, "%s/devices.csv", dir);
     size_t n;
-    char *csv = slurp(path, &n);
+    char *csv = tu_slurp(path, &n);
     /* device 0 is low-end: 3 W x 40 ms = 0.12 J per step, 0.5 W x 31.4 kbit /
      * 2 Mbps upload (650 parameters x 4 bytes = 2600 B: 0.0052 J, 10.4 ms) */
     assert_non_null(strstr(csv, "\n0,"));

@@ -85,22 +85,6 @@ static void test_queue_link_job_size_over_rate_is_mm1(void **state)
     json_decref(sum);
 }
 
-/* Reads a whole file; NULL if missing. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = fread(b, 1, (size_t)n, f);
-    b[*len] = '\0';
-    fclose(f);
-    return b;
-}
-
 static void test_queue_same_seed_gives_byte_identical_run_directory(void **state)
 {
     (void)state;
@@ -118,7 +102,7 @@ static void test_queue_same_seed_gives_byte_identical_run_directory(void **state
         snprintf(pa, sizeof pa, "%s/det-a/%s", tu_tmp, name);
         snprintf(pb, sizeof pb, "%s/det-b/%s", tu_tmp, name);
         size_t la, lb;
-        char *ca = slurp(pa, &la), *cb = slurp(pb, &lb);
+        char *ca = tu_slurp(pa, &la), *cb = tu_slurp(pb, &lb);
         assert_non_null(ca);
         assert_non_null(cb);
         if (strcmp(name, "summary.json") == 0) {

@@ -11,7 +11,9 @@
 
 #include "cli/run.h"
 
-static char tu_tmp[64];     /* this program's temporary directory */
+/* this program's temporary directory (unused by programs that only read
+ * files) */
+static char tu_tmp[64] __attribute__((unused));
 
 static inline int tu_setup(void **state)
 {
@@ -40,6 +42,26 @@ static inline json_t *tu_run(const char *scenario, const char *sub, const char *
     if (run_scenario(&o, &sum, NULL, &e))
         fail_msg("run of %s failed: %s", scenario, e.msg);
     return sum;
+}
+
+/* The whole file at `path`, NUL-terminated (free it), and its size in *len
+ * when len is not NULL; fails the test if it cannot be read. */
+static inline char *tu_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    fclose(f);
+    assert_int_equal(got, (size_t)n);
+    b[got] = '\0';
+    if (len)
+        *len = got;
+    return b;
 }
 
 #endif
