@@ -265,27 +265,24 @@ static void test_device_file_power_model(void **state)
     char dev[64], extra[256], msg[1024];
     snprintf(dev, sizeof dev, "/tmp/fe_test_devfile_%d.csv", (int)getpid());
     snprintf(extra, sizeof extra, "  devices: 2\n  device_file: %s\n", dev);
-    FILE *f = fopen(dev, "w");
-    fprintf(f, "cpu_hz,colour\n1e9,2\n1e9,3\n");
-    fclose(f);
-    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
-    assert_non_null(strstr(msg, ".yaml:7:16: fedenergy.device_file: "));
-    assert_non_null(strstr(msg, ":1: unknown column \"colour\""));
-    f = fopen(dev, "w");
-    fprintf(f, "cpu_hz,tx_power_w\n1e9,2\n# comment\n1e9,x\n");
-    fclose(f);
-    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
-    assert_non_null(strstr(msg, ":4: column tx_power_w: expected a number, found \"x\""));
-    f = fopen(dev, "w");
-    fprintf(f, "cpu_hz\n1e9\n");
-    fclose(f);
-    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
-    assert_non_null(strstr(msg, ": 1 device rows for 2 devices"));
-    f = fopen(dev, "w");
-    fprintf(f, "cpu_hz\n1e9\n-5\n");
-    fclose(f);
-    assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
-    assert_non_null(strstr(msg, "device 1: cpu_hz must be > 0, found -5"));
+    static const struct {
+        const char *csv, *msg;          /* file content, part of the error */
+    } bad[] = {
+        {"cpu_hz,colour\n1e9,2\n1e9,3\n", ":1: unknown column \"colour\""},
+        {"cpu_hz,tx_power_w\n1e9,2\n# comment\n1e9,x\n",
+         ":4: column tx_power_w: expected a number, found \"x\""},
+        {"cpu_hz\n1e9\n", ": 1 device rows for 2 devices"},
+        {"cpu_hz\n1e9\n-5\n", "device 1: cpu_hz must be > 0, found -5"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        FILE *f = fopen(dev, "w");
+        fputs(bad[k].csv, f);
+        fclose(f);
+        assert_int_equal(run_bad("data/uci_digits/digits.csv", extra, msg, sizeof msg), 2);
+        if (k == 0)
+            assert_non_null(strstr(msg, ".yaml:7:16: fedenergy.device_file: "));
+        assert_non_null(strstr(msg, bad[k].msg));
+    }
     unlink(dev);
 }
 
