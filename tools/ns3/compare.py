@@ -61,6 +61,15 @@ def fnum(x, nd=3):
     return f"{x:.{nd}g}" if abs(x) < 1 else f"{x:.{nd}f}".rstrip("0").rstrip(".")
 
 
+def vs(x, y, fmt=fnum):
+    """One table cell: aisim's value | ns-3's."""
+    return f"{fmt(x)} \\| {fmt(y)}"
+
+
+def pair(p50, p99):
+    return f"{fnum(p50)} / {fnum(p99)}"
+
+
 def analyse(d):
     a = read_csv(os.path.join(d, "aisim", "flows.csv"))
     n = read_csv(os.path.join(d, "ns3-flows.csv"))
@@ -167,11 +176,10 @@ def main():
         cells = []
         for name, _, _ in BUCKETS:
             b = r["buckets"][name]
-            cells.append(f"{fnum(b['a50'])} / {fnum(b['a99'])} \\| "
-                         f"{fnum(b['n50'])} / {fnum(b['n99'])} ({b['n']})")
+            cells.append(vs(pair(b['a50'], b['a99']), pair(b['n50'], b['n99']))
+                         + f" ({b['n']})")
         s = r["slow"]
-        cells.append(f"{fnum(s['a50'])} / {fnum(s['a99'])} \\| "
-                     f"{fnum(s['n50'])} / {fnum(s['n99'])}")
+        cells.append(vs(pair(s['a50'], s['a99']), pair(s['n50'], s['n99'])))
         L.append(f"| {load} | " + " | ".join(cells) + " |")
     L.append("\n### Totals (aisim | ns-3)\n")
     L.append("| load | completed | FCT p50 ms | FCT p99 ms | per-flow FCT ns-3/aisim "
@@ -181,15 +189,13 @@ def main():
     for load, r in runs:
         a, n, f, q = r["a"], r["n"], r["fct"], r["ratio"]
         ms = lambda x: fnum(x * 1e3) if x is not None else "-"
-        L.append(f"| {load} | {r['a_done']} \\| {r['n_done']} | "
-                 f"{ms(f['a50'])} \\| {ms(f['n50'])} | {ms(f['a99'])} \\| {ms(f['n99'])} | "
+        L.append(f"| {load} | {vs(r['a_done'], r['n_done'], str)} | "
+                 f"{vs(f['a50'], f['n50'], ms)} | {vs(f['a99'], f['n99'], ms)} | "
                  f"{fnum(q['p10'])} / {fnum(q['p50'])} / {fnum(q['p90'])} | "
-                 f"{fnum(a['hops'])} \\| {fnum(n['hops'])} | "
-                 f"{fnum(a['marks'])} \\| {fnum(n['marks'])}, {fnum(n['dmarks'])} | "
-                 f"{fnum(a['drops'])} \\| {fnum(n['drops'])} | "
-                 f"{fnum(a['retx'])} \\| {fnum(n['retx'])} | "
-                 f"{fnum(a['tos'])} \\| {fnum(n['tos'])} | "
-                 f"{ms(a['simend'])} \\| {ms(n['simend'])} | "
+                 f"{vs(a['hops'], n['hops'])} | "
+                 f"{vs(a['marks'], n['marks'])}, {fnum(n['dmarks'])} | "
+                 f"{vs(a['drops'], n['drops'])} | {vs(a['retx'], n['retx'])} | "
+                 f"{vs(a['tos'], n['tos'])} | {vs(a['simend'], n['simend'], ms)} | "
                  f"{fnum(r['lag']['p50'] * 1e6)} / {fnum(r['lag']['p99'] * 1e6)} |")
     if any(r["a"]["drops"] or r["n"]["drops"] for _, r in runs):
         L.append("\n### Loss recovery (aisim | ns-3)\n")
@@ -200,12 +206,12 @@ def main():
         for load, r in runs:
             a, n, lo = r["a"], r["n"], r["loss"]
             rpd = lambda x: fnum(x["retx"] / x["drops"]) if x["drops"] else "-"
-            tb = " / ".join(f"{x} \\| {y}" for x, y in lo["tos_by_bucket"].values())
-            L.append(f"| {load} | {fnum(a['drops'])} \\| {fnum(n['drops'])} | "
-                     f"{fnum(a['retx'])} \\| {fnum(n['retx'])} | {rpd(a)} \\| {rpd(n)} | "
-                     f"{lo['a_rxflows']} \\| {lo['n_rxflows']} | "
-                     f"{fnum(a['tos'])} \\| {fnum(n['tos'])} | "
-                     f"{lo['a_toflows']} \\| {lo['n_toflows']} ({lo['both_to']}) | {tb} | "
+            tb = " / ".join(vs(x, y, str) for x, y in lo["tos_by_bucket"].values())
+            L.append(f"| {load} | {vs(a['drops'], n['drops'])} | "
+                     f"{vs(a['retx'], n['retx'])} | {vs(a, n, rpd)} | "
+                     f"{vs(lo['a_rxflows'], lo['n_rxflows'], str)} | "
+                     f"{vs(a['tos'], n['tos'])} | "
+                     f"{vs(lo['a_toflows'], lo['n_toflows'], str)} ({lo['both_to']}) | {tb} | "
                      f"{lo['n_rec']} ({lo['n_recflows']}) |")
         if any("timeouts_from_recovery" in r["n"]["sum"] for _, r in runs):
             L.append("\n### ns-3's timeouts by the state they interrupted\n")
