@@ -590,9 +590,8 @@ static void launch(net_model *m, nflow *f, int64_t start)
 {
     reroute(m, &f->tcp);
     const route *rt = f->tcp.fwd;
-    f->tcp.start_ps = start;        /* its FCT counts any wait for a route */
     if (!rt) {
-        f->wait_start = start;
+        f->wait_start = f->tcp.start_ps = start;
         return;
     }
     f->wait_start = -1;
@@ -605,7 +604,7 @@ static void launch(net_model *m, nflow *f, int64_t start)
                                     topo_route_ideal_ps(rt->reverse, 0, m->tcp.mss_bytes,
                                                         m->tcp.hdr_bytes));
     tcp_flow_start(&f->tcp, start > sim_now(m->s) ? start : sim_now(m->s));
-    f->tcp.start_ps = start;
+    f->tcp.start_ps = start;        /* its FCT counts any wait for a route */
 }
 
 static nflow *new_flow(net_model *m, int src, int dst, uint64_t size, int64_t start, int prio,

@@ -165,6 +165,19 @@ static void rxt_note(tcp_flow *f, uint64_t seq)
     x->r[lo][1] = f->snd_max;
 }
 
+/* Forgets the retransmissions below `ack`: acknowledged, nothing to detect. */
+static void rxt_trim(tcp_flow *f, uint64_t ack)
+{
+    tcp_ranges *x = &f->rxt;
+    int k = 0;
+    while (k < x->n && x->r[k][0] < ack)
+        k++;
+    if (k) {
+        memmove(x->r, x->r + k, (size_t)(x->n - k) * sizeof *x->r);
+        x->n -= k;
+    }
+}
+
 static void send_segment(tcp_flow *f, uint64_t seq, uint32_t len)
 {
     pkt *p = pkt_alloc(f->pool);
@@ -381,13 +394,7 @@ static void tx_recv(sink *self, pkt *p)
         f->backoffs = 0;
         f->snd_una = ack;
         range_trim(&f->sacked, ack);
-        int k = 0;                      /* acknowledged retransmissions */
-        while (k < f->rxt.n && f->rxt.r[k][0] < ack)
-            k++;
-        if (k) {
-            memmove(f->rxt.r, f->rxt.r + k, (size_t)(f->rxt.n - k) * sizeof *f->rxt.r);
-            f->rxt.n -= k;
-        }
+        rxt_trim(f, ack);
         if (f->snd_nxt < f->snd_una)
             f->snd_nxt = f->snd_una;
     }
