@@ -70,6 +70,9 @@ struct pkt {
             uint64_t ts_echo_ps;    /* echoed send time (ACK) */
             uint32_t sack[2][2];    /* SACK blocks, relative to seq */
         } tcp;
+        struct {
+            uint32_t data_bytes;    /* payload carried */
+        } dg;                       /* datagram transport */
         uint8_t raw[40];
     } h;
 };

@@ -140,6 +140,8 @@ struct tcp_flow {
     bool aborted;               /* gave up after max_retries such timeouts */
     void (*on_done)(void *ctx, tcp_flow *f);    /* when the receiver has all,
                                                    or the sender gave up */
+    void (*on_progress)(void *ctx, tcp_flow *f);    /* when rcv_nxt advanced
+                                                       (before on_done); may be NULL */
     void *ctx;
 };
 

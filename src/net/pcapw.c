@@ -1,6 +1,6 @@
 /*
  * pcapw.c - pcap output (see pcapw.h).  libpcap writes the file; the
- * Ethernet, IPv4 and TCP headers are built here from each record.
+ * Ethernet, IPv4 and TCP or UDP headers are built here from each record.
  */
 #include "aisim/pcapw.h"
 
@@ -12,26 +12,26 @@
 
 typedef struct rec {
     int64_t ts_ps;
-    uint64_t seq;
-    uint32_t flow_id, size_bytes, data_bytes, wnd_bytes;
-    uint32_t sack[2][2];
-    uint16_t flags;
-    uint8_t kind;
+    uint32_t size_bytes;
+    int32_t from, to;           /* hosts */
+    uint16_t flags;             /* PKT_F_* (the ECN bits are written) */
+    pcap_l4 h;
 } rec;
 
 struct pcapw {
     rec *v;
     uint64_t n, cap, max, missed;
-    void (*ends_of)(void *ctx, uint32_t flow_id, int *src, int *dst);
+    void (*describe)(void *ctx, const pkt *p, int *from, int *to, pcap_l4 *h);
     void *ctx;
 };
 
 pcapw *pcapw_create(uint64_t max_packets,
-                    void (*ends_of)(void *ctx, uint32_t flow_id, int *src, int *dst), void *ctx)
+                    void (*describe)(void *ctx, const pkt *p, int *from, int *to, pcap_l4 *h),
+                    void *ctx)
 {
     pcapw *w = xcalloc(1, sizeof *w);
     w->max = max_packets;
-    w->ends_of = ends_of;
+    w->describe = describe;
     w->ctx = ctx;
     return w;
 }
@@ -55,15 +55,13 @@ void pcapw_add(pcapw *w, int64_t ts_ps, const pkt *p)
         w->v = xrealloc(w->v, w->cap * sizeof *w->v);
     }
     rec *r = &w->v[w->n++];
+    int from, to;
+    w->describe(w->ctx, p, &from, &to, &r->h);
     r->ts_ps = ts_ps;
-    r->seq = p->seq;
-    r->flow_id = p->flow_id;
     r->size_bytes = p->size_bytes;
-    r->data_bytes = p->h.tcp.data_bytes;
-    r->wnd_bytes = p->h.tcp.wnd_bytes;
-    memcpy(r->sack, p->h.tcp.sack, sizeof r->sack);
+    r->from = from;
+    r->to = to;
     r->flags = p->flags;
-    r->kind = p->kind;
 }
 
 uint64_t pcapw_count(const pcapw *w) { return w->n; }
@@ -105,79 +103,52 @@ static uint16_t ip_checksum(const uint8_t *h, int len)
 }
 
 /* Builds the headers of record r into b; returns their length. */
-static int frame(const pcapw *w, const rec *r, uint8_t *b)
+static int frame(const rec *r, uint8_t *b)
 {
-    int src, dst;
-    w->ends_of(w->ctx, r->flow_id, &src, &dst);
-    int data = r->kind == PKT_DATA;
-    int from = data ? src : dst, to = data ? dst : src;
-    uint16_t sport = (uint16_t)(10000 + r->flow_id % 50000), dport = 5001;
-    if (!data) {
-        uint16_t t = sport;
-        sport = dport;
-        dport = t;
-    }
-    int nsack = 0;
-    for (int i = 0; i < 2; i++)
-        nsack += r->sack[i][1] > r->sack[i][0];
-    int tcp_len = 20 + (nsack ? 4 + 8 * nsack : 0);
-    memset(b, 0, 14 + 20 + tcp_len);
+    const pcap_l4 *h = &r->h;
+    int tcp = h->proto != 17;
+    int l4_len = tcp ? 20 + (h->nsack ? 4 + 8 * h->nsack : 0) : 8;
+    memset(b, 0, 14 + 20 + (size_t)l4_len);
     /* Ethernet */
-    mac_of(b, to);
-    mac_of(b + 6, from);
+    mac_of(b, r->to);
+    mac_of(b + 6, r->from);
     put16(b + 12, 0x0800);
     /* IPv4 */
     uint8_t *ip = b + 14;
     ip[0] = 0x45;
     ip[1] = (r->flags & PKT_F_CE) ? 3 : (r->flags & PKT_F_ECT) ? 2 : 0;
-    uint32_t total = r->size_bytes > (uint32_t)(20 + tcp_len) ? r->size_bytes
-                                                              : (uint32_t)(20 + tcp_len);
+    uint32_t total = r->size_bytes > (uint32_t)(20 + l4_len) ? r->size_bytes
+                                                             : (uint32_t)(20 + l4_len);
     put16(ip + 2, (uint16_t)(total > 65535 ? 65535 : total));
     put16(ip + 6, 0x4000);                      /* don't fragment */
     ip[8] = 64;
-    ip[9] = 6;
-    put32(ip + 12, ip_of(from));
-    put32(ip + 16, ip_of(to));
+    ip[9] = tcp ? 6 : 17;
+    put32(ip + 12, ip_of(r->from));
+    put32(ip + 16, ip_of(r->to));
     put16(ip + 10, ip_checksum(ip, 20));
-    /* TCP */
-    uint8_t *tcp = ip + 20;
-    put16(tcp, sport);
-    put16(tcp + 2, dport);
-    uint8_t fl = 0x10;                          /* ACK */
-    if (data) {
-        put32(tcp + 4, (uint32_t)(r->seq + 1));
-        put32(tcp + 8, 1);
-        fl |= 0x08;                             /* PSH */
-    } else {
-        put32(tcp + 4, 1);
-        put32(tcp + 8, (uint32_t)(r->seq + 1));
+    uint8_t *l4 = ip + 20;
+    put16(l4, h->sport);
+    put16(l4 + 2, h->dport);
+    if (!tcp) {                                 /* UDP, no checksum */
+        put16(l4 + 4, (uint16_t)(total - 20 > 65535 ? 65535 : total - 20));
+        return 14 + 20 + 8;
     }
-    if (r->flags & PKT_F_ECE)
-        fl |= 0x40;
-    if (r->flags & PKT_F_CWR)
-        fl |= 0x80;
-    tcp[12] = (uint8_t)((tcp_len / 4) << 4);
-    tcp[13] = fl;
-    /* ACKs carry the receiver's advertised window; our data segments carry
-     * none (the reverse direction has no receive buffer to advertise), so
-     * they show the largest value rather than a misleading zero window. */
-    uint32_t wnd = data ? 65535 : r->wnd_bytes >> 7;
-    put16(tcp + 14, (uint16_t)(wnd > 65535 ? 65535 : wnd));
-    if (nsack) {                                /* NOP NOP SACK */
-        uint8_t *o = tcp + 20;
+    put32(l4 + 4, h->seq);
+    put32(l4 + 8, h->ack);
+    l4[12] = (uint8_t)((l4_len / 4) << 4);
+    l4[13] = h->tcp_flags;
+    put16(l4 + 14, h->wnd);
+    if (h->nsack) {                             /* NOP NOP SACK */
+        uint8_t *o = l4 + 20;
         o[0] = o[1] = 1;
         o[2] = 5;
-        o[3] = (uint8_t)(2 + 8 * nsack);
-        int k = 0;
-        for (int i = 0; i < 2; i++) {
-            if (r->sack[i][1] <= r->sack[i][0])
-                continue;
-            put32(o + 4 + 8 * k, (uint32_t)(r->seq + 1 + r->sack[i][0]));
-            put32(o + 8 + 8 * k, (uint32_t)(r->seq + 1 + r->sack[i][1]));
-            k++;
+        o[3] = (uint8_t)(2 + 8 * h->nsack);
+        for (int k = 0; k < h->nsack; k++) {
+            put32(o + 4 + 8 * k, h->sack[k][0]);
+            put32(o + 8 + 8 * k, h->sack[k][1]);
         }
     }
-    return 14 + 20 + tcp_len;
+    return 14 + 20 + l4_len;
 }
 
 int pcapw_write(pcapw *w, FILE *f, err *e)
@@ -195,7 +166,7 @@ int pcapw_write(pcapw *w, FILE *f, err *e)
     for (uint64_t i = 0; i < w->n; i++) {
         const rec *r = &w->v[i];
         struct pcap_pkthdr h;
-        int len = frame(w, r, b);
+        int len = frame(r, b);
         h.ts.tv_sec = (time_t)(r->ts_ps / PS_PER_S);
         h.ts.tv_usec = (suseconds_t)((r->ts_ps % PS_PER_S) / PS_PER_US);
         h.caplen = (bpf_u_int32)len;

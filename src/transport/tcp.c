@@ -534,7 +534,7 @@ static void on_delack(sim *s, void *obj, uint64_t arg)
 static void rx_recv(sink *self, pkt *p)
 {
     tcp_flow *f = container_of(self, tcp_flow, rx);
-    uint64_t seq = p->seq, end = seq + p->h.tcp.data_bytes;
+    uint64_t seq = p->seq, end = seq + p->h.tcp.data_bytes, had = f->rcv_nxt;
     bool ce = p->flags & PKT_F_CE;
     int64_t sent = p->sent_ps;
     if (p->rt->reverse)
@@ -571,6 +571,8 @@ static void rx_recv(sink *self, pkt *p)
         send_ack(f);
     else if (!sim_timer_armed(f->s, &f->delack_timer))
         sim_timer_arm(f->s, &f->delack_timer, sim_now(f->s) + f->cfg->delack_ps);
+    if (f->on_progress && f->rcv_nxt > had)
+        f->on_progress(f->ctx, f);
     if (f->rcv_nxt >= f->size_bytes && f->finish_ps < 0) {
         f->finish_ps = sim_now(f->s);
         if (f->on_done)

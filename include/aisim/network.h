@@ -1,0 +1,135 @@
+/*
+ * network.h - the network object: one packet-level network (topology,
+ * packet pool, transport, connections, link failures, captures, sampling)
+ * and the message API that workloads talk to.
+ *
+ * A workload never sees a transport or a route.  It sends messages:
+ *
+ *     network_send(n, src, dst, bytes, prio, tag, start, on_done, ctx)
+ *
+ * opens a connection of the scenario's transport from endpoint src to
+ * endpoint dst, delivers `bytes` on it from `start` on, and calls
+ * on_done(ctx, n, msg) when the receiver holds them all (or the transport
+ * gave up: msg->aborted).  A workload that wants a persistent connection
+ * (requests one after another on one TCP connection, messages on one
+ * queue pair) opens it with network_connect() and sends on it with
+ * network_send_on(); its messages complete in order.
+ *
+ * Every message is one row of flows.csv: its start (the time asked for,
+ * even if the endpoints were cut apart then and it waited for routing to
+ * join them), its completion, the reference completion time on the empty
+ * network (ideal), and the transport's retransmissions and timeouts while
+ * it was in flight.  The tables of a run (flows, links, queues, switches,
+ * FCT CDFs, pcap captures) are written by network_report(), so that every
+ * model built on a network reports the same way.
+ *
+ * Endpoints are host indices (topo.h: 0..hosts-1).
+ *
+ * Life cycle: network_create() at configure time (builds everything, checks
+ * every name; schedules nothing), network_start() at start (failures,
+ * sampling), messages from then on, network_report(), network_destroy().
+ */
+#ifndef AISIM_NETWORK_H
+#define AISIM_NETWORK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aisim/cfg.h"
+#include "aisim/err.h"
+#include "aisim/model.h"
+#include "aisim/out.h"
+#include "aisim/topo.h"
+#include "aisim/transport.h"
+
+typedef struct network network;
+
+/* The network's part of a scenario section, bound by the model that owns
+ * the section (net.c lists the keys: topology, transport, hash_seeds,
+ * routing, failures, pcap, pcap_max_packets, sample_interval,
+ * sample_ports). */
+typedef struct network_cfg {
+    cfg_node *topology, *transport, *failures, *pcap, *sample_ports;
+    int hash_seeds;             /* 0: random per switch, 1: all equal */
+    int routing;                /* enum network_routing */
+    int64_t pcap_max;           /* records kept per capture */
+    int64_t sample_ps;          /* queues.csv period, 0: off */
+} network_cfg;
+
+enum network_routing { NET_ROUTE_ECMP, NET_ROUTE_SPRAY_RR, NET_ROUTE_SPRAY_RANDOM };
+
+/* One message (one row of flows.csv). */
+typedef struct net_msg {
+    uint64_t id;                /* dense from 0, in the order sent */
+    uint32_t conn;              /* its connection's id */
+    int32_t src, dst;           /* endpoints */
+    uint8_t prio;
+    bool aborted;               /* the transport gave up on it */
+    int64_t tag;                /* the workload's label (incast: the round) */
+    uint64_t bytes;             /* UINT64_MAX: endless (never completes) */
+    uint64_t offset;            /* where it starts in the connection's stream */
+    int64_t start_ps;           /* when it was due to start */
+    int64_t finish_ps;          /* < 0 while running */
+    int64_t ideal_ps;           /* empty-network completion time, < 0: none */
+    conn_stats at_start;        /* the connection's counters when it began;
+                                   a message's retransmissions and timeouts
+                                   are those until the next message on its
+                                   connection began (or until the report) */
+    uint64_t next_on_conn;      /* that next message, or UINT64_MAX */
+} net_msg;
+
+typedef void (*net_done_fn)(void *ctx, network *n, const net_msg *m);
+
+/* Builds the network of `c` (the section `sec` at key path `path`):
+ * topology, transport, failures, captures and sampled ports; errors name
+ * the scenario location.  On error *out is still set (destroy it). */
+int network_create(network **np, const network_cfg *c, cfg_node *sec, const char *path,
+                   const model_env *env, err *e);
+void network_destroy(network *n);
+/* Schedules the failures and the sampler. */
+void network_start(network *n);
+
+topo *network_topo(network *n);
+sim *network_sim(network *n);
+const transport_ops *network_transport(const network *n);
+size_t network_endpoints(const network *n);
+/* The endpoint named `name` (a host), or a located error (negative). */
+int network_endpoint(network *n, const char *name, const cfg_node *at, const char *path,
+                     err *e);
+/* Sum of the line rates of the hosts' links (offered-load arithmetic). */
+double network_host_capacity_bps(network *n);
+
+/* Sends a message on a new connection (see above); returns its id. */
+uint64_t network_send(network *n, int src, int dst, uint64_t bytes, int prio, int64_t tag,
+                      int64_t start_ps, net_done_fn fn, void *ctx);
+/* Opens a persistent connection (nothing is sent until network_send_on). */
+conn *network_connect(network *n, int src, int dst, int prio);
+/* Appends a message of `bytes` (finite) to c; it starts at start_ps (the
+ * first message on c) or at once (later ones, behind those in flight). */
+uint64_t network_send_on(network *n, conn *c, uint64_t bytes, int64_t tag, int64_t start_ps,
+                         net_done_fn fn, void *ctx);
+/* Called after every message's own callback (e.g. to end the run). */
+void network_on_complete(network *n, net_done_fn fn, void *ctx);
+/* Finite messages sent and not yet complete. */
+size_t network_active(const network *n);
+size_t network_messages(const network *n);
+const net_msg *network_message(const network *n, uint64_t id);
+
+/* Writes flows.csv, links.csv, switches.csv, queues.csv, fct_cdf.csv and
+ * the captures, and the network's headline metrics into summary. */
+int network_report(network *n, out *o, json_t *summary, err *e);
+
+/* An optional list `l` at key `key` under `path`: its length (0 if l is
+ * NULL), its key path in sub; anything but a list is a located error
+ * (negative). */
+long net_list(const cfg_node *l, const char *path, const char *key, const char *what,
+              char *sub, size_t nsub, err *e);
+
+/* Writes v (shortest round-trip form; empty if not finite) and sep. */
+void net_csv_num(FILE *f, double v, const char *sep);
+
+/* The figures of those tables, for a model's plot list. */
+extern const plot_spec network_plots[];
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * transport.h - the contract between the network object (network.h) and a
+ * transport protocol: TCP (NewReno, DCTCP), a datagram transport, and the
+ * ones to come (RoCEv2).
+ *
+ * A transport is an ops table, in the style of Linux's proto_ops: the
+ * network allocates `conn_size` zeroed bytes per connection, fills the
+ * common header (struct conn, the first member of every transport's
+ * connection) and calls the transport's hooks.  The network knows nothing
+ * of a transport's packets beyond struct pkt's common fields (flow_id is the
+ * connection id, prio the class, kind, size, sent time); a transport knows
+ * nothing of workloads, tables or topology beyond the routes in the header.
+ *
+ * A connection carries a byte stream from endpoint `src` to endpoint `dst`.
+ * The network appends messages to it (send); the transport tells the
+ * network how many bytes of the stream the receiver holds in order
+ * (conn_delivered) and when it has given up (conn_aborted).  Message
+ * boundaries, start and completion times, and per-message statistics are
+ * the network's business.
+ *
+ * A transport's scenario keys live in the `transport` section of the
+ * scenario (`net.transport: {name: tcp, cc: dctcp, ...}`): `keys` binds
+ * them into `cfg_size` bytes (with their defaults written back, so the
+ * resolved scenario shows them), then `setup` turns the bound values into
+ * the transport's per-network state.  Nothing else of the network changes
+ * when a transport is added: ports, PFC, pcap and the output tables work
+ * from the common header and these hooks only.
+ */
+#ifndef AISIM_TRANSPORT_H
+#define AISIM_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aisim/cfg.h"
+#include "aisim/err.h"
+#include "aisim/pcapw.h"
+#include "aisim/pkt.h"
+#include "aisim/rng.h"
+#include "aisim/sim.h"
+
+typedef struct conn conn;
+typedef struct transport_ops transport_ops;
+
+/* How a connection's data packets choose among equal-cost paths. */
+enum conn_spray { CONN_PATH_FIXED, CONN_SPRAY_RR, CONN_SPRAY_RANDOM };
+
+/* The header every connection starts with; the network fills it before
+ * conn_init and updates the path fields on routing changes. */
+struct conn {
+    const transport_ops *ops;
+    void *tp;                   /* the transport's per-network state */
+    sim *s;
+    pkt_pool *pool;
+    uint32_t id;                /* carried by every packet (pkt.flow_id) */
+    int32_t src, dst;           /* endpoints (host indices) */
+    uint8_t prio;               /* priority class of its packets */
+    uint64_t path_key;          /* ECMP hash key of the connection */
+    /* Paths, owned by the topology: data goes on fwd (or, when spraying,
+     * on paths[i] chosen per packet), ACKs and other reverse traffic on
+     * rev.  fwd is NULL while the endpoints are cut apart. */
+    const route *fwd, *rev;
+    const route *const *paths;
+    size_t npaths;
+    enum conn_spray spray;
+    rng spray_rng;              /* this connection's own random stream */
+    uint64_t spray_next;        /* round-robin position */
+    /* The network's, called by the transport: */
+    void (*delivered)(conn *c, uint64_t bytes);     /* receiver holds [0, bytes) */
+    void (*aborted)(conn *c);                       /* the sender gave up */
+    void (*reroute)(conn *c);   /* asks for the routes of now (at a timeout) */
+    void *owner;                /* the network */
+};
+
+enum { CONN_FWD_CHANGED = 1, CONN_PATHS_CHANGED = 2 };
+
+/* A connection's counters, for the flow tables. */
+typedef struct conn_stats {
+    uint64_t delivered;         /* bytes the receiver holds in order */
+    uint64_t retransmits;       /* data packets sent again */
+    uint64_t timeouts;          /* retransmission timeouts */
+} conn_stats;
+
+struct transport_ops {
+    const char *name;           /* `transport.name` in a scenario */
+    const char *summary;        /* one line for messages and docs */
+    size_t conn_size;           /* bytes of a connection, struct conn first */
+    const cfg_key *keys;        /* its keys in the transport section */
+    size_t cfg_size;            /* bytes the keys bind into */
+
+    /* Turns the bound keys into per-network state (*tp); may reject
+     * combinations with a located error (sec is the section, path its key
+     * path).  */
+    int (*setup)(void **tp, const void *bound, const cfg_node *sec, const char *path,
+                 err *e);
+    void (*teardown)(void *tp);
+    /* Bytes of payload and of headers per full packet: the network's
+     * reference (ideal) completion times are computed from these. */
+    void (*framing)(const void *tp, uint32_t *payload, uint32_t *header);
+
+    /* Initialises the transport's part of c (header filled) and returns
+     * the sinks the topology hands its packets to: at dst (data) and at
+     * src (acknowledgements). */
+    void (*conn_init)(conn *c, sink **at_src, sink **at_dst);
+    /* Starts the connection at at_ps (>= now) with `bytes` to send
+     * (UINT64_MAX: an endless stream); base_rtt_ps is the empty network's
+     * round trip, to prime an RTT estimator as a handshake would. */
+    void (*start)(conn *c, int64_t at_ps, uint64_t bytes, int64_t base_rtt_ps);
+    /* Appends bytes to a started, finite stream (the next message). */
+    void (*append)(conn *c, uint64_t bytes);
+    /* The network changed c's path fields: CONN_FWD_CHANGED (fwd and rev)
+     * and/or CONN_PATHS_CHANGED (paths, npaths). */
+    void (*paths_changed)(conn *c, unsigned what);
+    /* Stops timers and frees what conn_init and the run allocated. */
+    void (*stop)(conn *c);
+    void (*stats)(const conn *c, conn_stats *st);
+    /* Describes packet p of c for a capture. */
+    void (*pcap)(const conn *c, const pkt *p, pcap_l4 *h);
+};
+
+/* The route of c's next data packet: fwd, or a sprayed path. */
+static inline const route *conn_data_route(conn *c)
+{
+    if (c->npaths < 2 || c->spray == CONN_PATH_FIXED)
+        return c->fwd;
+    uint64_t i = c->spray == CONN_SPRAY_RANDOM ? rng_below(&c->spray_rng, c->npaths)
+                                               : c->spray_next++ % c->npaths;
+    return c->paths[i];
+}
+
+/* The registered transports (src/transport/transports.c), and one by name. */
+const transport_ops *const *transport_all(void);
+const transport_ops *transport_find(const char *name);
+
+extern const transport_ops tcp_transport;
+extern const transport_ops dgram_transport;
+
+#endif

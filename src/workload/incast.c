@@ -1,0 +1,186 @@
+/*
+ * incast.c - the `incast` workload: rounds in which `senders` hosts each
+ * send `block` bytes to `receiver`; the next round starts when every block
+ * of the previous one has arrived (the synchronized-read workload of the
+ * incast papers), on one persistent connection per sender unless
+ * `persistent` is false.  Each block is one message (one row of flows.csv,
+ * tagged with its round); incast.csv has each round's duration and goodput.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "aisim/units.h"
+#include "aisim/workload.h"
+
+typedef struct incast_cfg {
+    const char *receiver;
+    int64_t senders, block, rounds, start;
+    bool persistent;
+} incast_cfg;
+
+static const cfg_key incast_keys[] = {
+    {.name = "receiver", .type = CFG_STR, .off = offsetof(incast_cfg, receiver),
+     .help = "receiving host"},
+    {.name = "senders", .type = CFG_INT, .off = offsetof(incast_cfg, senders),
+     .flags = CFG_MIN, .min = 1, .help = "senders: the first N other hosts"},
+    {.name = "block", .type = CFG_SIZE, .off = offsetof(incast_cfg, block), .def = "256KiB",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "bytes each sender sends per round"},
+    {.name = "rounds", .type = CFG_INT, .off = offsetof(incast_cfg, rounds), .def = "10",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000000, .help = "rounds"},
+    {.name = "start", .type = CFG_TIME, .off = offsetof(incast_cfg, start), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "start of the first round"},
+    {.name = "persistent", .type = CFG_BOOL, .off = offsetof(incast_cfg, persistent),
+     .def = "true", .help = "one connection per sender for every round (its window carries "
+     "over), as in the incast experiments; false: a new connection per block"},
+    {0},
+};
+
+typedef struct incast_wl {
+    network *n;
+    incast_cfg c;
+    int rx, *tx;
+    conn **conns;               /* persistent connections, per sender */
+    int round, round_left;
+    int64_t round_start;
+    double *round_secs;         /* duration of each completed round */
+} incast_wl;
+
+static int incast_configure(void *st, network *n, cfg_node *node, const char *path,
+                            const model_env *env, err *e)
+{
+    (void)env;
+    incast_wl *w = st;
+    w->n = n;
+    w->rx = -1;
+    if (!node)
+        return 0;
+    char sub[512], sub2[512];
+    int r;
+    cfg_path(sub, sizeof sub, path, "incast");
+    if ((r = cfg_bind(node, sub, incast_keys, &w->c, e)))
+        return r;
+    if ((r = network_endpoint(n, w->c.receiver, cfg_get(node, "receiver"),
+                              cfg_path(sub2, sizeof sub2, sub, "receiver"), e)) < 0)
+        return r;
+    w->rx = r;
+    size_t others = network_endpoints(n) - 1;
+    if ((size_t)w->c.senders > others)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(node, "senders"),
+                       cfg_path(sub2, sizeof sub2, sub, "senders"), "the topology has %zu "
+                       "other hosts, found %lld senders", others, (long long)w->c.senders);
+    w->tx = xcalloc((size_t)w->c.senders, sizeof *w->tx);
+    for (int h = 0, k = 0; k < w->c.senders; h++)
+        if (h != w->rx)
+            w->tx[k++] = h;
+    w->round_secs = xcalloc((size_t)w->c.rounds, sizeof *w->round_secs);
+    w->conns = xcalloc((size_t)w->c.senders, sizeof *w->conns);
+    return 0;
+}
+
+static void on_block(void *ctx, network *n, const net_msg *m);
+
+static void start_round(incast_wl *w, int64_t at)
+{
+    w->round_start = at;
+    w->round_left = (int)w->c.senders;
+    for (int k = 0; k < w->c.senders; k++) {
+        if (!w->c.persistent) {
+            network_send(w->n, w->tx[k], w->rx, (uint64_t)w->c.block, 0, w->round, at,
+                         on_block, w);
+            continue;
+        }
+        if (w->round == 0)
+            w->conns[k] = network_connect(w->n, w->tx[k], w->rx, 0);
+        network_send_on(w->n, w->conns[k], (uint64_t)w->c.block, w->round, at, on_block, w);
+    }
+}
+
+static void on_block(void *ctx, network *n, const net_msg *m)
+{
+    (void)m;
+    incast_wl *w = ctx;
+    if (--w->round_left == 0) {
+        int64_t now = sim_now(network_sim(n));
+        w->round_secs[w->round] = ps_to_s(now - w->round_start);
+        if (++w->round < w->c.rounds)
+            start_round(w, now);
+    }
+}
+
+static void incast_start(void *st)
+{
+    incast_wl *w = st;
+    if (w->rx >= 0)
+        start_round(w, w->c.start);
+}
+
+static bool incast_finished(const void *st)
+{
+    const incast_wl *w = st;
+    return w->rx < 0 || w->round == w->c.rounds;
+}
+
+static double incast_progress(const void *st)
+{
+    const incast_wl *w = st;
+    return w->rx < 0 ? -1 : (double)w->round / (double)w->c.rounds;
+}
+
+static int incast_report(void *st, out *o, json_t *sum, err *e)
+{
+    incast_wl *w = st;
+    if (w->rx < 0)
+        return 0;
+    FILE *inf = out_file(o, "incast.csv", e);
+    if (!inf)
+        return e->code;
+    fprintf(inf, "round,duration_s,goodput_bps\n");
+    double total = 0, bits = (double)w->c.senders * (double)w->c.block * 8;
+    for (int i = 0; i < w->round; i++) {
+        fprintf(inf, "%d,", i);
+        net_csv_num(inf, w->round_secs[i], ",");
+        net_csv_num(inf, bits / w->round_secs[i], "\n");
+        total += w->round_secs[i];
+    }
+    json_t *ic = json_object();
+    json_object_set_new(ic, "senders", json_integer(w->c.senders));
+    json_object_set_new(ic, "block_bytes", json_integer(w->c.block));
+    json_object_set_new(ic, "rounds_completed", json_integer(w->round));
+    double gp = w->round ? (double)w->round * bits / total : NAN;
+    out_json_num(ic, "goodput_bps", gp);
+    /* The receiver's link rate: its host's only link. */
+    topo *t = network_topo(w->n);
+    int rxn = topo_host_node(t, w->rx);
+    port *rxq = NULL;
+    for (size_t l = 0; l < topo_links(t) && !rxq; l++) {
+        int a, b;
+        topo_link_ends(t, (int)l, &a, &b);
+        if (b == rxn)
+            rxq = topo_link_port(t, (int)l, 0);
+        else if (a == rxn)
+            rxq = topo_link_port(t, (int)l, 1);
+    }
+    if (rxq)
+        out_json_num(ic, "goodput_fraction_of_link", gp / (double)rxq->cfg.rate_bps);
+    json_object_set_new(sum, "incast", ic);
+    return 0;
+}
+
+static void incast_fini(void *st)
+{
+    incast_wl *w = st;
+    free(w->tx);
+    free(w->conns);
+    free(w->round_secs);
+}
+
+const workload_ops wl_incast = {
+    .key = "incast",
+    .size = sizeof(incast_wl),
+    .configure = incast_configure,
+    .start = incast_start,
+    .finished = incast_finished,
+    .progress = incast_progress,
+    .report = incast_report,
+    .fini = incast_fini,
+};
