@@ -102,6 +102,54 @@ static void test_net_incast_collapses_with_200ms_rto(void **state)
                  one, many, most);
 }
 
+/* Persistent incast connections report one flows.csv row per round: the
+ * block's size, the round's start, that block's own reference FCT and
+ * counters (before: one row per connection with the cumulative size, the
+ * first round's start and the first block's ideal FCT, slowdown 8 800). */
+static void test_net_incast_reports_one_record_per_round(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.incast.senders=4", "net.incast.rounds=5",
+                          "net.transport.min_rto=1ms"};
+    json_t *sum = net_run("net/incast", "inc-rounds", sets, 3);
+    json_t *r = json_object_get(sum, "results");
+    assert_int_equal(json_integer_value(json_object_get(r, "flows")), 4 * 5);
+    assert_int_equal(json_integer_value(json_object_get(r, "flows_completed")), 4 * 5);
+    json_decref(sum);
+    char p[256], line[512];
+    snprintf(p, sizeof p, "%s/inc-rounds/flows.csv", tu_tmp);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    int rows = 0;
+    double prev_round_start = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long id, size, delivered, re, to;
+        char src[16], dst[16];
+        double start, finish, fct, ideal, slow;
+        int round;
+        assert_int_equal(sscanf(line, "%llu,%15[^,],%15[^,],%llu,%lf,%lf,%lf,%lf,%lf,%llu,%llu,"
+                                      "%llu,%d", &id, src, dst, &size, &start, &finish, &fct,
+                                &ideal, &slow, &delivered, &re, &to, &round), 13);
+        assert_int_equal(id, rows);
+        assert_int_equal(round, rows / 4);
+        assert_int_equal(size, 262144);
+        assert_int_equal(delivered, 262144);
+        assert_string_equal(dst, "h0");
+        /* 256 KiB at 1 Gbps: about 2.2 ms on the empty network */
+        assert_true(ideal > 2.1e-3 && ideal < 2.4e-3);
+        assert_true(slow >= 1 && slow < 50);
+        if (rows % 4 == 0) {
+            assert_true(start > prev_round_start);
+            prev_round_start = start;
+        }
+        assert_true(finish > start);
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 20);
+}
+
 static void test_net_incast_recovers_with_1ms_rto_or_dctcp(void **state)
 {
     (void)state;
@@ -596,6 +644,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_net_incast_collapses_with_200ms_rto),
         cmocka_unit_test(test_net_incast_recovers_with_1ms_rto_or_dctcp),
+        cmocka_unit_test(test_net_incast_reports_one_record_per_round),
         cmocka_unit_test(test_net_dumbbell_dctcp_queue_near_k_newreno_fills),
         cmocka_unit_test(test_net_time_series_and_fct_cdf),
         cmocka_unit_test(test_net_same_seed_same_tables),
