@@ -1,11 +1,18 @@
 /*
  * pkt.h - the packet plane's objects: packets, sinks, routes, packet pools.
  *
- * The model is htsim's: every element a packet passes through is a sink; a
- * route is an immutable array of sinks (queue, pipe, queue, pipe, ...,
- * endpoint) shared by every packet that follows it; a packet carries its
- * route and the index of its next hop and is handed from sink to sink.
- * Switches do no lookup on the fast path: the route already is the path.
+ * Two ways through the network.  Source routes, as htsim's: every element a
+ * packet passes through is a sink; a route is an immutable array of sinks
+ * (queue, pipe, queue, pipe, ..., endpoint) shared by every packet that
+ * follows it; a packet carries its route and the index of its next hop and
+ * is handed from sink to sink, with no lookup on the way.  Or forwarding by
+ * entropy (rt == NULL), as real switches and htsim's switches do: the
+ * packet carries its destination node and an entropy value (what a UDP
+ * source port is to RoCE's ECMP), and each node picks its next hop among
+ * the equal-cost ones from it (topo.h); every port and wire then hands the
+ * packet to its fixed successor (pkt_forward).  A flow pinned to one path
+ * uses a source route; per-packet spraying varies the entropy, so no list
+ * of paths is kept per host pair.
  *
  * Ownership: whoever holds a pkt* owns it; sink->recv() transfers it.  A sink
  * forwards the packet, keeps it, or frees it to its pool (and counts it).
@@ -48,6 +55,8 @@ enum {
     PKT_F_CWR = 1 << 3,     /* congestion window reduced */
     PKT_F_SYN = 1 << 4,
     PKT_F_FIN = 1 << 5,
+    PKT_F_PATHIDX = 1 << 6, /* entropy is a path index: each node takes
+                               entropy mod (next hops) and divides it */
 };
 
 struct pkt {
@@ -63,6 +72,8 @@ struct pkt {
     uint64_t seq;           /* DATA: first byte; ACK: cumulative ack */
     int64_t sent_ps;        /* when the source sent it (RTT, delay) */
     int64_t enq_ps;         /* when it entered its current queue */
+    uint32_t dst_node;      /* forwarding by entropy (rt NULL): destination */
+    uint32_t entropy;       /* ... and the value nodes pick next hops by */
     union {                 /* transport header: small, no subtypes */
         struct {
             uint32_t wnd_bytes;     /* advertised receive window */
@@ -87,6 +98,17 @@ static inline void pkt_send_on(pkt *p)
 {
     assert(p->hop < p->rt->len);
     sink *next = p->rt->hop[p->hop++];
+    next->recv(next, p);
+}
+
+/* Hands p to the next sink: the next hop of its route, or, when it is
+ * forwarded by entropy, the element's fixed successor `next`. */
+static inline void pkt_forward(pkt *p, sink *next)
+{
+    if (p->rt) {
+        pkt_send_on(p);
+        return;
+    }
     next->recv(next, p);
 }
 

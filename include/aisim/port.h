@@ -95,6 +95,7 @@ typedef struct port_rr port_rr;    /* per-flow queues (port.c) */
 
 typedef struct port {
     sink base;              /* recv: admit, mark, enqueue */
+    sink *next;             /* its wire (packets forwarded by entropy) */
     sim *s;
     pkt_pool *pool;         /* dropped packets go back here */
     rng *r;                 /* RED draws; may be NULL without RED */
@@ -151,6 +152,8 @@ typedef struct wire_slot {
 
 typedef struct wire {
     sink base;              /* recv: start propagating */
+    sink *next;             /* the far end: a switch's forwarder or a host's
+                               receive sink (packets forwarded by entropy) */
     sim *s;
     int64_t delay_ps;       /* propagation delay */
     wire_slot *ring;        /* packets in flight, oldest first */

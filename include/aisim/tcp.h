@@ -87,13 +87,10 @@ struct tcp_flow {
     uint8_t prio;               /* priority class of its packets */
     uint64_t size_bytes;        /* bytes to deliver (UINT64_MAX: long-lived) */
     const route *fwd, *rev;     /* data path, ACK path */
-    const route *const *spray;  /* paths to spray data over, or NULL */
-    size_t nspray;
-    int spray_random;           /* 1: random path per packet; 0: round robin */
-    uint64_t spray_next;        /* round-robin position */
-    rng *spray_rng;             /* draws for random spraying */
+    sink *data_sink;            /* takes data packets instead of fwd (per-packet
+                                   spraying: transport.h), or NULL */
     const route *ack_rt;        /* receiver: ACK path (reverse of the last
-                                   data packet's route) */
+                                   data packet's route, if it had one) */
     /* Called at a retransmission timeout before resending, so the owner can
      * move the flow to a route that avoids a failed link; may be NULL. */
     void (*reroute)(void *ctx, tcp_flow *f);
@@ -151,11 +148,12 @@ void tcp_flow_init(tcp_flow *f, sim *s, pkt_pool *pool, const tcp_cfg *cfg, uint
 /* The routes its packets follow: fwd ends at the receiver's host (whose
  * demux, or f->rx itself, takes the data), rev at the sender's. */
 void tcp_flow_set_routes(tcp_flow *f, const route *fwd, const route *rev);
-/* Sprays the flow's data packets over `n` equal-cost paths (owned by the
- * caller), one path per packet: round robin, or random with r.  ACKs return
- * on the reverse of the path their data packet took.  Reordering across
- * paths shows up as duplicate ACKs, as it does in a real network. */
-void tcp_flow_set_spray(tcp_flow *f, const route *const *paths, size_t n, rng *r);
+/* Hands the flow's data packets to s instead of sending them on fwd: the
+ * network's sprayer, which forwards each by its own entropy (pkt.h).  ACKs
+ * of packets that arrive without a route go back on rev.  Reordering
+ * across paths shows up as duplicate ACKs, as it does in a real network.
+ * NULL: back to fwd. */
+void tcp_flow_set_data_sink(tcp_flow *f, sink *s);
 /* Primes the RTT estimator with the round-trip time a connection handshake
  * would have measured (srtt = rtt, rttvar = rtt/2, as RFC 6298 does for the
  * first sample), so that a loss in the first window waits for

@@ -169,7 +169,18 @@ void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_h
  * order) the choice is fmix64(key ^ node seed) mod c.  NULL if unreachable
  * (after failures). */
 const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key);
-/* Every equal-cost route between two hosts (for spraying); *n gets the
+/* The forwarder of a node (pkt.h: forwarding by entropy): a packet with
+ * rt NULL, dst_node and entropy set, handed to the forwarder of its source
+ * host, is forwarded hop by hop toward dst_node along equal-cost paths,
+ * each node choosing its next hop from the entropy: by hash (ECMP with a
+ * per-packet value: random spraying), or as a path index (PKT_F_PATHIDX:
+ * round robin over the paths).  No per-pair state: each hop reads the
+ * distances routing keeps per destination switch.  Packets a node cannot
+ * forward (the destination is cut off) are dropped and counted. */
+sink *topo_node_forwarder(topo *t, int node);
+uint64_t topo_noroute_drops(const topo *t);
+
+/* Every equal-cost route between two hosts (for analysis and tests); *n gets the
  * count (0 and NULL if unreachable).  Order: depth first, next hops in link
  * id order at each node.  The array is owned by the topology and stays
  * valid; after a routing change a new call returns a new array. */

@@ -57,23 +57,25 @@ struct conn {
     int32_t src, dst;           /* endpoints (host indices) */
     uint8_t prio;               /* priority class of its packets */
     uint64_t path_key;          /* ECMP hash key of the connection */
-    /* Paths, owned by the topology: data goes on fwd (or, when spraying,
-     * on paths[i] chosen per packet), ACKs and other reverse traffic on
-     * rev.  fwd is NULL while the endpoints are cut apart. */
+    /* The path of the connection's data: ECMP's route fwd (NULL while the
+     * endpoints are cut apart) and its reverse rev (acknowledgements), owned
+     * by the topology; or, when spraying, each data packet forwarded by an
+     * entropy of its own from the source host's forwarder (pkt.h, topo.h):
+     * round robin over the paths (a path index per packet) or random. */
     const route *fwd, *rev;
-    const route *const *paths;
-    size_t npaths;
     enum conn_spray spray;
+    sink *src_fwd;              /* the source host's forwarder */
+    uint32_t dst_node;          /* the destination's node id */
     rng spray_rng;              /* this connection's own random stream */
-    uint64_t spray_next;        /* round-robin position */
+    uint32_t spray_next;        /* next path index (round robin) */
+    sink sprayer;               /* recv: conn_send_data (a data sink for
+                                   transports that send through sinks) */
     /* The network's, called by the transport: */
     void (*delivered)(conn *c, uint64_t bytes);     /* receiver holds [0, bytes) */
     void (*aborted)(conn *c);                       /* the sender gave up */
     void (*reroute)(conn *c);   /* asks for the routes of now (at a timeout) */
     void *owner;                /* the network */
 };
-
-enum { CONN_FWD_CHANGED = 1, CONN_PATHS_CHANGED = 2 };
 
 /* A connection's counters, for the flow tables. */
 typedef struct conn_stats {
@@ -109,9 +111,8 @@ struct transport_ops {
     void (*start)(conn *c, int64_t at_ps, uint64_t bytes, int64_t base_rtt_ps);
     /* Appends bytes to a started, finite stream (the next message). */
     void (*append)(conn *c, uint64_t bytes);
-    /* The network changed c's path fields: CONN_FWD_CHANGED (fwd and rev)
-     * and/or CONN_PATHS_CHANGED (paths, npaths). */
-    void (*paths_changed)(conn *c, unsigned what);
+    /* The network changed c's route (fwd and rev). */
+    void (*paths_changed)(conn *c);
     /* Stops timers and frees what conn_init and the run allocated. */
     void (*stop)(conn *c);
     void (*stats)(const conn *c, conn_stats *st);
@@ -119,14 +120,23 @@ struct transport_ops {
     void (*pcap)(const conn *c, const pkt *p, pcap_l4 *h);
 };
 
-/* The route of c's next data packet: fwd, or a sprayed path. */
-static inline const route *conn_data_route(conn *c)
+/* Sends data packet p of c on its path: its route, or forwarded by a new
+ * entropy value when spraying. */
+static inline void conn_send_data(conn *c, pkt *p)
 {
-    if (c->npaths < 2 || c->spray == CONN_PATH_FIXED)
-        return c->fwd;
-    uint64_t i = c->spray == CONN_SPRAY_RANDOM ? rng_below(&c->spray_rng, c->npaths)
-                                               : c->spray_next++ % c->npaths;
-    return c->paths[i];
+    if (c->spray == CONN_PATH_FIXED) {
+        pkt_send(p, c->fwd);
+        return;
+    }
+    p->rt = NULL;
+    p->dst_node = c->dst_node;
+    if (c->spray == CONN_SPRAY_RANDOM) {
+        p->entropy = (uint32_t)rng_next(&c->spray_rng);
+    } else {
+        p->entropy = c->spray_next++;
+        p->flags |= PKT_F_PATHIDX;
+    }
+    c->src_fwd->recv(c->src_fwd, p);
 }
 
 /* The registered transports (src/transport/transports.c), and one by name. */

@@ -294,30 +294,26 @@ static uint64_t path_key(uint32_t id)
     return (uint64_t)id * 0x9e3779b97f4a7c15u + 1;
 }
 
-/* Takes the route (or paths) routing offers now, which avoid links that
- * failed more than the convergence delay ago: when routing changes, at a
- * launch, and when the transport asks (a timeout). */
+/* Takes the route routing offers now, which avoids links that failed more
+ * than the convergence delay ago: when routing changes, at a launch, and
+ * when the transport asks (a timeout).  Sprayed packets need none: every
+ * node forwards them by the tables of the moment. */
 static void conn_reroute(conn *c)
 {
     network *n = c->owner;
-    unsigned what = 0;
     const route *rt = topo_route_ecmp(n->t, c->src, c->dst, c->path_key);
     if (rt) {
         c->fwd = rt;
         c->rev = rt->reverse;
-        what |= CONN_FWD_CHANGED;
+        n->ops->paths_changed(c);
     }
-    if (n->cfg.routing != NET_ROUTE_ECMP) {
-        size_t np;
-        const route *const *paths = topo_paths(n->t, c->src, c->dst, &np);
-        if (np) {
-            c->paths = paths;
-            c->npaths = np;
-            what |= CONN_PATHS_CHANGED;
-        }
-    }
-    if (what)
-        n->ops->paths_changed(c, what);
+}
+
+/* The sprayer sink of a connection: data packets handed to it leave by a
+ * new entropy value each. */
+static void conn_sprayer_recv(sink *self, pkt *p)
+{
+    conn_send_data(container_of(self, conn, sprayer), p);
 }
 
 static void msg_complete(network *n, uint64_t id, bool aborted)
@@ -387,6 +383,9 @@ conn *network_connect(network *n, int src, int dst, int prio)
                                                           : CONN_PATH_FIXED;
     if (c->spray == CONN_SPRAY_RANDOM)
         rng_init(&c->spray_rng, n->seed, "net.spray", id);
+    c->src_fwd = topo_node_forwarder(n->t, topo_host_node(n->t, src));
+    c->dst_node = (uint32_t)topo_host_node(n->t, dst);
+    c->sprayer = (sink){conn_sprayer_recv, "conn.sprayer"};
     c->delivered = conn_delivered;
     c->aborted = conn_aborted;
     c->reroute = conn_reroute;

@@ -195,7 +195,7 @@ static void start_tx(port *q)
  * port); that port's cfg says whether the link runs PFC. */
 static port *pfc_upstream(const port *q, const pkt *p)
 {
-    if (!q->pfc_in || p->hop < 3)
+    if (!q->pfc_in || !p->rt || p->hop < 3)
         return NULL;
     port *u = (port *)(void *)p->rt->hop[p->hop - 3];
     return u->cfg.pfc_xoff_bytes > 0 ? u : NULL;
@@ -400,5 +400,5 @@ static void port_done(sim *s, void *obj, uint64_t arg)
     if (!q->tx) {
         q->stat_busy_ps += sim_now(s) - q->busy_since;
     }
-    pkt_send_on(p);
+    pkt_forward(p, q->next);
 }

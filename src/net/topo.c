@@ -53,6 +53,14 @@ typedef struct host_rx {
     void *tap_ctx;
 } host_rx;
 
+/* A node's forwarder: the sink wires hand packets forwarded by entropy
+ * to (pkt.h); at a host, the first hop of the packets it sends. */
+typedef struct node_fwd {
+    sink base;                  /* recv: pick the next hop, hand to its port */
+    topo *t;
+    int32_t node;
+} node_fwd;
+
 typedef struct tadj {
     int32_t link;               /* link id */
     int32_t dir;                /* direction of travel away from this node */
@@ -67,6 +75,7 @@ typedef struct tnode {
     tadj *adj;                  /* links at this node, in link id order */
     uint32_t nadj, capadj;
     host_rx rx;                 /* hosts: the receive sink */
+    node_fwd fwd;               /* the forwarder (switches, and hosts as senders) */
     shbuf *sb;                  /* switches: shared buffer pool, or NULL */
 } tnode;
 
@@ -136,6 +145,8 @@ struct topo {
     size_t nflows;
     arena_blk *arena;
     uint64_t stat_unbound_drops;
+    uint64_t stat_noroute_drops;    /* forwarded by entropy, no next hop */
+    uint64_t stat_noroute_bytes;
     uint64_t stat_host_rx_bytes;    /* bytes that reached a host's receive sink */
     void (*on_change)(void *ctx);   /* routing changed (topo_on_routing_change) */
     void *on_change_ctx;
@@ -300,6 +311,8 @@ static void host_recv(sink *self, pkt *p)
     pkt_free(t->pool, p);
 }
 
+static void node_forward(sink *self, pkt *p);
+
 /* ---- building ----------------------------------------------------------- */
 
 topo *topo_create(sim *s, pkt_pool *pool, uint64_t seed)
@@ -387,6 +400,10 @@ int topo_add_node(topo *t, const char *name, enum node_kind kind)
         n->rx.t = t;
         n->rx.node = id;
     }
+    n->fwd.base.recv = node_forward;
+    n->fwd.base.name = n->name;
+    n->fwd.t = t;
+    n->fwd.node = id;
     tab_reserve(&t->names);
     name_key k = {t, n->name};
     tab_ent *e = tab_slot(&t->names, hash_str(n->name), name_eq, &k);
@@ -431,6 +448,10 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
         rng_init(&l->r[d], t->seed, "topo.port", (uint64_t)id * 2 + (uint64_t)d);
         port_init(&l->port[d], t->s, t->pool, &l->r[d], &l->cfg.port, l->port_name[d]);
         wire_init(&l->wire[d], t->s, cfg->delay_ps, l->wire_name[d]);
+        /* Packets forwarded by entropy: port, its wire, the far node. */
+        tnode *far = t->node[d ? a : b];
+        l->port[d].next = &l->wire[d].base;
+        l->wire[d].next = far->kind == NODE_HOST ? &far->rx.base : &far->fwd.base;
     }
     adj_push(t->node[a], id, 0, b);
     adj_push(t->node[b], id, 1, a);
@@ -763,6 +784,55 @@ static bool is_next_hop(const topo *t, const dview *d, int32_t u, const tadj *a)
            (v == d->dst || t->node[v]->kind == NODE_SWITCH);
 }
 
+/* Forwarding by entropy (pkt.h): at node u, the next hops toward
+ * p->dst_node are the equal-cost ones (is_next_hop, in link id order);
+ * with c of them the packet takes number fmix64(entropy ^ u's hash seed)
+ * mod c, as an ECMP switch hashes a packet's 5-tuple, or, for a path index
+ * (PKT_F_PATHIDX), entropy mod c, the entropy then divided by c: index i
+ * names one path, and i = 0, 1, ... cycle through all of them where every
+ * node on the way has the same number of next hops.  A node with no next
+ * hop (a failure routing knows of cut the destination off) drops it. */
+static void node_forward(sink *self, pkt *p)
+{
+    node_fwd *f = container_of(self, node_fwd, base);
+    topo *t = f->t;
+    int32_t u = f->node;
+    const tnode *nu = t->node[u];
+    int dst_host = t->node[p->dst_node]->host;
+    dview d = dist_to(t, dst_host);
+    uint32_t c = 0;
+    if (dv(&d, u) != DV_INF)
+        for (uint32_t i = 0; i < nu->nadj; i++)
+            c += is_next_hop(t, &d, u, &nu->adj[i]);
+    if (c == 0) {
+        t->stat_noroute_drops++;
+        t->stat_noroute_bytes += p->size_bytes;
+        pkt_free(t->pool, p);
+        return;
+    }
+    uint64_t pick = 0;
+    if (c > 1) {
+        if (p->flags & PKT_F_PATHIDX) {
+            pick = p->entropy % c;
+            p->entropy /= c;
+        } else {
+            pick = mix64(p->entropy ^ nu->hash_seed) % c;
+        }
+    }
+    for (uint32_t i = 0; i < nu->nadj; i++) {
+        const tadj *a = &nu->adj[i];
+        if (is_next_hop(t, &d, u, a) && pick-- == 0) {
+            port *q = &t->link[a->link]->port[a->dir];
+            q->base.recv(&q->base, p);
+            return;
+        }
+    }
+}
+
+sink *topo_node_forwarder(topo *t, int node) { return &t->node[node]->fwd.base; }
+
+uint64_t topo_noroute_drops(const topo *t) { return t->stat_noroute_drops; }
+
 static void fill_sinks(topo *t, const int32_t *hops, int n, int32_t dst)
 {
     for (int i = 0; i < n; i++) {
@@ -978,6 +1048,7 @@ void topo_byte_counts(topo *t, topo_bytes *b)
 {
     memset(b, 0, sizeof *b);
     b->delivered = t->stat_host_rx_bytes;
+    b->dropped = t->stat_noroute_bytes;
     for (size_t l = 0; l < t->nlinks; l++)
         for (int d = 0; d < 2; d++) {
             const tlink *k = t->link[l];

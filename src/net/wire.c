@@ -65,7 +65,7 @@ static void wire_arrive(sim *s, void *obj, uint64_t arg)
          * less CPU time with the prefetch, docs/benchmarks.md). */
         __builtin_prefetch(w->ring[w->head].p);
     }
-    pkt_send_on(p);
+    pkt_forward(p, w->next);
 }
 
 uint32_t wire_drop_all(wire *w, pkt_pool *pool)

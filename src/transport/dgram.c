@@ -7,7 +7,7 @@
  * rate of its NIC, the first port of its route, which is what a sender
  * blocked on its NIC queue achieves; a paced sender never overflows its own
  * NIC), or hands them all to the NIC at once with `burst: true`.  Each
- * datagram follows the connection's route, or a sprayed path.
+ * datagram follows the connection's route, or is sprayed (transport.h).
  *
  * The receiver counts what arrives for each message; a message completes
  * when every one of its bytes has arrived and every earlier message on the
@@ -135,7 +135,7 @@ static void send_one(dgram_conn *d)
     p->h.dg.data_bytes = (uint32_t)len;
     d->next += len;
     d->sent_pkts++;
-    pkt_send(p, conn_data_route(&d->c));
+    conn_send_data(&d->c, p);
 }
 
 static int64_t pace_rate(const dgram_conn *d)
@@ -214,10 +214,9 @@ static void dgram_append(conn *c, uint64_t bytes)
     }
 }
 
-static void dgram_paths_changed(conn *c, unsigned what)
+static void dgram_paths_changed(conn *c)
 {
-    (void)c;
-    (void)what;                 /* conn_data_route reads the header */
+    (void)c;                    /* conn_send_data reads the header */
 }
 
 static void dgram_stop(conn *c)

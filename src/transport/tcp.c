@@ -72,22 +72,18 @@ void tcp_flow_set_routes(tcp_flow *f, const route *fwd, const route *rev)
     f->ack_rt = rev;
 }
 
-void tcp_flow_set_spray(tcp_flow *f, const route *const *paths, size_t n, rng *r)
+void tcp_flow_set_data_sink(tcp_flow *f, sink *s)
 {
-    f->spray = n > 1 ? paths : NULL;
-    f->nspray = n;
-    f->spray_rng = r;
-    f->spray_random = r != NULL;
+    f->data_sink = s;
 }
 
-/* The route of the next data packet. */
-static const route *data_route(tcp_flow *f)
+/* Sends data packet p: on the data route, or to the data sink. */
+static void send_data_pkt(tcp_flow *f, pkt *p)
 {
-    if (!f->spray)
-        return f->fwd;
-    uint64_t i = f->spray_random ? rng_below(f->spray_rng, f->nspray)
-                                 : f->spray_next++ % f->nspray;
-    return f->spray[i];
+    if (f->data_sink)
+        f->data_sink->recv(f->data_sink, p);
+    else
+        pkt_send(p, f->fwd);
 }
 
 static void rtt_sample(tcp_flow *f, int64_t r);
@@ -199,7 +195,7 @@ static void send_segment(tcp_flow *f, uint64_t seq, uint32_t len)
     }
     if (!sim_timer_armed(f->s, &f->rto_timer))
         arm_rto(f);
-    pkt_send(p, data_route(f));
+    send_data_pkt(f, p);
 }
 
 /* Resending from below snd_max (after a timeout): if snd_nxt is inside a
@@ -537,7 +533,7 @@ static void rx_recv(sink *self, pkt *p)
     uint64_t seq = p->seq, end = seq + p->h.tcp.data_bytes, had = f->rcv_nxt;
     bool ce = p->flags & PKT_F_CE;
     int64_t sent = p->sent_ps;
-    if (p->rt->reverse)
+    if (p->rt && p->rt->reverse)
         f->ack_rt = p->rt->reverse;
     pkt_free(f->pool, p);
 

@@ -127,6 +127,8 @@ static void tcp_conn_init(conn *c, sink **at_src, sink **at_dst)
     t->f.on_progress = on_progress;
     t->f.reroute = on_reroute;
     t->f.ctx = c;
+    if (c->spray != CONN_PATH_FIXED)
+        tcp_flow_set_data_sink(&t->f, &c->sprayer);
     *at_src = &t->f.tx;
     *at_dst = &t->f.rx;
 }
@@ -144,14 +146,9 @@ static void tcp_append(conn *c, uint64_t bytes)
     tcp_flow_add_bytes(&((tcp_conn *)c)->f, bytes);
 }
 
-static void tcp_paths_changed(conn *c, unsigned what)
+static void tcp_paths_changed(conn *c)
 {
-    tcp_conn *t = (tcp_conn *)c;
-    if (what & CONN_FWD_CHANGED)
-        tcp_flow_set_routes(&t->f, c->fwd, c->rev);
-    if ((what & CONN_PATHS_CHANGED) && c->spray != CONN_PATH_FIXED)
-        tcp_flow_set_spray(&t->f, c->paths, c->npaths,
-                           c->spray == CONN_SPRAY_RANDOM ? &c->spray_rng : NULL);
+    tcp_flow_set_routes(&((tcp_conn *)c)->f, c->fwd, c->rev);
 }
 
 static void tcp_stop(conn *c) { tcp_flow_stop(&((tcp_conn *)c)->f); }
