@@ -91,6 +91,7 @@ void network_destroy(network *n);
 void network_start(network *n);
 
 topo *network_topo(network *n);
+pkt_pool *network_pool(network *n);
 sim *network_sim(network *n);
 const transport_ops *network_transport(const network *n);
 size_t network_endpoints(const network *n);

@@ -111,7 +111,9 @@ typedef struct port {
     sim_timer done;         /* end of the current transmission */
     int64_t busy_since;     /* start of the current busy period */
     int down;               /* link failed: everything arriving is dropped */
-    void (*tap)(void *ctx, const pkt *p);   /* sees every arrival (pcap); NULL: off */
+    void (*tap)(void *ctx, const pkt *p);   /* sees every packet as its transmission
+                                               starts (pcap: what a capture on
+                                               the host records); NULL: off */
     void *tap_ctx;
     int pfc_in;             /* a link into this port's node runs PFC: account
                                arrivals (set by topo_finish); 0 keeps PFC off

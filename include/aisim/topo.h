@@ -137,7 +137,8 @@ int topo_find_link(const topo *t, int a, int b);
 bool topo_link_is_up(const topo *t, int link);
 /* Packets lost on the link's wires when it failed, both directions. */
 uint64_t topo_link_wire_losses(const topo *t, int link);
-/* Packets that reached a host for a flow not bound there (freed). */
+/* Packets that reached a host for a flow not bound there (freed and counted
+ * as dropped bytes, not delivered). */
 uint64_t topo_unbound_drops(const topo *t);
 
 /* Per-switch ECMP hash seeds: random from the run seed (default; stream
@@ -199,8 +200,10 @@ void topo_set_host_tap(topo *t, int host, void (*fn)(void *ctx, const pkt *p, in
 uint64_t topo_packets_in_network(topo *t);
 
 /* Byte conservation: everything hosts put into their NICs (injected) was
- * delivered to a host, dropped (at a port, or on a wire at a failure) or is
- * still in the network: injected == delivered + dropped + in_network. */
+ * delivered to a host's endpoint, dropped (at a port, on a wire at a
+ * failure, at a node with no next hop, or at a host with no endpoint bound
+ * for it) or is still in the network:
+ * injected == delivered + dropped + in_network. */
 typedef struct topo_bytes {
     uint64_t injected, delivered, dropped, in_network;
 } topo_bytes;

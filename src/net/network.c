@@ -260,6 +260,7 @@ void network_destroy(network *n)
 }
 
 topo *network_topo(network *n) { return n->t; }
+pkt_pool *network_pool(network *n) { return n->pool; }
 sim *network_sim(network *n) { return n->s; }
 const transport_ops *network_transport(const network *n) { return n->ops; }
 size_t network_endpoints(const network *n) { return topo_hosts(n->t); }

@@ -182,6 +182,8 @@ static void start_tx(port *q)
             continue;
         pkt *p = dequeue(q, (unsigned)c);
         q->tx = p;
+        if (q->tap)             /* as a capture on a host: when it is sent */
+            q->tap(q->tap_ctx, p);
         sim_timer_arm(q->s, &q->done,
                       sim_now(q->s) + units_tx_time_ps(p->size_bytes, q->cfg.rate_bps));
         return;
@@ -309,8 +311,6 @@ static void port_recv(sink *self, pkt *p)
     port *q = (port *)self;
     q->stat_rx_pkts++;
     q->stat_rx_bytes += p->size_bytes;
-    if (q->tap)
-        q->tap(q->tap_ctx, p);
     if (q->down) {
         q->stat_fail_drops++;
         drop(q, p);

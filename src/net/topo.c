@@ -145,6 +145,7 @@ struct topo {
     size_t nflows;
     arena_blk *arena;
     uint64_t stat_unbound_drops;
+    uint64_t stat_unbound_bytes;
     uint64_t stat_noroute_drops;    /* forwarded by entropy, no next hop */
     uint64_t stat_noroute_bytes;
     uint64_t stat_host_rx_bytes;    /* bytes that reached a host's receive sink */
@@ -295,19 +296,22 @@ static void host_recv(sink *self, pkt *p)
     topo *t = h->t;
     if (h->tap)
         h->tap(h->tap_ctx, p, 1);
-    t->stat_host_rx_bytes += p->size_bytes;
     if (p->flow_id < t->nflows) {
         flow_bind *b = &t->flows[p->flow_id];
         if (b->dst_node == h->node && b->rx) {
+            t->stat_host_rx_bytes += p->size_bytes;
             b->rx->recv(b->rx, p);
             return;
         }
         if (b->src_node == h->node && b->tx) {
+            t->stat_host_rx_bytes += p->size_bytes;
             b->tx->recv(b->tx, p);
             return;
         }
     }
+    /* Nobody to take it: a drop, not a delivery. */
     t->stat_unbound_drops++;
+    t->stat_unbound_bytes += p->size_bytes;
     pkt_free(t->pool, p);
 }
 
@@ -1048,7 +1052,7 @@ void topo_byte_counts(topo *t, topo_bytes *b)
 {
     memset(b, 0, sizeof *b);
     b->delivered = t->stat_host_rx_bytes;
-    b->dropped = t->stat_noroute_bytes;
+    b->dropped = t->stat_noroute_bytes + t->stat_unbound_bytes;
     for (size_t l = 0; l < t->nlinks; l++)
         for (int d = 0; d < 2; d++) {
             const tlink *k = t->link[l];

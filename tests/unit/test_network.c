@@ -240,6 +240,76 @@ static void test_net_model_runs_dgram_with_udp_capture(void **state)
     assert_true(n > 100);
 }
 
+/* A host's capture records a packet when its transmission starts, as a
+ * capture on the host would: three datagrams handed to the NIC at once
+ * leave 1.2 us apart at 10 Gbps (1500 B each); with the link down nothing
+ * is captured (before: all three at their arrival in the NIC's queue, and
+ * packets a failed NIC dropped). */
+static void test_capture_at_transmission_not_arrival(void **state)
+{
+    (void)state;
+    for (int down = 0; down < 2; down++) {
+        char sub[16];
+        snprintf(sub, sizeof sub, "cap%d", down);
+        const char *sets[] = {"net.topology={kind: star, hosts: 2, link: {rate: 10Gbps, "
+                              "delay: 1us}}",
+                              "net.transport={name: dgram, burst: true}", "net.incast=null",
+                              "net.flows=[{src: h0, dst: h1, size: 4416B, start: 1us}]", "net.pcap=[h0]",
+                              "stop=1ms",
+                              down ? "net.failures=[{a: h0, b: sw0, at: 0s}]" : "seed=1"};
+        json_t *sum = tu_run("net/incast", sub, sets, 7);
+        json_decref(sum);
+        char p[300], eb[PCAP_ERRBUF_SIZE];
+        snprintf(p, sizeof p, "%s/%s/h0.pcap", tu_tmp, sub);
+        pcap_t *pc = pcap_open_offline(p, eb);
+        assert_non_null(pc);
+        struct pcap_pkthdr *h;
+        const u_char *d;
+        int n = 0;
+        long us[3] = {0};
+        while (pcap_next_ex(pc, &h, &d) == 1 && n < 3)
+            us[n++] = (long)h->ts.tv_usec;
+        pcap_close(pc);
+        if (down) {
+            assert_int_equal(n, 0);
+        } else {
+            assert_int_equal(n, 3);
+            assert_int_equal(us[0], 1);    /* sent at 1 us */
+            assert_int_equal(us[1], 2);    /* 2.2 us, in whole microseconds */
+            assert_int_equal(us[2], 3);    /* 3.4 us */
+        }
+    }
+}
+
+/* A packet reaching a host for a connection not bound there is a drop, not
+ * a delivery: bytes stay conserved with it on the dropped side. */
+static void test_unbound_packet_is_dropped_not_delivered(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, STAR "transport: {name: dgram}\n");
+    topo *t = network_topo(f.n);
+    const route *rt = topo_route_ecmp(t, 1, 0, 1);
+    assert_non_null(rt);
+    network_send(f.n, 2, 3, 1000, 0, -1, 0, NULL, NULL);   /* connection 0 */
+    sim_run(f.s, SIM_TIME_MAX);
+    topo_bytes before;
+    topo_byte_counts(t, &before);
+    pkt *p = pkt_alloc(network_pool(f.n));
+    p->kind = PKT_DATA;
+    p->flow_id = 77;                    /* bound to nobody */
+    p->size_bytes = 500;
+    pkt_send(p, rt);
+    sim_run(f.s, SIM_TIME_MAX);
+    topo_bytes after;
+    topo_byte_counts(t, &after);
+    assert_int_equal(after.delivered, before.delivered);
+    assert_int_equal(after.dropped, before.dropped + 500);
+    assert_int_equal(after.injected, before.injected + 500);
+    assert_int_equal(topo_unbound_drops(t), 1);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +318,8 @@ int main(void)
         cmocka_unit_test(test_dgram_burst_loses_and_does_not_complete),
         cmocka_unit_test(test_transport_by_name_and_errors),
         cmocka_unit_test(test_net_model_runs_dgram_with_udp_capture),
+        cmocka_unit_test(test_capture_at_transmission_not_arrival),
+        cmocka_unit_test(test_unbound_packet_is_dropped_not_delivered),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
