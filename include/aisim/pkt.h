@@ -46,16 +46,14 @@ struct route {
     sink *hop[];            /* hop[len-1] is the destination endpoint */
 };
 
-enum pkt_kind { PKT_DATA, PKT_ACK, PKT_PAUSE, PKT_PROBE, PKT_OTHER };
+enum pkt_kind { PKT_DATA, PKT_ACK };
 
 enum {
     PKT_F_ECT = 1 << 0,     /* ECN-capable transport */
     PKT_F_CE  = 1 << 1,     /* congestion experienced (set by a queue) */
     PKT_F_ECE = 1 << 2,     /* ECN echo (on ACKs) */
     PKT_F_CWR = 1 << 3,     /* congestion window reduced */
-    PKT_F_SYN = 1 << 4,
-    PKT_F_FIN = 1 << 5,
-    PKT_F_PATHIDX = 1 << 6, /* entropy is a path index: each node takes
+    PKT_F_PATHIDX = 1 << 4, /* entropy is a path index: each node takes
                                entropy mod (next hops) and divides it */
 };
 
