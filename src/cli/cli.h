@@ -24,6 +24,9 @@ int demo_net(const char *out_root);
 int demo_birp(const char *out_root);
 int demo_fedenergy(const char *out_root);
 
+/* `aisim calibrate pin [...]`: measures the real pinning library and writes
+ * the Stellar pin calibration file; returns an exit code. */
+int cli_calibrate(int argc, char **argv);
 /* `aisim bench [--quick]`: returns an exit code. */
 int cli_bench(int argc, char **argv);
 /* `aisim sweep ...`: returns an exit code, or CLI_HELP for --help (the help
