@@ -23,6 +23,7 @@ double demo_num(json_t *sum, const char *key, const char *sub);
 int demo_net(const char *out_root);
 int demo_birp(const char *out_root);
 int demo_fedenergy(const char *out_root);
+int demo_stellar(const char *out_root);
 
 /* `aisim calibrate pin [...]`: measures the real pinning library and writes
  * the Stellar pin calibration file; returns an exit code. */

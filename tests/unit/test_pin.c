@@ -6,6 +6,8 @@
  * locks nothing and is faster than full pinning of the same region; an mlock
  * beyond RLIMIT_MEMLOCK (in a child without CAP_IPC_LOCK) fails with a
  * message naming the limit; bad block sizes and ranges are errors.
+ * `aisim calibrate pin` at 16 MiB writes a file the model's loader reads
+ * back (every cost > 0, the block and size asked for); bad options exit 2.
  * Nothing here asserts a speed beyond "on-demand start beats full pinning".
  */
 #include <setjmp.h>
@@ -22,7 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
+#include "cli/run.h"
 #include "real/pin/pin.h"
+#include "systems/stellar/stellar_cal.h"
 
 #define MIB ((size_t)1 << 20)
 #define BLOCK (2 * MIB)
@@ -189,12 +194,40 @@ static void test_bad_blocks_and_ranges(void **state)
     assert_int_equal(pin_map_init(&m, buf + 1, 4096, 4096, &e), AISIM_EINVAL);
 }
 
+static void test_calibrate_writes_a_file_the_model_reads(void **state)
+{
+    (void)state;
+    if (budget() < 16 * MIB) {
+        print_message("skipped: RLIMIT_MEMLOCK allows less than 16 MiB\n");
+        skip();
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/aisim-pincal-%d.yml", (int)getpid());
+    char *argv[] = {"calibrate", "--max-size", "16MiB", "--out", path, "pin", NULL};
+    assert_int_equal(cli_calibrate(6, argv), EXIT_OK);
+    stellar_cal cal;
+    err e = {0};
+    assert_int_equal(stellar_cal_load(path, &cal, &e), 0);
+    unlink(path);
+    assert_int_equal(cal.block_bytes, (int64_t)BLOCK);
+    assert_int_equal(cal.max_bytes, (int64_t)(16 * MIB));
+    assert_true(cal.pin_per_gib_ps > 0 && cal.block_pin_ps > 0 && cal.lookup_ps > 0);
+    assert_non_null(strstr(cal.host, "CAP_IPC_LOCK"));
+    char *bad1[] = {"calibrate", "--block", "3MiB", "pin", NULL};
+    assert_int_equal(cli_calibrate(4, bad1), EXIT_BAD_INPUT);
+    char *bad2[] = {"calibrate", "mem", NULL};
+    assert_int_equal(cli_calibrate(2, bad2), EXIT_BAD_INPUT);
+    char *bad3[] = {"calibrate", "--max-size", "0B", "pin", NULL};
+    assert_int_equal(cli_calibrate(4, bad3), EXIT_BAD_INPUT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_on_demand_pins_only_touched_blocks),
         cmocka_unit_test(test_over_memlock_limit_is_a_clear_error),
         cmocka_unit_test(test_bad_blocks_and_ranges),
+        cmocka_unit_test(test_calibrate_writes_a_file_the_model_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
