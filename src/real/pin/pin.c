@@ -18,7 +18,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/* The system calls themselves: AddressSanitizer replaces mlock and munlock
+ * with no-ops, which would make the sanitizer build pin nothing. */
+static int sys_mlock(const void *a, size_t n) { return (int)syscall(SYS_mlock, a, n); }
+static int sys_munlock(const void *a, size_t n) { return (int)syscall(SYS_munlock, a, n); }
 
 static bool pow2(size_t x) { return x && !(x & (x - 1)); }
 
@@ -91,7 +97,7 @@ void pin_map_fini(pin_map *m)
         return;
     for (size_t i = 0; i < m->nblocks; i++)
         if (m->pinned[i])
-            munlock(m->base + i * m->block_bytes, m->block_bytes);
+            sys_munlock(m->base + i * m->block_bytes, m->block_bytes);
     if (m->owns_mem)
         munmap(m->base, m->len);
     free(m->pinned);
@@ -143,7 +149,7 @@ long pin_touch(pin_map *m, const void *addr, size_t len, err *e)
             m->stat_lookups++;
             continue;
         }
-        if (mlock(m->base + i * m->block_bytes, m->block_bytes) != 0)
+        if (sys_mlock(m->base + i * m->block_bytes, m->block_bytes) != 0)
             return mlock_error(m, m->block_bytes, errno, e);
         m->pinned[i] = 1;
         m->pinned_blocks++;
@@ -155,7 +161,7 @@ long pin_touch(pin_map *m, const void *addr, size_t len, err *e)
 
 int pin_all(pin_map *m, err *e)
 {
-    if (mlock(m->base, m->len) != 0)
+    if (sys_mlock(m->base, m->len) != 0)
         return mlock_error(m, m->len, errno, e);
     for (size_t i = 0; i < m->nblocks; i++)
         if (!m->pinned[i]) {
@@ -180,7 +186,7 @@ long pin_release(pin_map *m, const void *addr, size_t len, err *e)
     long n = 0;
     for (size_t i = b0; i < b1; i++)
         if (m->pinned[i]) {
-            munlock(m->base + i * m->block_bytes, m->block_bytes);
+            sys_munlock(m->base + i * m->block_bytes, m->block_bytes);
             m->pinned[i] = 0;
             m->pinned_blocks--;
             m->stat_unpins++;

@@ -106,9 +106,9 @@ enum backing { RAM, DOORBELL };
 void stellar_fig5(enum stellar_db_layout layout, int64_t block_bytes, int64_t page_bytes,
                   stellar_hazard *out)
 {
-    /* Guest RAM: two blocks, one backing entry per page.  The shm I/O region
-     * starts well above guest RAM. */
-    size_t ppb = (size_t)(block_bytes / page_bytes), npages = 2 * ppb;
+    /* Guest RAM: four blocks, one backing entry per page.  The shm I/O
+     * region starts well above guest RAM. */
+    size_t ppb = (size_t)(block_bytes / page_bytes), npages = 4 * ppb;
     enum backing *ram = xcalloc(npages, sizeof *ram);       /* all RAM */
     enum backing *snap = xcalloc(ppb, sizeof *snap);        /* Map Cache entry of block 1 */
     const int64_t shm_base = (int64_t)1 << 40;
