@@ -7,7 +7,10 @@
  * beyond RLIMIT_MEMLOCK (in a child without CAP_IPC_LOCK) fails with a
  * message naming the limit; bad block sizes and ranges are errors.
  * `aisim calibrate pin` at 16 MiB writes a file the model's loader reads
- * back (every cost > 0, the block and size asked for); bad options exit 2.
+ * back (every cost > 0, the block and size asked for); bad options exit 2;
+ * without CAP_IPC_LOCK it fails with the limit named when the hard
+ * RLIMIT_MEMLOCK allows less than two blocks, and raises the soft limit and
+ * measures what the hard limit allows otherwise.
  * Nothing here asserts a speed beyond "on-demand start beats full pinning".
  */
 #include <setjmp.h>
@@ -111,9 +114,10 @@ static void test_on_demand_pins_only_touched_blocks(void **state)
     assert_true(start_ondemand < full);
 }
 
-/* In a child: no CAP_IPC_LOCK, RLIMIT_MEMLOCK 4 MiB; the third 2 MiB block
- * must fail with a message naming the limit.  Exit 0 if so. */
-static int child_over_limit(void)
+/* In a child: drops CAP_IPC_LOCK and sets the soft RLIMIT_MEMLOCK to
+ * `limit` (or the hard limit if lower), and the hard limit too if
+ * `hard`.  Returns 0 or an exit code. */
+static int drop_ipc_lock(size_t limit, bool hard, struct rlimit *rl)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
     struct __user_cap_data_struct d[2];
@@ -125,24 +129,44 @@ static int child_over_limit(void)
     }
     if (pin_has_ipc_lock())
         return 11;
+    getrlimit(RLIMIT_MEMLOCK, rl);
+    rl->rlim_cur = limit;
+    if (rl->rlim_max != RLIM_INFINITY && rl->rlim_max < rl->rlim_cur)
+        rl->rlim_cur = rl->rlim_max;
+    if (hard)
+        rl->rlim_max = rl->rlim_cur;
+    return setrlimit(RLIMIT_MEMLOCK, rl) != 0 ? 12 : 0;
+}
+
+/* Runs fn in a child and returns its exit status. */
+static int in_child(int (*fn)(void))
+{
+    fflush(NULL);
+    pid_t p = fork();
+    assert_true(p >= 0);
+    if (p == 0)
+        _exit(fn());
+    int st;
+    assert_int_equal(waitpid(p, &st, 0), p);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* In a child under a 4 MiB limit: the third 2 MiB block must fail with a
+ * message naming the limit.  Exit 0 if so. */
+static int child_over_limit(void)
+{
     struct rlimit rl;
-    getrlimit(RLIMIT_MEMLOCK, &rl);
-    rl.rlim_cur = 4 * MIB;
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
-        rl.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
-        return 12;
+    int r = drop_ipc_lock(4 * MIB, false, &rl);
+    if (r)
+        return r;
     err e = {0};
     pin_map m;
     if (pin_map_create(&m, 16 * MIB, BLOCK, false, false, &e))
         return 13;
     long ok = 0;
-    for (size_t i = 0; i < m.nblocks; i++) {
-        long r = pin_touch(&m, m.base + i * BLOCK, 1, &e);
-        if (r < 0)
-            break;
+    while ((size_t)ok < m.nblocks && pin_touch(&m, m.base + (size_t)ok * BLOCK, 1, &e) >= 0)
         ok++;
-    }
     fprintf(stderr, "child: %ld blocks pinned under a %llu-byte limit; %s\n", ok,
             (unsigned long long)rl.rlim_cur, e.msg);
     int bad = ok >= (long)(rl.rlim_cur / BLOCK) + 1 || e.code != AISIM_EIO ||
@@ -160,15 +184,46 @@ static int child_over_limit(void)
 static void test_over_memlock_limit_is_a_clear_error(void **state)
 {
     (void)state;
-    fflush(NULL);
-    pid_t p = fork();
-    assert_true(p >= 0);
-    if (p == 0)
-        _exit(child_over_limit());
-    int st;
-    assert_int_equal(waitpid(p, &st, 0), p);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(in_child(child_over_limit), 0);
+}
+
+/* `aisim calibrate pin` in a child without CAP_IPC_LOCK: with a hard
+ * RLIMIT_MEMLOCK of 1 MiB it fails (exit 1: not even two blocks); with a
+ * soft limit of 1 MiB it raises it to the hard limit and measures up to what
+ * that allows (at most the 64 MiB asked for). */
+static int calibrate_limited(bool hard)
+{
+    struct rlimit rl;
+    int r = drop_ipc_lock(1 * MIB, hard, &rl);
+    if (r)
+        return r;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/aisim-pincal-lim-%d.yml", (int)getpid());
+    char *argv[] = {"calibrate", "--max-size", "64MiB", "--out", path, "pin", NULL};
+    int rc = cli_calibrate(6, argv);
+    if (hard)
+        return rc == EXIT_RUN_FAILED ? 0 : 20;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 2 * BLOCK)
+        return rc == EXIT_RUN_FAILED ? 0 : 21;
+    stellar_cal cal;
+    err e = {0};
+    if (rc != EXIT_OK || stellar_cal_load(path, &cal, &e))
+        return 22;
+    unlink(path);
+    if (cal.max_bytes < (int64_t)BLOCK || cal.max_bytes > (int64_t)(64 * MIB) ||
+        (rl.rlim_max != RLIM_INFINITY && cal.max_bytes > (int64_t)rl.rlim_max))
+        return 23;
+    return 0;
+}
+
+static int calibrate_hard_limit(void) { return calibrate_limited(true); }
+static int calibrate_soft_limit(void) { return calibrate_limited(false); }
+
+static void test_calibrate_under_a_small_limit(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(calibrate_hard_limit), 0);
+    assert_int_equal(in_child(calibrate_soft_limit), 0);
 }
 
 static void test_bad_blocks_and_ranges(void **state)
@@ -228,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_over_memlock_limit_is_a_clear_error),
         cmocka_unit_test(test_bad_blocks_and_ranges),
         cmocka_unit_test(test_calibrate_writes_a_file_the_model_reads),
+        cmocka_unit_test(test_calibrate_under_a_small_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
