@@ -31,6 +31,7 @@
 #include "cli/run.h"
 #include "real/pin/pin.h"
 #include "systems/stellar/stellar_cal.h"
+#include "testutil.h"
 
 #define MIB ((size_t)1 << 20)
 #define BLOCK (2 * MIB)
@@ -197,8 +198,8 @@ static int calibrate_limited(bool hard)
     int r = drop_ipc_lock(1 * MIB, hard, &rl);
     if (r)
         return r;
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/aisim-pincal-lim-%d.yml", (int)getpid());
+    char path[128];
+    snprintf(path, sizeof path, "%s/pincal-lim-%d.yml", tu_tmp, (int)getpid());
     char *argv[] = {"calibrate", "--max-size", "64MiB", "--out", path, "pin", NULL};
     int rc = cli_calibrate(6, argv);
     if (hard)
@@ -256,8 +257,8 @@ static void test_calibrate_writes_a_file_the_model_reads(void **state)
         print_message("skipped: RLIMIT_MEMLOCK allows less than 16 MiB\n");
         skip();
     }
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/aisim-pincal-%d.yml", (int)getpid());
+    char path[128];
+    snprintf(path, sizeof path, "%s/pincal.yml", tu_tmp);
     char *argv[] = {"calibrate", "--max-size", "16MiB", "--out", path, "pin", NULL};
     assert_int_equal(cli_calibrate(6, argv), EXIT_OK);
     stellar_cal cal;
@@ -285,5 +286,5 @@ int main(void)
         cmocka_unit_test(test_calibrate_writes_a_file_the_model_reads),
         cmocka_unit_test(test_calibrate_under_a_small_limit),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
