@@ -23,7 +23,11 @@ double demo_num(json_t *sum, const char *key, const char *sub);
 int demo_net(const char *out_root);
 int demo_birp(const char *out_root);
 int demo_fedenergy(const char *out_root);
+int demo_stellar(const char *out_root);
 
+/* `aisim calibrate pin [...]`: measures the real pinning library and writes
+ * the Stellar pin calibration file; returns an exit code. */
+int cli_calibrate(int argc, char **argv);
 /* `aisim bench [--quick]`: returns an exit code. */
 int cli_bench(int argc, char **argv);
 /* `aisim sweep ...`: returns an exit code, or CLI_HELP for --help (the help

@@ -6,7 +6,7 @@
  * loads with exponential service and at one with deterministic service, each
  * next to the Pollaczek-Khinchine value), TCP incast collapse by senders and
  * transport, BIRP against its baselines, and energy-efficient federated
- * learning against FedAvg.
+ * learning against FedAvg, and Stellar's container start-up and GDR paths.
  */
 #include <getopt.h>
 #include <math.h>
@@ -101,7 +101,8 @@ int cli_demo(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     printf("aisim demo (run directories under %s)\n\n", out_root);
-    int (*const parts[])(const char *) = {demo_queue, demo_net, demo_birp, demo_fedenergy};
+    int (*const parts[])(const char *) = {demo_queue, demo_net, demo_birp, demo_fedenergy,
+                                         demo_stellar};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
         if (i)
             printf("\n");

@@ -5,6 +5,7 @@
  *   aisim check SCENARIO [--seed N] [--set key.path=value]...
  *   aisim sweep SCENARIO --vary KEY=V1,V2,... [--seeds N|A..B] [--out DIR] ...
  *   aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...
+ *   aisim calibrate pin [--max-size SIZE] [--block SIZE] [--huge] [--out FILE]
  *   aisim list | demo | bench | version | help [COMMAND]
  *
  * Exit codes: 0 success, 1 the run failed, 2 bad usage or bad scenario.
@@ -69,6 +70,13 @@ static const struct cmd_help {
      "On a sweep directory (aisim sweep) draws sweep-COL.png: result COL against the\n"
      "first varied key, one line per value of the others, the mean over seeds; every\n"
      "result that varies, or only the columns named with --metric.\n"},
+    {"calibrate", "aisim calibrate pin [--max-size SIZE] [--block SIZE] [--huge] [--out FILE]",
+     "Measures real memory pinning (mlock) on this machine with the library in src/real/pin:\n"
+     "full pinning time per GiB (fresh regions of 64 MiB doubling up to --max-size, default\n"
+     "1GiB), on-demand first touch per block (--block, default 2MiB), map-cache lookup and\n"
+     "unpinning; writes the calibration file (--out, default pin-calibration.yml) that the\n"
+     "Stellar model reads as stellar.pin_calibration.  RLIMIT_MEMLOCK is raised where\n"
+     "allowed; --huge asks for transparent huge pages.\n"},
     {"version", "aisim version", "Prints the version.\n"},
     {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n"},
     {NULL, NULL, NULL},
@@ -235,6 +243,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "plot"))
         return sub_help ? help_cmd("plot") : cli_plot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "calibrate"))
+        return sub_help ? help_cmd("calibrate") : cli_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return sub_help ? help_cmd("bench") : cli_bench(argc - 1, argv + 1);
     fprintf(stderr, "aisim: unknown command \"%s\"\n", cmd);

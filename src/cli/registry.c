@@ -10,12 +10,14 @@ extern const model_ops queue_model_ops;
 extern const model_ops net_model_ops;
 extern const model_ops birp_model_ops;
 extern const model_ops fedenergy_model_ops;
+extern const model_ops stellar_model_ops;
 
 static const model_ops *const models[] = {
     &queue_model_ops,
     &net_model_ops,
     &birp_model_ops,
     &fedenergy_model_ops,
+    &stellar_model_ops,
     NULL,
 };
 
