@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "aisim/err.h"
+#include "aisim/hook.h"
 #include "aisim/units.h"
 
 /* One flow's queue at a round-robin port. */
@@ -60,6 +61,7 @@ void port_set_flow_rr(port *q)
 
 void port_fini(port *q)
 {
+    hook_port_fini(q);
     if (q->rr) {
         free(q->rr->q);
         free(q->rr->tab);
@@ -167,6 +169,8 @@ static pkt *dequeue(port *q, unsigned c)
     q->bytes -= p->size_bytes;
     q->cbytes[c] -= p->size_bytes;
     q->npkts--;
+    if (q->wm)
+        hook_wm_fall(q, c);
     return p;
 }
 
@@ -304,13 +308,9 @@ static void shbuf_release(port *q, const pkt *p)
         q->sb->used_bytes -= p->size_bytes;
 }
 
-static void port_recv(sink *self, pkt *p)
+/* Admission and enqueue of an arriving packet (after the hooks). */
+static inline void admit(port *q, pkt *p)
 {
-    port *q = (port *)self;
-    q->stat_rx_pkts++;
-    q->stat_rx_bytes += p->size_bytes;
-    if (q->tap)
-        q->tap(q->tap_ctx, p);
     if (q->down) {
         q->stat_fail_drops++;
         drop(q, p);
@@ -359,6 +359,26 @@ static void port_recv(sink *self, pkt *p)
         q->busy_since = sim_now(q->s);
         start_tx(q);
     }
+    if (q->wm)                  /* after start_tx: the packet in service is not queued */
+        hook_wm_rise(q, c);
+}
+
+void port_admit(port *q, pkt *p)
+{
+    admit(q, p);
+}
+
+/* Arrival: counted and captured, then the hooks (hook.h), then admission. */
+static void port_recv(sink *self, pkt *p)
+{
+    port *q = (port *)self;
+    q->stat_rx_pkts++;
+    q->stat_rx_bytes += p->size_bytes;
+    if (q->tap)
+        q->tap(q->tap_ctx, p);
+    if (q->hooks && hook_run(q, p))
+        return;
+    admit(q, p);
 }
 
 void port_set_down(port *q, int down)
