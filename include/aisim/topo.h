@@ -182,9 +182,9 @@ void topo_set_host_tap(topo *t, int host, void (*fn)(void *ctx, const pkt *p, in
                        void *ctx);
 
 /* Packets held by the network right now: queued or being serialised at any
- * port, held by a port's hooks (hook.h: delayed), or on any wire.  With the pool's live count this checks
- * conservation: every packet allocated is in the network or held by an
- * endpoint. */
+ * port, held by a port's hooks (hook.h: delayed), or on any wire.  With
+ * the pool's live count this checks conservation: every packet allocated
+ * is in the network or held by an endpoint. */
 uint64_t topo_packets_in_network(topo *t);
 
 /* Byte conservation: everything hosts put into their NICs (injected) was

@@ -280,8 +280,8 @@ static int conf_one(fault_set *fs, size_t i, cfg_node *n, const char *path, uint
     f->c.port = f->c.node = NULL;
     if (f->c.until && f->c.until <= f->c.at) {
         char tb[32];
-        return cfg_err(e, AISIM_ERANGE, cfg_get(n, "until"), cfg_path(sub, sizeof sub, path, "until"),
-                       "expected a time after at (%s), found %s",
+        return cfg_err(e, AISIM_ERANGE, cfg_get(n, "until"),
+                       cfg_path(sub, sizeof sub, path, "until"), "expected a time after at (%s), found %s",
                        units_format(UNIT_TIME, f->c.at, tb, sizeof tb),
                        cfg_describe(cfg_get(n, "until"), found, sizeof found));
     }

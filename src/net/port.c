@@ -308,8 +308,10 @@ static void shbuf_release(port *q, const pkt *p)
         q->sb->used_bytes -= p->size_bytes;
 }
 
-/* Admission and enqueue of an arriving packet (after the hooks). */
-static inline void admit(port *q, pkt *p)
+/* Admission and enqueue of an arriving packet (after the hooks).  Forced
+ * inline: as a call from port_recv it cost 1.6 % more instructions on
+ * net/leafspine-websearch (cachegrind), where the hooks cost nothing. */
+static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
 {
     if (q->down) {
         q->stat_fail_drops++;

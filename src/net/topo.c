@@ -969,7 +969,8 @@ uint64_t topo_packets_in_network(topo *t)
     for (size_t l = 0; l < topo_links(t); l++)
         for (int d = 0; d < 2; d++) {
             const port *q = topo_link_port(t, (int)l, d);
-            n += q->npkts + (q->tx != NULL) + q->hook_held_pkts + topo_link_wire(t, (int)l, d)->len;
+            n += q->npkts + (q->tx != NULL) + q->hook_held_pkts +
+                 topo_link_wire(t, (int)l, d)->len;
         }
     return n;
 }

@@ -286,7 +286,8 @@ static void test_fault_truth_files(void **state)
     err e = {0};
     bed b;
     assert_int_equal(bed_init(&b, "\n"
-                                  "  - {kind: blackhole, node: right, at: 100.6us, until: 200.6us}\n"
+                                  "  - {kind: blackhole, node: right, at: 100.6us, "
+                                  "until: 200.6us}\n"
                                   "  - {kind: delay, port: left->right, delay: 2us, until: 50us}\n"
                                   "  - {kind: flap, link: [h1, left], at: 10us, until: 100us, "
                                   "period: 20us, duty: 0.25}\n"
