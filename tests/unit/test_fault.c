@@ -278,6 +278,32 @@ static void test_fault_delay_adds_exact_latency(void **state)
     bed_fini(&b);
 }
 
+/* With rate 0.25 a delay fault holds a binomial quarter of the packets,
+ * on its own stream, and loses none. */
+static void test_fault_delay_fraction(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    err e = {0};
+    bed b;
+    assert_int_equal(bed_init(&b, "\n  - {kind: delay, port: right->h2, delay: 10us, "
+                                  "rate: 0.25}\n", 5, &e), 0);
+    run(&b, N);
+    fault_stats st = stats(&b, 0);
+    assert_int_equal(st.seen_pkts, N);
+    assert_int_equal(b.rx.n, N);
+    assert_binomial(st.delay_pkts, N, 0.25);
+    /* Every delayed packet arrives at least 10 us late (more if it then
+     * queues behind an undelayed one). */
+    assert_true(N <= CATCH_MAX);
+    uint64_t late = 0;
+    for (int i = 0; i < N; i++)
+        late += b.rx.at[i] >= (int64_t)b.rx.seq[i] * US(1) + NS(5400) + US(10);
+    assert_true(late >= st.delay_pkts);
+    assert_true(late <= st.delay_pkts + st.delay_pkts / 2);
+    bed_fini(&b);
+}
+
 /* ---- ground truth ----------------------------------------------------------- */
 
 static void test_fault_truth_files(void **state)
@@ -432,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_fault_flap_down_time_matches_duty),
         cmocka_unit_test(test_fault_corrupt_leaves_other_classes_untouched),
         cmocka_unit_test(test_fault_delay_adds_exact_latency),
+        cmocka_unit_test(test_fault_delay_fraction),
         cmocka_unit_test(test_fault_truth_files),
         cmocka_unit_test(test_fault_bad_configs_exact_messages),
         cmocka_unit_test(test_fault_empty_list),
