@@ -92,6 +92,8 @@ typedef struct shbuf {
 } shbuf;
 
 typedef struct port_rr port_rr;    /* per-flow queues (port.c) */
+typedef struct hook_chain hook_chain;  /* arrival hooks (hook.h) */
+typedef struct hook_wm hook_wm;        /* queue watermarks (hook.h) */
 
 typedef struct port {
     sink base;              /* recv: admit, mark, enqueue */
@@ -115,6 +117,8 @@ typedef struct port {
                                                starts (pcap: what a capture on
                                                the host records); NULL: off */
     void *tap_ctx;
+    hook_chain *hooks;      /* arrival hooks (hook.h); NULL: none, one test per arrival */
+    hook_wm *wm;            /* watermarks (hook.h); NULL: none */
     int pfc_in;             /* a link into this port's node runs PFC: account
                                arrivals (set by topo_finish); 0 keeps PFC off
                                the per-packet path */
@@ -129,6 +133,9 @@ typedef struct port {
     uint64_t stat_rx_bytes;     /* every arrival, admitted or not */
     uint64_t stat_tx_bytes, stat_drop_bytes;
     uint64_t stat_fail_drops;   /* packets lost to a link failure (also in stat_drop_pkts) */
+    uint64_t stat_hook_drops;   /* packets dropped by hooks (also in stat_drop_pkts) */
+    int64_t hook_held_bytes;    /* held by hooks (delayed): still in the network */
+    uint32_t hook_held_pkts;
     int64_t stat_busy_ps;   /* time spent serialising, up to the last departure */
     int64_t stat_max_bytes; /* largest queue seen */
 } port;
@@ -146,6 +153,9 @@ int64_t port_backlog(const port *q);
  * queued packets and the one being serialised (counted as failure drops);
  * while down, arrivals are dropped. */
 void port_set_down(port *q, int down);
+/* Admits p as if it had just arrived, past the hooks (hook.h): the failed-
+ * link check, drop-tail, ECN, enqueue.  For hooks that re-inject. */
+void port_admit(port *q, pkt *p);
 
 typedef struct wire_slot {
     int64_t due;            /* when the packet leaves the wire */

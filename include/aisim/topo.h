@@ -194,15 +194,16 @@ void topo_set_host_tap(topo *t, int host, void (*fn)(void *ctx, const pkt *p, in
                        void *ctx);
 
 /* Packets held by the network right now: queued or being serialised at any
- * port, or on any wire.  With the pool's live count this checks
- * conservation: every packet allocated is in the network or held by an
- * endpoint. */
+ * port, held by a port's hooks (hook.h: delayed), or on any wire.  With
+ * the pool's live count this checks conservation: every packet allocated
+ * is in the network or held by an endpoint. */
 uint64_t topo_packets_in_network(topo *t);
 
 /* Byte conservation: everything hosts put into their NICs (injected) was
- * delivered to a host's endpoint, dropped (at a port, on a wire at a
- * failure, at a node with no next hop, or at a host with no endpoint bound
- * for it) or is still in the network:
+ * delivered to a host's endpoint, dropped (at a port, by a port's hooks, on
+ * a wire at a failure, at a node with no next hop, or at a host with no
+ * endpoint bound for it) or is still in the network (as
+ * topo_packets_in_network):
  * injected == delivered + dropped + in_network. */
 typedef struct topo_bytes {
     uint64_t injected, delivered, dropped, in_network;

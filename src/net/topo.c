@@ -1043,7 +1043,8 @@ uint64_t topo_packets_in_network(topo *t)
     for (size_t l = 0; l < topo_links(t); l++)
         for (int d = 0; d < 2; d++) {
             const port *q = topo_link_port(t, (int)l, d);
-            n += q->npkts + (q->tx != NULL) + topo_link_wire(t, (int)l, d)->len;
+            n += q->npkts + (q->tx != NULL) + q->hook_held_pkts +
+                 topo_link_wire(t, (int)l, d)->len;
         }
     return n;
 }
@@ -1060,7 +1061,8 @@ void topo_byte_counts(topo *t, topo_bytes *b)
             if (t->node[d ? k->b : k->a]->kind == NODE_HOST)
                 b->injected += q->stat_rx_bytes;
             b->dropped += q->stat_drop_bytes + k->wire[d].stat_lost_bytes;
-            b->in_network += (uint64_t)port_backlog(q) + wire_bytes(&k->wire[d]);
+            b->in_network += (uint64_t)(port_backlog(q) + q->hook_held_bytes) +
+                             wire_bytes(&k->wire[d]);
         }
 }
 
