@@ -26,8 +26,9 @@
  * Endpoints are host indices (topo.h: 0..hosts-1).
  *
  * Life cycle: network_create() at configure time (builds everything, checks
- * every name; schedules nothing), network_start() at start (failures,
- * sampling), messages from then on, network_report(), network_destroy().
+ * every name; schedules nothing), network_start() at start, before any
+ * message (faults, failures, sampling), messages from then on,
+ * network_report(), network_destroy().
  */
 #ifndef AISIM_NETWORK_H
 #define AISIM_NETWORK_H
@@ -47,10 +48,10 @@ typedef struct network network;
 
 /* The network's part of a scenario section, bound by the model that owns
  * the section (net.c lists the keys: topology, transport, hash_seeds,
- * routing, failures, pcap, pcap_max_packets, sample_interval,
+ * routing, failures, faults, pcap, pcap_max_packets, sample_interval,
  * sample_ports). */
 typedef struct network_cfg {
-    cfg_node *topology, *transport, *failures, *pcap, *sample_ports;
+    cfg_node *topology, *transport, *failures, *faults, *pcap, *sample_ports;
     int hash_seeds;             /* 0: random per switch, 1: all equal */
     int routing;                /* enum network_routing */
     int64_t pcap_max;           /* records kept per capture */
@@ -87,7 +88,7 @@ typedef void (*net_done_fn)(void *ctx, network *n, const net_msg *m);
 int network_create(network **np, const network_cfg *c, cfg_node *sec, const char *path,
                    const model_env *env, err *e);
 void network_destroy(network *n);
-/* Schedules the failures and the sampler. */
+/* Schedules the faults (fault.h), the failures and the sampler. */
 void network_start(network *n);
 
 topo *network_topo(network *n);
@@ -117,8 +118,9 @@ size_t network_active(const network *n);
 size_t network_messages(const network *n);
 const net_msg *network_message(const network *n, uint64_t id);
 
-/* Writes flows.csv, links.csv, switches.csv, queues.csv, fct_cdf.csv and
- * the captures, and the network's headline metrics into summary. */
+/* Writes flows.csv, links.csv, switches.csv, queues.csv, fct_cdf.csv, the
+ * captures and the faults' ground truth (faults.csv, fault_events.csv),
+ * and the network's headline metrics into summary. */
 int network_report(network *n, out *o, json_t *summary, err *e);
 
 /* An optional list `l` at key `key` under `path`: its length (0 if l is

@@ -14,6 +14,9 @@
  *   hash_seeds ECMP hash seeds per switch: random (default) or equal
  *   routing    ecmp (a path per flow by hash), spray_rr or spray_random (a
  *              path per packet over the equal-cost paths)
+ *   faults     injected faults (fault.h): loss, delay, blackhole, flap,
+ *              corrupt on a link, a port or a node, over [at, until), with
+ *              their ground truth in faults.csv and fault_events.csv
  *   failures   a list of {a, b, at, repair, convergence}: the link between
  *              nodes a and b fails at `at` (and comes back at `repair`);
  *              routing avoids it after `convergence`, when every flow
@@ -70,6 +73,9 @@ static const cfg_key net_keys[] = {
      "equal-cost paths (round robin or random)"},
     {.name = "failures", .type = CFG_NODE, .off = offsetof(net_cfg, net.failures),
      .flags = CFG_OPTIONAL, .help = "link failures: a list of {a, b, at, repair, convergence}"},
+    {.name = "faults", .type = CFG_NODE, .off = offsetof(net_cfg, net.faults),
+     .flags = CFG_OPTIONAL, .help = "injected faults: a list of {kind: loss | delay | blackhole "
+     "| flap | corrupt, link | port | node, at, until, ...} (fault.h)"},
     {.name = "flows", .type = CFG_NODE, .off = offsetof(net_cfg, flows), .flags = CFG_OPTIONAL,
      .help = "a list of flows {src, dst, size, start}"},
     {.name = "incast", .type = CFG_NODE, .off = offsetof(net_cfg, incast), .flags = CFG_OPTIONAL,
@@ -139,13 +145,9 @@ static int net_start(void *st, sim *s, err *e)
     (void)e;
     net_model *m = st;
     network_on_complete(m->n, on_complete, m);
-    /* Explicit flows and incast first, then the failures and the sampler,
-     * then the background's first arrival: the order of their events at
-     * equal times. */
-    workloads[0]->start(m->wl[0]);
-    workloads[1]->start(m->wl[1]);
     network_start(m->n);
-    workloads[2]->start(m->wl[2]);
+    for (int i = 0; i < NWL; i++)
+        workloads[i]->start(m->wl[i]);
     return 0;
 }
 

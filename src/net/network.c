@@ -223,6 +223,8 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
         return r;
     n->ops->framing(n->tp, &n->payload, &n->header);
     if ((r = conf_pcap(n, c->pcap, path, e)) || (r = conf_failures(n, c->failures, path, e)) ||
+        (r = fault_conf(&n->faults, n->t, n->s, c->faults,
+                        cfg_path(sub, sizeof sub, path, "faults"), env->seed, e)) ||
         (r = conf_sample_ports(n, c->sample_ports, path, e)))
         return r;
     return 0;
@@ -243,6 +245,7 @@ void network_destroy(network *n)
     free(n->conns);
     free(n->msgs);
     free(n->done);
+    fault_destroy(n->faults);
     topo_destroy(n->t);
     pkt_pool_destroy(n->pool);
     if (n->ops && n->tp)
@@ -523,7 +526,11 @@ static void on_sample(sim *s, void *obj, uint64_t arg)
 
 void network_start(network *n)
 {
-    if (n->nfails)
+    /* Faults first: a packet arriving exactly at a fault's start is
+     * affected (fault.h). */
+    if (n->faults)
+        fault_start(n->faults);
+    if (n->nfails || (n->faults && fault_changes_routing(n->faults)))
         topo_on_routing_change(n->t, on_routing_change, n);
     for (size_t i = 0; i < n->nfails; i++) {
         sim_schedule(n->s, n->fails[i].at, on_link_event, n, (uint64_t)i << 1);

@@ -6,6 +6,7 @@
 #ifndef AISIM_NETWORK_INT_H
 #define AISIM_NETWORK_INT_H
 
+#include "aisim/fault.h"
 #include "aisim/network.h"
 #include "aisim/pcapw.h"
 #include "aisim/port.h"
@@ -76,6 +77,7 @@ struct network {
     failure_cfg *fails;
     int *fail_link;
     size_t nfails;
+    fault_set *faults;
     /* sampling */
     port **sports;
     const char **sport_names;

@@ -252,7 +252,9 @@ int network_report(network *n, out *o, json_t *sum, err *e)
     json_t *fl = json_object(), *li = json_object();
     if (!(r = write_flows(n, o, fl, T, &fb, e)) && !(r = write_links(n, o, li, T, e)) &&
         !(r = write_switches(n, o, e)) && !(r = write_queues(n, o, e)) &&
-        !(r = write_captures(n, o, e)) && fb.done) {
+        !(r = write_captures(n, o, e)) &&
+        !(r = n->faults && fault_count(n->faults) ? fault_write_truth(n->faults, o, e) : 0) &&
+        fb.done) {
         const char *names[NB];
         for (int b = 0; b < NB; b++)
             names[b] = bk[b].name;

@@ -527,6 +527,33 @@ static void test_net_spraying_balances_packets_across_spines(void **state)
     }
 }
 
+/* Faults from a scenario: 1 % loss on the dumbbell's bottleneck for 10 ms
+ * drops a binomial share of what crossed it then (faults.csv), every drop
+ * is in the run's counts and bytes stay conserved; a black hole on h3's NIC
+ * from 10 ms on stops its flow's deliveries. */
+static void test_net_faults_from_the_scenario(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.faults=[{kind: loss, link: [left, right], rate: 0.01, at: 2ms, "
+                          "until: 12ms}, {kind: blackhole, node: h3, at: 10ms}]",
+                          "stop=20ms"};
+    json_t *a = net_run("net/dumbbell", "faults", sets, 2);
+    double seen = csv_value("faults", "faults.csv", "0", 11);
+    double lost = csv_value("faults", "faults.csv", "0", 12);
+    double sd = sqrt(seen * 0.01 * 0.99);
+    if (seen < 10000 || fabs(lost - 0.01 * seen) > 4.5 * sd)
+        fail_msg("loss fault: %.0f of %.0f dropped", lost, seen);
+    assert_true(json_integer_value(res(a, "drops")) >= (json_int_t)lost);
+    double bh_seen = csv_value("faults", "faults.csv", "1", 11);
+    double bh_lost = csv_value("faults", "faults.csv", "1", 12);
+    assert_true(bh_seen > 0 && bh_lost == bh_seen);
+    /* h3's flow (id 3) delivered what it sent before 10 ms at most: at
+     * 10 Gbps shared by four, well under 10 ms x 10 Gbps. */
+    double got = csv_value("faults", "flows.csv", "3", 9);
+    assert_true(got < 10e-3 * 10e9 / 8);
+    json_decref(a);
+}
+
 static uint32_t be32(const u_char *b) { return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]; }
 static uint16_t be16(const u_char *b) { return (uint16_t)(b[0] << 8 | b[1]); }
 
@@ -657,6 +684,7 @@ int main(void)
         cmocka_unit_test(test_net_fat_tree_websearch),
         cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
         cmocka_unit_test(test_net_pcap_reads_back_with_real_headers),
+        cmocka_unit_test(test_net_faults_from_the_scenario),
         cmocka_unit_test(test_net_pfc_makes_incast_lossless),
         cmocka_unit_test(test_net_shared_buffer_absorbs_incast),
     };
