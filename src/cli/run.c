@@ -150,7 +150,7 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
         dir = xmalloc(strlen(sc.name) + 8);
         sprintf(dir, "out/%s", sc.name);
     }
-    if ((r = out_open(dir, &od, e)))
+    if ((r = out_open(dir, o->force ? OUT_FORCE : 0, &od, e)))
         goto done;
     FILE *logf = out_file(od, "run.log", e);
     if (!logf) {
