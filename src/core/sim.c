@@ -46,9 +46,13 @@
  * number no longer matches its slot's, so it is dropped when met (at the
  * top of a heap, or when its bucket is poured).  Re-arming a timer is a
  * new entry plus a tombstone.  A structure that fills up with tombstones
- * is filtered before it grows (heaps: filter and re-heapify; ring: rebuild),
- * so memory stays within about twice the pending count.  A stale id (the
- * event ran or was cancelled) is recognised by its generation and ignored.
+ * is filtered before it grows (heaps: filter and re-heapify; ring: rebuild
+ * when at least half its nodes are tombstones), so memory stays within
+ * about twice the pending count.  Nothing recurses: a rebuild that needs
+ * more nodes grows the pool and never starts another rebuild, so a burst
+ * of a million events scheduled at once costs O(n log n) at worst.  A
+ * stale id (the event ran or was cancelled) is recognised by its
+ * generation and ignored.
  *
  * Limits: 2^24 - 1 slots (pending events), 2^40 events scheduled per run
  * (both checked).
@@ -118,6 +122,7 @@ struct sim {
     uint32_t node_cap;
     uint32_t node_free; /* free node list */
     uint32_t wcount;    /* nodes in the ring, tombstones included */
+    int rebuilding;     /* inside ring_rebuild(): it must not start another */
     /* calibration */
     uint64_t cal_events;    /* events run since the last calibration */
     int64_t cal_t0;         /* time at the last calibration */
@@ -287,31 +292,38 @@ static void ring_alloc(sim *s, unsigned k, uint32_t nb)
     s->occ = xcalloc(nb / 64, sizeof *s->occ);
 }
 
+/* Doubles the node pool. */
+static void nodes_grow(sim *s)
+{
+    if (s->node_cap > (SLOT_MASK + 1) * 4) {
+        fprintf(stderr, "aisim: event ring overflow\n");
+        abort();
+    }
+    s->node_cap = s->node_cap ? s->node_cap * 2 : 256;
+    s->nodes = realloc(s->nodes, (size_t)s->node_cap * sizeof *s->nodes);
+    if (!s->nodes)
+        oom("event ring", s->node_cap);
+}
+
+/* A free node.  When the pool is full and at least half of the ring's
+ * nodes are certainly tombstones (there are twice as many nodes as pending
+ * events), the ring is rebuilt without them: that frees half the pool or
+ * more, so its O(n) is paid for by the n inserts since the last one.
+ * Otherwise, and always during a rebuild, the pool grows: a rebuild never
+ * starts another (it used to, from here, recursing once per level with the
+ * whole ring re-filed at each, and growing only on the way back). */
 static uint32_t node_get(sim *s)
 {
+    if (s->node_free == NONE && s->nnodes == s->node_cap) {
+        if (!s->rebuilding && s->wcount > 0 && s->wcount >= 2 * (uint64_t)s->live)
+            ring_rebuild(s, s->k, s->nb);
+        if (s->node_free == NONE && s->nnodes == s->node_cap)
+            nodes_grow(s);
+    }
     if (s->node_free != NONE) {
         uint32_t i = s->node_free;
         s->node_free = s->nodes[i].next;
         return i;
-    }
-    if (s->nnodes == s->node_cap) {
-        /* Every node is in the ring: drop its tombstones first (the rebuild
-         * re-files at most as many nodes as it frees); grow if that frees
-         * less than half. */
-        if (s->nnodes > 0)
-            ring_rebuild(s, s->k, s->nb);
-        if (s->node_free != NONE)
-            return node_get(s);
-        if (s->nnodes > s->node_cap / 2 || s->node_cap == 0) {
-            if (s->node_cap > (SLOT_MASK + 1) * 4) {
-                fprintf(stderr, "aisim: event ring overflow\n");
-                abort();
-            }
-            s->node_cap = s->node_cap ? s->node_cap * 2 : 256;
-            s->nodes = realloc(s->nodes, (size_t)s->node_cap * sizeof *s->nodes);
-            if (!s->nodes)
-                oom("event ring", s->node_cap);
-        }
     }
     return s->nnodes++;
 }
@@ -389,6 +401,8 @@ static uint32_t next_occupied(const sim *s, uint32_t b)
  * earlier than the new `cur` bucket's end, so it stays first. */
 static void ring_rebuild(sim *s, unsigned k, uint32_t nb)
 {
+    assert(!s->rebuilding);
+    s->rebuilding = 1;
     hent *tmp = NULL;
     uint32_t m = 0;
     if (s->wcount) {
@@ -418,10 +432,13 @@ static void ring_rebuild(sim *s, unsigned k, uint32_t nb)
     s->nnodes = 0;
     s->node_free = NONE;
     s->wcount = 0;
+    /* m <= the old wcount <= node_cap: re-filing needs no new node; the
+     * overflow entries migrate() moves in may grow the pool (node_get). */
     for (uint32_t i = 0; i < m; i++)
         insert(s, tmp[i]);
     free(tmp);
     migrate(s);
+    s->rebuilding = 0;
 }
 
 static unsigned ilog2(uint64_t x) { return x ? 63u - (unsigned)__builtin_clzll(x) : 0; }
