@@ -60,6 +60,7 @@
 #include "aisim/sim.h"
 
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,10 +137,26 @@ struct sim {
     int64_t now;        /* current time, ps */
     uint64_t events;    /* handlers run */
     int stopped;        /* sim_stop() called during this sim_run() */
+    uint64_t same_time; /* events run in a row at the current time */
+    uint64_t stall_limit;   /* more of them is a failure (sim_set_stall_limit) */
+    char failure[256];  /* why the simulation failed; "" while it has not */
     void (*mon_fn)(void *ctx, sim *s);
     void *mon_ctx;
     uint64_t mon_every, mon_left;
 };
+
+/* Fails the simulation: records the first reason and stops sim_run(). */
+static void fail(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(sim *s, const char *fmt, ...)
+{
+    if (!s->failure[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->failure, sizeof s->failure, fmt, ap);
+        va_end(ap);
+    }
+    s->stopped = 1;
+}
 
 static void oom(const char *what, size_t n)
 {
@@ -506,6 +523,7 @@ sim *sim_create(void)
     s->slots = xmalloc(s->slot_cap * sizeof *s->slots);
     s->free_head = NONE;
     s->seq = 1;
+    s->stall_limit = SIM_STALL_EVENTS;
     return s;
 }
 
@@ -568,10 +586,21 @@ static void push(sim *s, uint32_t i, int64_t at_ps)
     insert(s, (hent){q << SLOT_BITS | i, at_ps});
 }
 
+#define END_OF_TIME "the end of simulated time (2^63-1 ps, about 106.8 days)"
+
+static void fail_past(sim *s, int64_t at_ps)
+{
+    fail(s, "an event was scheduled at %lld ps, before the current time %lld ps (a time that "
+         "overflowed past " END_OF_TIME "?)", (long long)at_ps, (long long)s->now);
+}
+
 sim_event_id sim_schedule(sim *s, int64_t at_ps, sim_fn *fn, void *obj, uint64_t arg)
 {
-    assert(at_ps >= s->now);
     assert(fn);
+    if (at_ps < s->now) {
+        fail_past(s, at_ps);
+        return 0;
+    }
     uint32_t i = slot_get(s);
     slot *sl = &s->slots[i];
     sl->fn = fn;
@@ -584,7 +613,11 @@ sim_event_id sim_schedule(sim *s, int64_t at_ps, sim_fn *fn, void *obj, uint64_t
 
 sim_event_id sim_schedule_in(sim *s, int64_t delay_ps, sim_fn *fn, void *obj, uint64_t arg)
 {
-    assert(delay_ps >= 0);
+    if (delay_ps < 0 || delay_ps > SIM_TIME_MAX - s->now) {
+        fail(s, "an event was scheduled %lld ps after %.6g s, %s", (long long)delay_ps,
+             (double)s->now * 1e-12, delay_ps < 0 ? "a negative delay" : "past " END_OF_TIME);
+        return 0;
+    }
     return sim_schedule(s, s->now + delay_ps, fn, obj, arg);
 }
 
@@ -614,8 +647,11 @@ bool sim_cancel(sim *s, sim_event_id id)
 
 bool sim_reschedule(sim *s, sim_event_id id, int64_t at_ps)
 {
-    assert(at_ps >= s->now);
     int64_t i = pending_slot(s, id);
+    if (at_ps < s->now) {
+        fail_past(s, at_ps);
+        return false;
+    }
     if (i < 0)
         return false;
     push(s, (uint32_t)i, at_ps);    /* the old entry no longer matches: tombstone */
@@ -624,6 +660,8 @@ bool sim_reschedule(sim *s, sim_event_id id, int64_t at_ps)
 
 int sim_run(sim *s, int64_t until_ps)
 {
+    if (s->failure[0])
+        return -1;
     s->stopped = 0;
     while (!s->stopped) {
         while (s->bot.n == 0 && advance(s, until_ps))
@@ -643,6 +681,15 @@ int sim_run(sim *s, int64_t until_ps)
         uint64_t arg = sl->arg;
         slot_put(s, i);
         s->live--;
+        if (top.at != s->now) {
+            s->same_time = 1;
+        } else if (++s->same_time > s->stall_limit) {
+            fail(s, "simulated time has not advanced for %llu events in a row, at %.6g s: a "
+                 "zero-time loop (a distribution that keeps drawing 0, such as a constant 0 or a "
+                 "lognormal with a large sigma, or a model that re-schedules itself without "
+                 "delay)", (unsigned long long)s->stall_limit, (double)s->now * 1e-12);
+            break;
+        }
         s->now = top.at;
         s->events++;
         s->cal_events++;
@@ -652,6 +699,8 @@ int sim_run(sim *s, int64_t until_ps)
             s->mon_fn(s->mon_ctx, s);
         }
     }
+    if (s->failure[0])
+        return -1;
     if (s->stopped)
         return 1;
     if (until_ps != SIM_TIME_MAX && until_ps > s->now)
@@ -660,6 +709,8 @@ int sim_run(sim *s, int64_t until_ps)
 }
 
 void sim_stop(sim *s) { s->stopped = 1; }
+const char *sim_failure(const sim *s) { return s->failure[0] ? s->failure : NULL; }
+void sim_set_stall_limit(sim *s, uint64_t n) { s->stall_limit = n ? n : SIM_STALL_EVENTS; }
 int64_t sim_now(const sim *s) { return s->now; }
 uint64_t sim_events_run(const sim *s) { return s->events; }
 size_t sim_pending(const sim *s) { return s->live; }

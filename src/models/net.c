@@ -326,8 +326,9 @@ static long conf_list(const cfg_node *n, const char *path, const char *key, cons
     return cfg_expect_list(n, sub, what, e);
 }
 
-/* The `flows` list: each flow's hosts by name, two different ends. */
-static int conf_flows(net_model *m, const char *path, err *e)
+/* The `flows` list: each flow's hosts by name, two different ends; a flow
+ * without size only in a scenario with a stop (it never ends). */
+static int conf_flows(net_model *m, const char *path, int64_t stop_ps, err *e)
 {
     char sub[512], sub2[512];
     int r;
@@ -356,8 +357,72 @@ static int conf_flows(net_model *m, const char *path, err *e)
         if (m->spec_src[i] == m->spec_dst[i])
             return cfg_err(e, AISIM_EINVAL, cfg_get(f, "dst"), kp, "a flow needs two "
                            "different hosts, found \"%s\" twice", m->specs[i].dst);
+        if (m->specs[i].size == 0 && stop_ps == SIM_TIME_MAX)
+            return cfg_err(e, AISIM_EINVAL, f, sub2, "expected a size, or a top-level stop (a "
+                           "flow without size is long-lived and the run would never end), "
+                           "found neither");
     }
     return 0;
+}
+
+/* The first `buffer` key under n whose size is below `below`, or NULL. */
+static const cfg_node *small_buffer_key(const cfg_node *n, int64_t below, char *path,
+                                        size_t len, const char *base)
+{
+    for (size_t i = 0; i < cfg_len(n); i++) {
+        const cfg_node *c = cfg_at(n, i);
+        char sub[512];
+        if (cfg_kind(n) == CFG_MAP)
+            cfg_path(sub, sizeof sub, base, cfg_key_at(n, i));
+        else
+            cfg_path_index(sub, sizeof sub, base, i);
+        int64_t v;
+        const char *why;
+        if (cfg_kind(n) == CFG_MAP && strcmp(cfg_key_at(n, i), "buffer") == 0 &&
+            cfg_scalar(c) && units_parse(UNIT_SIZE, cfg_scalar(c), &v, &why) && v < below) {
+            snprintf(path, len, "%s", sub);
+            return c;
+        }
+        const cfg_node *r = cfg_kind(c) != CFG_SCALAR
+                                ? small_buffer_key(c, below, path, len, sub) : NULL;
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+/* A port whose buffer cannot hold one full packet (mss + header) drops
+ * every full packet: an error.  Fewer than two is suspicious: a warning. */
+static int check_buffers(net_model *m, const char *path, err *e)
+{
+    int64_t full = m->tc.mss + m->tc.hdr, least = INT64_MAX;
+    int at = -1;
+    for (size_t l = 0; l < topo_links(m->t); l++)
+        for (int dir = 0; dir < 2; dir++) {
+            int64_t b = topo_link_port(m->t, (int)l, dir)->cfg.buffer_bytes;
+            if (b < least) {
+                least = b;
+                at = (int)l;
+            }
+        }
+    if (at < 0 || least >= 2 * full)
+        return 0;
+    int a, b;
+    topo_link_ends(m->t, at, &a, &b);
+    char tp[512], kp[600];
+    cfg_path(tp, sizeof tp, path, "topology");
+    if (least >= full) {
+        LOG(LOG_WARN, "net", "%s: the buffer of link %s-%s holds one packet (%lld bytes, a "
+            "packet is mss + header = %lld bytes): most bursts will lose packets", tp,
+            topo_node_name(m->t, a), topo_node_name(m->t, b), (long long)least, (long long)full);
+        return 0;
+    }
+    const cfg_node *n = small_buffer_key(m->cfg.topology, full, kp, sizeof kp, tp);
+    return cfg_err(e, AISIM_ERANGE, n ? n : m->cfg.topology, n ? kp : tp,
+                   "expected a buffer of at least one packet (mss + header = %lld bytes; a "
+                   "smaller one drops every packet) on every port, found %lld bytes on link %s-%s",
+                   (long long)full, (long long)least, topo_node_name(m->t, a),
+                   topo_node_name(m->t, b));
 }
 
 /* The `incast` map: the receiver, and as senders its first `senders` other hosts. */
@@ -544,7 +609,8 @@ static int net_configure(void *st, cfg_node *sec, const char *path, const model_
 
     m->inc_rx = -1;
     rng_init(&m->r_spray, env->seed, "net.spray", 0);
-    if ((r = conf_flows(m, path, e)) || (r = conf_incast(m, path, e)) ||
+    if ((r = check_buffers(m, path, e)) || (r = conf_flows(m, path, env->stop_ps, e)) ||
+        (r = conf_incast(m, path, e)) ||
         (r = conf_pcap(m, path, e)) || (r = conf_failures(m, path, e)) ||
         (r = conf_background(m, path, env, e)))
         return r;
@@ -684,10 +750,10 @@ static void on_background(sim *s, void *obj, uint64_t arg)
     if (dst >= src)
         dst++;
     double sz = dist_sample(&m->bg_sizes, &m->r_size);
-    new_flow(m, src, dst, sz < 1 ? 1 : (uint64_t)llround(sz), now, 0, -1);
+    new_flow(m, src, dst, sz < 1 ? 1 : (uint64_t)units_round_sat(sz), now, 0, -1);
     m->bg_made++;
-    sim_schedule(s, now + (int64_t)llround(rng_exponential(&m->r_arr, m->bg_gap_ps)),
-                 on_background, m, 0);
+    sim_schedule_in(s, units_round_sat(rng_exponential(&m->r_arr, m->bg_gap_ps)), on_background,
+                    m, 0);
 }
 
 static void on_sample(sim *s, void *obj, uint64_t arg)

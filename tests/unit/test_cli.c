@@ -139,19 +139,29 @@ static int exists(const char *p)
     return stat(p, &st) == 0;
 }
 
+/* The path of the next .yaml file of corpus directory `dir` (open as d)
+ * in path; 0 at the end. */
+static int next_yaml(DIR *d, const char *dir, char *path, size_t n)
+{
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len >= 6 && strcmp(de->d_name + len - 5, ".yaml") == 0) {
+            snprintf(path, n, "%s/%s", dir, de->d_name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void test_cli_bad_scenarios_exit_2_with_exact_message(void **state)
 {
     (void)state;
     DIR *d = opendir("tests/scenarios/bad");
     assert_non_null(d);
-    struct dirent *de;
     int n = 0;
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0)
-            continue;
-        char path[512], outdir[256];
-        snprintf(path, sizeof path, "tests/scenarios/bad/%s", de->d_name);
+    char path[512], outdir[256];
+    while (next_yaml(d, "tests/scenarios/bad", path, sizeof path)) {
         char *text = slurp(path);
         assert_true(strncmp(text, "# expect: ", 10) == 0);
         char *nl = strchr(text, '\n');
@@ -180,6 +190,55 @@ static void test_cli_bad_scenarios_exit_2_with_exact_message(void **state)
     }
     closedir(d);
     assert_true(n >= 30);
+}
+
+/* The run-time corpus: scenarios that pass `check` but fail when run.
+ * Each file starts "# exit: N" and "# expect: FRAGMENT": `run` exits N, its
+ * error contains FRAGMENT, and no run directory is left.  The stall limit
+ * is lowered to 10^6 events (AISIM_STALL_EVENTS) to keep this fast. */
+static void test_cli_badrun_scenarios_fail_with_exit_code_and_message(void **state)
+{
+    (void)state;
+    DIR *d = opendir("tests/scenarios/badrun");
+    assert_non_null(d);
+    setenv("AISIM_STALL_EVENTS", "1000000", 1);
+    int n = 0;
+    char path[512], outdir[256], *e;
+    while (next_yaml(d, "tests/scenarios/badrun", path, sizeof path)) {
+        char *text = slurp(path);
+        int want_rc;
+        char want[512];
+        if (sscanf(text, "# exit: %d\n# expect: %511[^\n]", &want_rc, want) != 2)
+            fail_msg("%s: expected \"# exit: N\" and \"# expect: ...\" lines", path);
+        free(text);
+        assert_int_equal(run_aisim((const char *[]){"check", path, NULL}, NULL, NULL), 0);
+        snprintf(outdir, sizeof outdir, "%s/badrun-%d", tu_tmp, n++);
+        int rc = run_aisim((const char *[]){"run", path, "-q", "--out", outdir, NULL}, NULL, &e);
+        if (rc != want_rc || !strstr(e, want))
+            fail_msg("%s: exit %d (want %d), stderr: %s\n  want: %s", path, rc, want_rc, e, want);
+        free(e);
+        assert_false(exists(outdir));
+    }
+    closedir(d);
+    unsetenv("AISIM_STALL_EVENTS");
+    assert_true(n >= 2);
+}
+
+/* issue 19.3: a point that runs past the end of time fails the sweep with
+ * exit 1 naming the point (it used to abort the whole process). */
+static void test_sweep_point_past_the_end_of_time_exits_1(void **state)
+{
+    (void)state;
+    char dir[128], *e;
+    snprintf(dir, sizeof dir, "%s/endsweep", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--jobs", "1", "--out",
+                                                dir, "--set", "queue.customers=100", "--vary",
+                                                "queue.arrival={dist: exponential, mean: 1ms},"
+                                                "{dist: constant, value: 1000000s}", NULL},
+                               NULL, &e), 1);
+    if (!strstr(e, "past the end of simulated time") || !strstr(e, "aisim sweep: point "))
+        fail_msg("got: %s", e);
+    free(e);
 }
 
 static void test_cli_set_errors_and_seed_override(void **state)
@@ -800,6 +859,8 @@ int main(void)
         cmocka_unit_test(test_cli_help_for_every_command),
         cmocka_unit_test(test_cli_list_and_check),
         cmocka_unit_test(test_cli_bad_scenarios_exit_2_with_exact_message),
+        cmocka_unit_test(test_cli_badrun_scenarios_fail_with_exit_code_and_message),
+        cmocka_unit_test(test_sweep_point_past_the_end_of_time_exits_1),
         cmocka_unit_test(test_cli_set_errors_and_seed_override),
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
         cmocka_unit_test(test_cli_rerun_replaces_earlier_outputs),

@@ -763,6 +763,77 @@ static void test_sim_burst_of_a_million_matches_reference(void **state)
     free(b.got);
 }
 
+/* ---- failures (issue 19.3, 19.6) ---- */
+
+static void self_again(sim *s, void *obj, uint64_t arg)
+{
+    (*(uint64_t *)obj)++;
+    sim_schedule_in(s, 0, self_again, obj, arg);
+}
+
+static void far_step(sim *s, void *obj, uint64_t arg)
+{
+    (*(uint64_t *)obj)++;
+    sim_schedule_in(s, (int64_t)arg, far_step, obj, arg);
+}
+
+/* Scheduling past the end of time, or before now, fails the simulation with
+ * a reason instead of an assertion; sim_run() returns -1 and never runs
+ * again. */
+static void test_sim_schedule_past_the_end_of_time_fails(void **state)
+{
+    (void)state;
+    sim *s = sim_create();
+    uint64_t n = 0;
+    /* 2^62 ps steps: the third lands past 2^63 - 1. */
+    sim_schedule(s, 0, far_step, &n, UINT64_C(1) << 62);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), -1);
+    assert_int_equal(n, 2);
+    assert_non_null(sim_failure(s));
+    assert_non_null(strstr(sim_failure(s), "past the end of simulated time"));
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), -1);
+    sim_destroy(s);
+
+    s = sim_create();
+    trace t = {.n = 0};
+    sim_schedule(s, 100, rec, &t, 1);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), 0);
+    assert_null(sim_failure(s));
+    assert_int_equal(sim_schedule(s, 50, rec, &t, 2), 0);      /* before now */
+    assert_non_null(strstr(sim_failure(s), "before the current time"));
+    assert_int_equal(sim_schedule_in(s, -1, rec, &t, 3), 0);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), -1);
+    assert_int_equal(t.n, 1);
+    sim_destroy(s);
+}
+
+/* Time standing still for more than the stall limit fails the run; as many
+ * events at one time as a legitimate model makes (two million here, in
+ * several bursts) do not. */
+static void test_sim_stall_limit_stops_zero_time_loops_only(void **state)
+{
+    (void)state;
+    sim *s = sim_create();
+    uint64_t n = 0;
+    sim_set_stall_limit(s, 1000);
+    sim_schedule(s, 5, self_again, &n, 0);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), -1);
+    assert_int_equal(n, 1000);
+    assert_non_null(strstr(sim_failure(s), "has not advanced for 1000 events in a row"));
+    sim_destroy(s);
+
+    s = sim_create();
+    uint64_t fired = 0;
+    for (int64_t t = 0; t < 4; t++)
+        for (int i = 0; i < 500000; i++)
+            sim_schedule(s, t * 1000, count_ev, &fired, 0);
+    sim_set_stall_limit(s, 500000);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), 0);
+    assert_int_equal(fired, 2000000);
+    assert_null(sim_failure(s));
+    sim_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -781,6 +852,8 @@ int main(void)
         cmocka_unit_test(test_sim_monitor_called_every_n_events),
         cmocka_unit_test(test_sim_two_simulations_are_independent),
         cmocka_unit_test(test_sim_burst_of_a_million_matches_reference),
+        cmocka_unit_test(test_sim_schedule_past_the_end_of_time_fails),
+        cmocka_unit_test(test_sim_stall_limit_stops_zero_time_loops_only),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }
