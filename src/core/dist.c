@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/log.h"
 #include "aisim/units.h"
 
 static const char *const kind_names[] = {"constant", "uniform", "exponential", "pareto",
@@ -153,6 +154,11 @@ int dist_from_cfg(cfg_node *n, const char *path, enum dist_quantity q, const cha
                            "found %s", q == DIST_Q_TIME ? "ps" : "B", sqrt(2 * log(mean)),
                            cfg_describe(sn, found, sizeof found));
         }
+        /* P(X < 0.5), the draws that round to 0: suspicious above 1 %. */
+        double p0 = dk.sigma > 0 ? 0.5 * erfc(-(log(0.5) - d->a) / (dk.sigma * sqrt(2))) : 0;
+        if (q != DIST_Q_NUMBER && p0 > 0.01)
+            LOG(LOG_WARN, "dist", "%s: %.3g%% of the draws of this lognormal (sigma %g) are "
+                "0%s", path, 100 * p0, dk.sigma, q == DIST_Q_TIME ? "ps" : "B");
         return 0;
     }
     case DIST_NORMAL:

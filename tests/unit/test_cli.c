@@ -224,6 +224,25 @@ static void test_cli_badrun_scenarios_fail_with_exit_code_and_message(void **sta
     assert_true(n >= 2);
 }
 
+/* issue 19.6: what is suspicious but can work passes check with a warning. */
+static void test_cli_suspicious_scenarios_warn(void **state)
+{
+    (void)state;
+    char *e;
+    assert_int_equal(run_aisim((const char *[]){"check", "core/mm1", "--set",
+                                                "queue.arrival={dist: lognormal, mean: 1ms, "
+                                                "sigma: 6}", NULL}, NULL, &e), 0);
+    assert_string_equal(e, "aisim: warning: dist: queue.arrival: 28.5% of the draws of this "
+                           "lognormal (sigma 6) are 0ps\n");
+    free(e);
+    assert_int_equal(run_aisim((const char *[]){"check", "net/dumbbell", "--set",
+                                                "net.topology.link.buffer=2KB", NULL}, NULL, &e),
+                     0);
+    assert_non_null(strstr(e, "warning: net: net.topology: the buffer of link"));
+    assert_non_null(strstr(e, "holds one packet (2000 bytes"));
+    free(e);
+}
+
 /* issue 19.3: a point that runs past the end of time fails the sweep with
  * exit 1 naming the point (it used to abort the whole process). */
 static void test_sweep_point_past_the_end_of_time_exits_1(void **state)
@@ -861,6 +880,7 @@ int main(void)
         cmocka_unit_test(test_cli_bad_scenarios_exit_2_with_exact_message),
         cmocka_unit_test(test_cli_badrun_scenarios_fail_with_exit_code_and_message),
         cmocka_unit_test(test_sweep_point_past_the_end_of_time_exits_1),
+        cmocka_unit_test(test_cli_suspicious_scenarios_warn),
         cmocka_unit_test(test_cli_set_errors_and_seed_override),
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
         cmocka_unit_test(test_cli_rerun_replaces_earlier_outputs),
