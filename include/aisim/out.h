@@ -3,10 +3,20 @@
  *
  * A run writes one directory: summary.json, CSV tables, scenario.yaml (the
  * resolved scenario) and run.log.  Every file is written under a temporary
- * name (".NAME.part") and renamed when the run completes, summary.json last:
- * a run that fails or is interrupted never leaves a file that looks complete,
- * and out_abort() removes the temporaries (and the directory, if this run
- * created it and it is empty).
+ * name no other process uses (".NAME.PID-N.part") and renamed when the run
+ * completes, summary.json last: a run that fails or is interrupted never
+ * leaves a file that looks complete, and out_abort() removes the temporaries
+ * (and the directory, if this run created it and nothing else is in it).
+ *
+ * An aisim directory is recognised by its marker file OUT_MARKER (written
+ * by out_open(); a summary.json of aisim's, with "aisim_version" and
+ * "files", counts too, for directories written before the marker existed).
+ * out_open() refuses an existing non-empty directory that is not one,
+ * unless given OUT_FORCE, and holds an advisory lock (flock on the marker)
+ * until the out is committed or aborted: a second run into the same
+ * directory fails at once.  Files an earlier run listed in its summary.json
+ * are removed when the new run commits, but only in an aisim directory and
+ * only regular files; nothing else is ever deleted.
  */
 #ifndef AISIM_OUT_H
 #define AISIM_OUT_H
@@ -18,10 +28,18 @@
 
 typedef struct out out;
 
-/* Creates (mkdir -p) or reuses directory `dir`. */
-int out_open(const char *dir, out **o, err *e);
+#define OUT_MARKER ".aisim"
+#define OUT_SUMMARY "summary.json"
 
-/* Opens DIR/.name.part for writing; the out owns the FILE.  Opening the same
+enum { OUT_FORCE = 1 };     /* out_open(): accept a non-empty foreign directory */
+
+/* Creates (mkdir -p) or reuses directory `dir` and locks it.  Errors: an
+ * empty name or a foreign non-empty directory without OUT_FORCE (AISIM_EINVAL,
+ * a usage error), a directory locked by another run (AISIM_ERUN), I/O
+ * (AISIM_EIO). */
+int out_open(const char *dir, unsigned flags, out **o, err *e);
+
+/* Opens a temporary for DIR/name for writing; the out owns the FILE.  Opening the same
  * name twice returns the same stream. */
 FILE *out_file(out *o, const char *name, err *e);
 

@@ -41,11 +41,13 @@ typedef uint64_t sim_event_id;
 sim *sim_create(void);
 void sim_destroy(sim *s);
 
-/* Schedules fn(s, obj, arg) at absolute time at_ps (>= sim_now(s); asserted).
- * Returns the event's id. */
+/* Schedules fn(s, obj, arg) at absolute time at_ps.  Returns the event's id.
+ * A time before sim_now(s) (in practice: a time computation that overflowed
+ * past SIM_TIME_MAX) fails the simulation (sim_failure()) and returns 0. */
 sim_event_id sim_schedule(sim *s, int64_t at_ps, sim_fn *fn, void *obj, uint64_t arg);
 
-/* Same, `delay_ps` (>= 0) after now. */
+/* Same, `delay_ps` after now.  A negative delay, or one that ends past
+ * SIM_TIME_MAX, fails the simulation and returns 0. */
 sim_event_id sim_schedule_in(sim *s, int64_t delay_ps, sim_fn *fn, void *obj, uint64_t arg);
 
 /* Cancels a pending event.  Returns false (and does nothing) if the id is 0,
@@ -53,7 +55,8 @@ sim_event_id sim_schedule_in(sim *s, int64_t delay_ps, sim_fn *fn, void *obj, ui
 bool sim_cancel(sim *s, sim_event_id id);
 
 /* Moves a pending event to a new time; it then runs after every event already
- * scheduled for that time.  Returns false if the id is not pending. */
+ * scheduled for that time.  Returns false if the id is not pending (or the
+ * time is in the past: that fails the simulation, as in sim_schedule()). */
 bool sim_reschedule(sim *s, sim_event_id id, int64_t at_ps);
 
 /* True if the id names an event that has not yet run or been cancelled. */
@@ -61,8 +64,21 @@ bool sim_is_pending(const sim *s, sim_event_id id);
 
 /* Runs events in order until none is left, the next is later than until_ps,
  * or a handler calls sim_stop().  If it stops at the time limit, the clock
- * advances to until_ps.  Returns 1 if stopped by sim_stop(), else 0. */
+ * advances to until_ps.  Returns 1 if stopped by sim_stop(), -1 if the
+ * simulation failed (sim_failure(); it then never runs again), else 0. */
 int sim_run(sim *s, int64_t until_ps);
+
+/* Why the simulation failed, or NULL: an event scheduled in the past or
+ * past SIM_TIME_MAX, or simulated time stuck (below). */
+const char *sim_failure(const sim *s);
+
+/* A run in which more than this many events in a row run at one simulated
+ * time fails: time is not advancing (a zero-time loop).  10^8 is far more
+ * events at one instant than any model makes (at ~30 M events/s it takes a
+ * few seconds to reach), so it only stops runs that would never end. */
+#define SIM_STALL_EVENTS UINT64_C(100000000)
+/* Sets that limit (0: back to SIM_STALL_EVENTS); for tests. */
+void sim_set_stall_limit(sim *s, uint64_t n);
 
 /* Makes sim_run() return after the current handler. */
 void sim_stop(sim *s);

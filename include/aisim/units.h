@@ -16,6 +16,7 @@
 #ifndef AISIM_UNITS_H
 #define AISIM_UNITS_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,6 +24,29 @@
 #define PS_PER_US INT64_C(1000000)
 #define PS_PER_MS INT64_C(1000000000)
 #define PS_PER_S  INT64_C(1000000000000)
+
+/* The largest time and size a scenario may give (cfg.h checks every time
+ * and size key, and dist.h every distribution's values, against them).
+ * Simulated time ends at 2^63-1 ps, about 106.8 days: a time of at most
+ * 10^6 s (11.6 days) leaves room for the sums a model makes (time now plus
+ * a delay, a flow's packets), and a size of at most 1000 TB keeps bytes x 8
+ * x 10^12 / rate, a transmission time, representable at 10 Mbps and up. */
+#define UNITS_TIME_CAP_PS (1000000 * PS_PER_S)
+#define UNITS_TIME_CAP_TEXT "1000000s"
+#define UNITS_SIZE_CAP_B  INT64_C(1000000000000000)
+#define UNITS_SIZE_CAP_TEXT "1000TB"
+
+/* x rounded to the nearest integer, saturated to [0, INT64_MAX] (NaN: 0):
+ * for times and sizes drawn as doubles, so that a huge draw becomes a time
+ * the engine refuses (past the end of time) instead of undefined behaviour. */
+static inline int64_t units_round_sat(double x)
+{
+    if (!(x > 0))
+        return 0;
+    if (x >= 9223372036854775807.0)
+        return INT64_MAX;
+    return (int64_t)llround(x);
+}
 
 /* Literal converters; the argument may be fractional (rounded to nearest). */
 #define NS(x)   ((int64_t)((x) * 1e3 + 0.5))

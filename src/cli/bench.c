@@ -217,6 +217,22 @@ static const bcase cases[] = {
      "net/fattree-websearch", {NULL}},
 };
 
+#define NCASES (sizeof cases / sizeof *cases)
+
+void cli_bench_list_cases(FILE *f, const char *indent, size_t width)
+{
+    size_t col = 0;
+    for (size_t i = 0; i < NCASES; i++) {
+        size_t len = strlen(cases[i].id);
+        if (col && col + 1 + len > width) {
+            fputc('\n', f);
+            col = 0;
+        }
+        col += (size_t)fprintf(f, "%s%s", col ? " " : indent, cases[i].id);
+    }
+    fputc('\n', f);
+}
+
 static bres run_case(const bcase *c, int quick)
 {
     uint64_t ev = quick ? c->quick_events : c->events;
@@ -240,7 +256,7 @@ static bres run_case(const bcase *c, int quick)
 int cli_bench(int argc, char **argv)
 {
     int quick = 0, nsel = 0;
-    size_t ncases = sizeof cases / sizeof *cases;
+    size_t ncases = NCASES;
     char *sel = calloc(ncases, 1);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {

@@ -5,6 +5,7 @@
 #define AISIM_CLI_CLI_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 #include "aisim/err.h"
 
@@ -30,11 +31,14 @@ int demo_stellar(const char *out_root);
 int cli_calibrate(int argc, char **argv);
 /* `aisim bench [--quick]`: returns an exit code. */
 int cli_bench(int argc, char **argv);
+/* Writes the names of every bench case, in table order, as lines that start
+ * with `indent` and end before column `width` (for `aisim bench --help`). */
+void cli_bench_list_cases(FILE *f, const char *indent, size_t width);
 /* `aisim sweep ...`: returns an exit code, or CLI_HELP for --help (the help
  * text lives with the others in main.c). */
 #define CLI_SWEEP_USAGE                                                                     \
     "aisim sweep SCENARIO --vary KEY=V1,V2,... [--vary KEY=...]... [--seeds N|A..B]\n"      \
-    "                   [--out DIR] [--set key.path=value]... [-q] [--jobs N]"
+    "                   [--out DIR] [--force] [--set key.path=value]... [-q] [--jobs N]"
 enum { CLI_HELP = -1 };
 int cli_sweep(int argc, char **argv);
 /* `aisim plot RUN_DIR [--format png|svg]`: returns an exit code. */

@@ -89,9 +89,11 @@ int cli_demo(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c != 'o') {
-            fprintf(stderr, "aisim demo: unknown option \"%s\"\nusage: aisim demo [--out DIR]\n",
+        if (c != 'o' || !*optarg) {
+            fprintf(stderr, c != 'o' ? "aisim demo: unknown option \"%s\"\n"
+                                     : "aisim demo: --out expects a directory name, found \"\"\n",
                     argv[optind - 1]);
+            fprintf(stderr, "usage: aisim demo [--out DIR]\n");
             return EXIT_BAD_INPUT;
         }
         out_root = optarg;

@@ -1,7 +1,7 @@
 /*
  * main.c - the aisim command.
  *
- *   aisim run SCENARIO [--out DIR] [--seed N] [--set key.path=value]... [-q] [-v]
+ *   aisim run SCENARIO [--out DIR] [--force] [--seed N] [--set key.path=value]... [-q] [-v]
  *   aisim check SCENARIO [--seed N] [--set key.path=value]...
  *   aisim sweep SCENARIO --vary KEY=V1,V2,... [--seeds N|A..B] [--out DIR] ...
  *   aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...
@@ -22,21 +22,29 @@
 #include "cli/examples.h"
 #include "cli/run.h"
 
+static void bench_cases(FILE *f);
+
 static const struct cmd_help {
     const char *name, *usage, *text;
+    void (*more)(FILE *f);      /* prints what follows the text, or NULL */
 } helps[] = {
-    {"run", "aisim run SCENARIO [--out DIR] [--seed N] [--set key.path=value]... [-q] [-v]",
+    {"run", "aisim run SCENARIO [--out DIR] [--force] [--seed N] [--set key.path=value]...\n"
+            "                 [-q] [-v]",
      "Runs a scenario (a YAML file, or a built-in example name from `aisim list`) and\n"
      "writes its run directory (default out/<name>): summary.json, CSV tables,\n"
      "scenario.yaml (the resolved scenario, every default filled in) and run.log.\n"
-     "Files appear only when the run completes.\n\n"
+     "Files appear only when the run completes.  DIR must be new, empty or an aisim\n"
+     "directory (it holds the marker file .aisim); a run locks it while it writes,\n"
+     "so a second run into it fails at once.\n\n"
      "  --out DIR           run directory\n"
+     "  --force             write into a non-empty DIR that is not an aisim directory\n"
+     "                      (its other files are kept)\n"
      "  --seed N            seed of every random stream (overrides `seed:`)\n"
      "  --set k.path=value  override any scenario key; value is YAML; lists as k[2].x\n"
      "  -q, --quiet         no progress line\n"
-     "  -v, --verbose       more diagnostics (and where in aisim an error was raised)\n"},
+     "  -v, --verbose       more diagnostics (and where in aisim an error was raised)\n", NULL},
     {"check", "aisim check SCENARIO [--seed N] [--set key.path=value]...",
-     "Validates a scenario (keys, types, units, ranges, data files) without running it.\n"},
+     "Validates a scenario (keys, types, units, ranges, data files) without running it.\n", NULL},
     {"sweep", CLI_SWEEP_USAGE,
      "Runs a scenario at every point of the cartesian product of the --vary lists\n"
      "(times the seeds), each point an ordinary run into DIR/<point>/, named by the\n"
@@ -50,37 +58,44 @@ static const struct cmd_help {
      "                      [...], {...} or quotes do not split: --vary 'k={a: 1, b: 2},{a: 3}'\n"
      "  --seeds N | A..B    run each point with seeds 1..N or A..B (default: the\n"
      "                      scenario's own seed)\n"
-     "  --out DIR           sweep directory (default out/<name>-sweep)\n"
+     "  --out DIR           sweep directory (default out/<name>-sweep); new, empty or\n"
+     "                      an aisim directory, locked while the sweep runs\n"
+     "  --force             use a non-empty DIR that is not an aisim directory\n"
      "  --set k.path=value  override a key at every point\n"
      "  -q, --quiet         no line per point\n"
      "  --jobs N            run N points at a time in child processes (default 1);\n"
-     "                      the tables do not depend on N\n"},
-    {"list", "aisim list", "Lists the models and the built-in example scenarios.\n"},
+     "                      the tables do not depend on N\n", NULL},
+    {"list", "aisim list", "Lists the models and the built-in example scenarios.\n", NULL},
     {"demo", "aisim demo [--out DIR]",
-     "A short tour: runs built-in examples and prints one headline table per module.\n"},
+     "A short tour: runs built-in examples and prints one headline table per module.\n", NULL},
     {"bench", "aisim bench [--quick] [CASE]...",
      "Reference benchmarks: events/s, simulated seconds per wall second and peak\n"
      "memory for the event engine and fixed reference scenarios.\n"
      "  --quick   smaller sizes (for a smoke test)\n"
-     "  CASE      run only these cases (hold-1k hold-100k hold-1m timers cancel mm1\n"
-     "            dumbbell incast websearch)\n"},
+     "  CASE      run only these cases, of:\n", bench_cases},
     {"plot", "aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...",
      "Draws the tables of a completed run with gnuplot: one image per figure in the run\n"
      "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"
      "On a sweep directory (aisim sweep) draws sweep-COL.png: result COL against the\n"
      "first varied key, one line per value of the others, the mean over seeds; every\n"
-     "result that varies, or only the columns named with --metric.\n"},
+     "result that varies, or only the columns named with --metric.\n", NULL},
     {"calibrate", "aisim calibrate pin [--max-size SIZE] [--block SIZE] [--huge] [--out FILE]",
      "Measures real memory pinning (mlock) on this machine with the library in src/real/pin:\n"
      "full pinning time per GiB (fresh regions of 64 MiB doubling up to --max-size, default\n"
      "1GiB), on-demand first touch per block (--block, default 2MiB), map-cache lookup and\n"
      "unpinning; writes the calibration file (--out, default pin-calibration.yml) that the\n"
      "Stellar model reads as stellar.pin_calibration.  RLIMIT_MEMLOCK is raised where\n"
-     "allowed; --huge asks for transparent huge pages.\n"},
-    {"version", "aisim version", "Prints the version.\n"},
-    {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n"},
-    {NULL, NULL, NULL},
+     "allowed; --huge asks for transparent huge pages.\n", NULL},
+    {"version", "aisim version", "Prints the version.\n", NULL},
+    {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n", NULL},
+    {NULL, NULL, NULL, NULL},
 };
+
+/* The case list comes from bench.c's table, so help cannot miss a case. */
+static void bench_cases(FILE *f)
+{
+    cli_bench_list_cases(f, "            ", 80);
+}
 
 static void usage_all(FILE *f)
 {
@@ -97,6 +112,8 @@ static int help_cmd(const char *name)
     for (const struct cmd_help *h = helps; h->name; h++)
         if (strcmp(h->name, name) == 0) {
             printf("usage: %s\n\n%s", h->usage, h->text);
+            if (h->more)
+                h->more(stdout);
             return EXIT_OK;
         }
     fprintf(stderr, "aisim: unknown command \"%s\"\n", name);
@@ -136,16 +153,23 @@ static int cmd_run(int argc, char **argv, int check)
         {"out", required_argument, 0, 'o'}, {"seed", required_argument, 0, 's'},
         {"set", required_argument, 0, 'S'}, {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"force", no_argument, 0, 'f'},     {0, 0, 0, 0},
     };
     run_opts o = {.progress = isatty(2)};
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:s:S:qvh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:s:S:qvfh", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': o.out_dir = optarg; break;
+        case 'o':
+            if (!*optarg) {
+                free(sets);
+                return bad_usage(cmd, "--out expects a directory name, found \"\"");
+            }
+            o.out_dir = optarg;
+            break;
+        case 'f': o.force = 1; break;
         case 's': o.seed = optarg; break;
         case 'S': sets[o.nsets++] = optarg; break;
         case 'q': o.progress = 0; break;

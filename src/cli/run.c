@@ -150,7 +150,7 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
         dir = xmalloc(strlen(sc.name) + 8);
         sprintf(dir, "out/%s", sc.name);
     }
-    if ((r = out_open(dir, &od, e)))
+    if ((r = out_open(dir, o->force ? OUT_FORCE : 0, &od, e)))
         goto done;
     FILE *logf = out_file(od, "run.log", e);
     if (!logf) {
@@ -169,6 +169,9 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     sim_set_monitor(s, on_monitor, &mon, 1u << 16);
+    const char *stall = getenv("AISIM_STALL_EVENTS");
+    if (stall)
+        sim_set_stall_limit(s, strtoull(stall, NULL, 10));
     sim_run(s, sc.stop_ps);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -178,6 +181,11 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     if (interrupted) {
         r = ERR(e, AISIM_ERUN, "interrupted at simulated time %.6f s; no results written",
                 ps_to_s(sim_now(s)));
+        goto done;
+    }
+    if (sim_failure(s)) {
+        r = ERR(e, AISIM_ERUN, "run failed at simulated time %.6f s: %s; no results written",
+                ps_to_s(sim_now(s)), sim_failure(s));
         goto done;
     }
     LOG(LOG_INFO, "run", "stopped at simulated time %.12g s after %llu events",

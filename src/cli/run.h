@@ -17,6 +17,7 @@ typedef struct run_opts {
     int nsets;
     int progress;               /* 1: progress line on stderr; 0: quiet */
     int check_only;             /* validate, do not run */
+    int force;                  /* write into a non-empty foreign directory (OUT_FORCE) */
 } run_opts;
 
 /* Exit codes of the aisim command. */

@@ -56,6 +56,7 @@ typedef struct sweep {
     int seeded;         /* --seeds given: seeds belong to point names */
     long long seed_lo, seed_hi;
     int quiet, jobs;
+    int force;              /* --force: out_open(OUT_FORCE) for the sweep and its points */
     size_t npoints;
 } sweep;
 
@@ -361,7 +362,8 @@ static void points_make(const sweep *sw, point *pts)
 static run_opts point_opts(const sweep *sw, const point *p, const char *dir, int check)
 {
     return (run_opts){.scenario = sw->scenario, .out_dir = dir, .seed = p->seed_s,
-                      .sets = p->assign, .nsets = p->nassign, .check_only = check};
+                      .sets = p->assign, .nsets = p->nassign, .check_only = check,
+                      .force = sw->force};
 }
 
 /* Checks every point; on the first bad one prints the scenario's error and
@@ -691,15 +693,13 @@ static json_t *sweep_json(const sweep *sw, const char *name, const point *pts, c
     return root;
 }
 
-/* sweep.csv and sweep.json, renamed into place together (out.h). */
-static int write_table(const sweep *sw, const char *name, const point *pts, err *e)
+/* sweep.csv and sweep.json into the sweep directory od, renamed into place
+ * together (out.h); commits or aborts od. */
+static int write_table(const sweep *sw, const char *name, const point *pts, out *od, err *e)
 {
     row *rows = xcalloc(sw->npoints, sizeof *rows);
     columns c = {0};
-    out *od = NULL;
     int r = rows_load(sw, pts, rows, &c, e);
-    if (!r)
-        r = out_open(sw->out_root, &od, e);
     FILE *fc = r ? NULL : out_file(od, "sweep.csv", e);
     FILE *fj = fc ? out_file(od, "sweep.json", e) : NULL;
     if (!r && !fj)
@@ -748,7 +748,8 @@ static int parse_args(int argc, char **argv, sweep *sw)
         {"vary", required_argument, 0, 'V'}, {"seeds", required_argument, 0, 'N'},
         {"out", required_argument, 0, 'o'},  {"set", required_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},      {"jobs", required_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
+        {"force", no_argument, 0, 'f'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     char msg[1024];
     long long jobs;
@@ -757,7 +758,7 @@ static int parse_args(int argc, char **argv, sweep *sw)
     sw->jobs = 1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "V:N:o:S:qj:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "V:N:o:S:qj:fh", opts, NULL)) != -1) {
         switch (c) {
         case 'V':
             if (parse_vary(sw, optarg, msg, sizeof msg))
@@ -767,9 +768,14 @@ static int parse_args(int argc, char **argv, sweep *sw)
             if (parse_seeds(sw, optarg))
                 return sweep_usage("--seeds expects N (seeds 1..N) or A..B (0 <= A <= B)");
             break;
-        case 'o': sw->out_root = optarg; break;
+        case 'o':
+            if (!*optarg)
+                return sweep_usage("--out expects a directory name, found \"\"");
+            sw->out_root = optarg;
+            break;
         case 'S': sw->sets[sw->nsets++] = optarg; break;
         case 'q': sw->quiet = 1; break;
+        case 'f': sw->force = 1; break;
         case 'h': return CLI_HELP;
         case 'j':
             if (parse_count(optarg, &jobs) || jobs < 1 || jobs > 1024)
@@ -833,6 +839,14 @@ int cli_sweep(int argc, char **argv)
     point *pts = xcalloc(sw.npoints, sizeof *pts);
     points_make(&sw, pts);
     rc = points_check(&sw, pts);
+    /* The sweep directory stays locked (out.h) until the table is in place:
+     * a second sweep into it fails at once. */
+    out *od = NULL;
+    err e = {0};
+    if (!rc && (rc = out_open(sw.out_root, sw.force ? OUT_FORCE : 0, &od, &e))) {
+        cli_print_error(&e);
+        rc = run_exit_code(rc);
+    }
     if (!rc) {
         if (!sw.quiet)
             printf("aisim sweep %s: %zu points into %s\n", sw.scenario, sw.npoints, sw.out_root);
@@ -840,13 +854,14 @@ int cli_sweep(int argc, char **argv)
         rc = sw.jobs > 1 ? points_run_parallel(&sw, pts) : points_run_serial(&sw, pts);
     }
     if (!rc) {
-        err e = {0};
-        int r = write_table(&sw, name, pts, &e);
+        int r = write_table(&sw, name, pts, od, &e);
+        od = NULL;
         if (r) {
             cli_print_error(&e);
             rc = EXIT_RUN_FAILED;
         }
     }
+    out_abort(od);
     for (size_t i = 0; i < sw.npoints; i++)
         point_free(&sw, &pts[i]);
     free(pts);

@@ -888,6 +888,14 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
                            units_example(uk), cfg_describe(n, found, sizeof found), why);
         if (check_range(n, path, k, (double)x, e))
             return e ? e->code : AISIM_ERANGE;
+        if (uk == UNIT_TIME && x > UNITS_TIME_CAP_PS)
+            return cfg_err(e, AISIM_ERANGE, n, path, "expected a time <= " UNITS_TIME_CAP_TEXT
+                           " (simulated time ends at 2^63-1 ps, about 106.8 days), found %s",
+                           cfg_describe(n, found, sizeof found));
+        if (uk == UNIT_SIZE && x > UNITS_SIZE_CAP_B)
+            return cfg_err(e, AISIM_ERANGE, n, path, "expected a size <= " UNITS_SIZE_CAP_TEXT
+                           " (larger sizes overflow simulated time), found %s",
+                           cfg_describe(n, found, sizeof found));
         *(int64_t *)field = x;
         return 0;
     }

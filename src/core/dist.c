@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/log.h"
+#include "aisim/units.h"
+
 static const char *const kind_names[] = {"constant", "uniform", "exponential", "pareto",
                                          "lognormal", "normal", "empirical", NULL};
 
@@ -44,8 +47,9 @@ static const cfg_key k_pareto[] = {
     {0}};
 static const cfg_key k_lognormal[] = {
     KIND_KEY, NODE_KEY("mean", mean, NULL),
-    {.name = "sigma", .type = CFG_FLOAT, .off = offsetof(dist_keys, sigma), .flags = CFG_MIN,
-     .min = 0, .help = "standard deviation of the logarithm"},
+    {.name = "sigma", .type = CFG_FLOAT, .off = offsetof(dist_keys, sigma),
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 10,
+     .help = "standard deviation of the logarithm"},
     {0}};
 static const cfg_key k_normal[] = {KIND_KEY, NODE_KEY("mean", mean, NULL),
                                    NODE_KEY("stddev", stddev, NULL), {0}};
@@ -140,6 +144,21 @@ int dist_from_cfg(cfg_node *n, const char *path, enum dist_quantity q, const cha
             return r;
         d->b = dk.sigma;
         d->a = log(mean) - dk.sigma * dk.sigma / 2;
+        /* Half the draws are below the median e^mu: below one picosecond
+         * (byte) they are 0, and time does not advance. */
+        if (q != DIST_Q_NUMBER && exp(d->a) < 1) {
+            cfg_node *sn = cfg_get(n, "sigma");
+            return cfg_err(e, AISIM_ERANGE, sn, cfg_path(sub, sizeof sub, path, "sigma"),
+                           "expected a sigma that keeps the median mean*exp(-sigma^2/2) at 1%s "
+                           "or more, else most draws are 0 (sigma <= %.3g for this mean), "
+                           "found %s", q == DIST_Q_TIME ? "ps" : "B", sqrt(2 * log(mean)),
+                           cfg_describe(sn, found, sizeof found));
+        }
+        /* P(X < 0.5), the draws that round to 0: suspicious above 1 %. */
+        double p0 = dk.sigma > 0 ? 0.5 * erfc(-(log(0.5) - d->a) / (dk.sigma * sqrt(2))) : 0;
+        if (q != DIST_Q_NUMBER && p0 > 0.01)
+            LOG(LOG_WARN, "dist", "%s: %.3g%% of the draws of this lognormal (sigma %g) are "
+                "0%s", path, 100 * p0, dk.sigma, q == DIST_Q_TIME ? "ps" : "B");
         return 0;
     }
     case DIST_NORMAL:
@@ -160,12 +179,20 @@ int dist_from_cfg(cfg_node *n, const char *path, enum dist_quantity q, const cha
         else
             snprintf(full, sizeof full, "%s/%s", base_dir, dk.file);
         r = ecdf_load(full, unit, &d->table, e);
+        cfg_node *fn = cfg_get(n, "file");
         if (r) {
-            cfg_node *fn = cfg_get(n, "file");
             char msg[sizeof e->msg];
             snprintf(msg, sizeof msg, "%s", e ? e->msg : "");
             return cfg_err(e, r, fn, cfg_path(sub, sizeof sub, path, "file"), "%s", msg);
         }
+        double top = d->table->x[d->table->n - 1];
+        double cap = q == DIST_Q_TIME ? (double)UNITS_TIME_CAP_PS : (double)UNITS_SIZE_CAP_B;
+        if (q != DIST_Q_NUMBER && top > cap)
+            return cfg_err(e, AISIM_ERANGE, fn, cfg_path(sub, sizeof sub, path, "file"),
+                           "expected a CDF whose values (times unit) are <= %s (simulated time "
+                           "ends at 2^63-1 ps), found %g%s in %s", q == DIST_Q_TIME
+                           ? UNITS_TIME_CAP_TEXT : UNITS_SIZE_CAP_TEXT, top,
+                           q == DIST_Q_TIME ? "ps" : "B", full);
         return 0;
     }
     }

@@ -46,9 +46,13 @@
  * number no longer matches its slot's, so it is dropped when met (at the
  * top of a heap, or when its bucket is poured).  Re-arming a timer is a
  * new entry plus a tombstone.  A structure that fills up with tombstones
- * is filtered before it grows (heaps: filter and re-heapify; ring: rebuild),
- * so memory stays within about twice the pending count.  A stale id (the
- * event ran or was cancelled) is recognised by its generation and ignored.
+ * is filtered before it grows (heaps: filter and re-heapify; ring: rebuild
+ * when at least half its nodes are tombstones), so memory stays within
+ * about twice the pending count.  Nothing recurses: a rebuild that needs
+ * more nodes grows the pool and never starts another rebuild, so a burst
+ * of a million events scheduled at once costs O(n log n) at worst.  A
+ * stale id (the event ran or was cancelled) is recognised by its
+ * generation and ignored.
  *
  * Limits: 2^24 - 1 slots (pending events), 2^40 events scheduled per run
  * (both checked).
@@ -56,6 +60,7 @@
 #include "aisim/sim.h"
 
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +123,7 @@ struct sim {
     uint32_t node_cap;
     uint32_t node_free; /* free node list */
     uint32_t wcount;    /* nodes in the ring, tombstones included */
+    int rebuilding;     /* inside ring_rebuild(): it must not start another */
     /* calibration */
     uint64_t cal_events;    /* events run since the last calibration */
     int64_t cal_t0;         /* time at the last calibration */
@@ -131,10 +137,26 @@ struct sim {
     int64_t now;        /* current time, ps */
     uint64_t events;    /* handlers run */
     int stopped;        /* sim_stop() called during this sim_run() */
+    uint64_t same_time; /* events run in a row at the current time */
+    uint64_t stall_limit;   /* more of them is a failure (sim_set_stall_limit) */
+    char failure[256];  /* why the simulation failed; "" while it has not */
     void (*mon_fn)(void *ctx, sim *s);
     void *mon_ctx;
     uint64_t mon_every, mon_left;
 };
+
+/* Fails the simulation: records the first reason and stops sim_run(). */
+static void fail(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(sim *s, const char *fmt, ...)
+{
+    if (!s->failure[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->failure, sizeof s->failure, fmt, ap);
+        va_end(ap);
+    }
+    s->stopped = 1;
+}
 
 static void oom(const char *what, size_t n)
 {
@@ -287,31 +309,38 @@ static void ring_alloc(sim *s, unsigned k, uint32_t nb)
     s->occ = xcalloc(nb / 64, sizeof *s->occ);
 }
 
+/* Doubles the node pool. */
+static void nodes_grow(sim *s)
+{
+    if (s->node_cap > (SLOT_MASK + 1) * 4) {
+        fprintf(stderr, "aisim: event ring overflow\n");
+        abort();
+    }
+    s->node_cap = s->node_cap ? s->node_cap * 2 : 256;
+    s->nodes = realloc(s->nodes, (size_t)s->node_cap * sizeof *s->nodes);
+    if (!s->nodes)
+        oom("event ring", s->node_cap);
+}
+
+/* A free node.  When the pool is full and at least half of the ring's
+ * nodes are certainly tombstones (there are twice as many nodes as pending
+ * events), the ring is rebuilt without them: that frees half the pool or
+ * more, so its O(n) is paid for by the n inserts since the last one.
+ * Otherwise, and always during a rebuild, the pool grows: a rebuild never
+ * starts another (it used to, from here, recursing once per level with the
+ * whole ring re-filed at each, and growing only on the way back). */
 static uint32_t node_get(sim *s)
 {
+    if (s->node_free == NONE && s->nnodes == s->node_cap) {
+        if (!s->rebuilding && s->wcount > 0 && s->wcount >= 2 * (uint64_t)s->live)
+            ring_rebuild(s, s->k, s->nb);
+        if (s->node_free == NONE && s->nnodes == s->node_cap)
+            nodes_grow(s);
+    }
     if (s->node_free != NONE) {
         uint32_t i = s->node_free;
         s->node_free = s->nodes[i].next;
         return i;
-    }
-    if (s->nnodes == s->node_cap) {
-        /* Every node is in the ring: drop its tombstones first (the rebuild
-         * re-files at most as many nodes as it frees); grow if that frees
-         * less than half. */
-        if (s->nnodes > 0)
-            ring_rebuild(s, s->k, s->nb);
-        if (s->node_free != NONE)
-            return node_get(s);
-        if (s->nnodes > s->node_cap / 2 || s->node_cap == 0) {
-            if (s->node_cap > (SLOT_MASK + 1) * 4) {
-                fprintf(stderr, "aisim: event ring overflow\n");
-                abort();
-            }
-            s->node_cap = s->node_cap ? s->node_cap * 2 : 256;
-            s->nodes = realloc(s->nodes, (size_t)s->node_cap * sizeof *s->nodes);
-            if (!s->nodes)
-                oom("event ring", s->node_cap);
-        }
     }
     return s->nnodes++;
 }
@@ -389,6 +418,8 @@ static uint32_t next_occupied(const sim *s, uint32_t b)
  * earlier than the new `cur` bucket's end, so it stays first. */
 static void ring_rebuild(sim *s, unsigned k, uint32_t nb)
 {
+    assert(!s->rebuilding);
+    s->rebuilding = 1;
     hent *tmp = NULL;
     uint32_t m = 0;
     if (s->wcount) {
@@ -418,10 +449,13 @@ static void ring_rebuild(sim *s, unsigned k, uint32_t nb)
     s->nnodes = 0;
     s->node_free = NONE;
     s->wcount = 0;
+    /* m <= the old wcount <= node_cap: re-filing needs no new node; the
+     * overflow entries migrate() moves in may grow the pool (node_get). */
     for (uint32_t i = 0; i < m; i++)
         insert(s, tmp[i]);
     free(tmp);
     migrate(s);
+    s->rebuilding = 0;
 }
 
 static unsigned ilog2(uint64_t x) { return x ? 63u - (unsigned)__builtin_clzll(x) : 0; }
@@ -489,6 +523,7 @@ sim *sim_create(void)
     s->slots = xmalloc(s->slot_cap * sizeof *s->slots);
     s->free_head = NONE;
     s->seq = 1;
+    s->stall_limit = SIM_STALL_EVENTS;
     return s;
 }
 
@@ -551,10 +586,21 @@ static void push(sim *s, uint32_t i, int64_t at_ps)
     insert(s, (hent){q << SLOT_BITS | i, at_ps});
 }
 
+#define END_OF_TIME "the end of simulated time (2^63-1 ps, about 106.8 days)"
+
+static void fail_past(sim *s, int64_t at_ps)
+{
+    fail(s, "an event was scheduled at %lld ps, before the current time %lld ps (a time that "
+         "overflowed past " END_OF_TIME "?)", (long long)at_ps, (long long)s->now);
+}
+
 sim_event_id sim_schedule(sim *s, int64_t at_ps, sim_fn *fn, void *obj, uint64_t arg)
 {
-    assert(at_ps >= s->now);
     assert(fn);
+    if (at_ps < s->now) {
+        fail_past(s, at_ps);
+        return 0;
+    }
     uint32_t i = slot_get(s);
     slot *sl = &s->slots[i];
     sl->fn = fn;
@@ -567,7 +613,11 @@ sim_event_id sim_schedule(sim *s, int64_t at_ps, sim_fn *fn, void *obj, uint64_t
 
 sim_event_id sim_schedule_in(sim *s, int64_t delay_ps, sim_fn *fn, void *obj, uint64_t arg)
 {
-    assert(delay_ps >= 0);
+    if (delay_ps < 0 || delay_ps > SIM_TIME_MAX - s->now) {
+        fail(s, "an event was scheduled %lld ps after %.6g s, %s", (long long)delay_ps,
+             (double)s->now * 1e-12, delay_ps < 0 ? "a negative delay" : "past " END_OF_TIME);
+        return 0;
+    }
     return sim_schedule(s, s->now + delay_ps, fn, obj, arg);
 }
 
@@ -597,8 +647,11 @@ bool sim_cancel(sim *s, sim_event_id id)
 
 bool sim_reschedule(sim *s, sim_event_id id, int64_t at_ps)
 {
-    assert(at_ps >= s->now);
     int64_t i = pending_slot(s, id);
+    if (at_ps < s->now) {
+        fail_past(s, at_ps);
+        return false;
+    }
     if (i < 0)
         return false;
     push(s, (uint32_t)i, at_ps);    /* the old entry no longer matches: tombstone */
@@ -607,6 +660,8 @@ bool sim_reschedule(sim *s, sim_event_id id, int64_t at_ps)
 
 int sim_run(sim *s, int64_t until_ps)
 {
+    if (s->failure[0])
+        return -1;
     s->stopped = 0;
     while (!s->stopped) {
         while (s->bot.n == 0 && advance(s, until_ps))
@@ -626,6 +681,15 @@ int sim_run(sim *s, int64_t until_ps)
         uint64_t arg = sl->arg;
         slot_put(s, i);
         s->live--;
+        if (top.at != s->now) {
+            s->same_time = 1;
+        } else if (++s->same_time > s->stall_limit) {
+            fail(s, "simulated time has not advanced for %llu events in a row, at %.6g s: a "
+                 "zero-time loop (a distribution that keeps drawing 0, such as a constant 0 or a "
+                 "lognormal with a large sigma, or a model that re-schedules itself without "
+                 "delay)", (unsigned long long)s->stall_limit, (double)s->now * 1e-12);
+            break;
+        }
         s->now = top.at;
         s->events++;
         s->cal_events++;
@@ -635,6 +699,8 @@ int sim_run(sim *s, int64_t until_ps)
             s->mon_fn(s->mon_ctx, s);
         }
     }
+    if (s->failure[0])
+        return -1;
     if (s->stopped)
         return 1;
     if (until_ps != SIM_TIME_MAX && until_ps > s->now)
@@ -643,6 +709,8 @@ int sim_run(sim *s, int64_t until_ps)
 }
 
 void sim_stop(sim *s) { s->stopped = 1; }
+const char *sim_failure(const sim *s) { return s->failure[0] ? s->failure : NULL; }
+void sim_set_stall_limit(sim *s, uint64_t n) { s->stall_limit = n ? n : SIM_STALL_EVENTS; }
 int64_t sim_now(const sim *s) { return s->now; }
 uint64_t sim_events_run(const sim *s) { return s->events; }
 size_t sim_pending(const sim *s) { return s->live; }

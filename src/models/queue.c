@@ -133,8 +133,7 @@ static int queue_configure(void *st, cfg_node *sec, const char *path, const mode
 
 static int64_t draw(const dist *d, rng *r, double scale)
 {
-    double x = dist_sample(d, r) * scale;
-    return x <= 0 ? 0 : (int64_t)llround(x);
+    return units_round_sat(dist_sample(d, r) * scale);
 }
 
 /* Accumulates the time integrals up to now. */
@@ -158,7 +157,7 @@ static void start_service(queue_model *q, sim *s, int64_t arrived)
         bm_add(&q->wq, ps_to_s(now - arrived));
     q->busy = 1;
     q->cur_arrival = arrived;
-    sim_schedule(s, now + draw(&q->service, &q->r_svc, q->svc_scale), on_departure, q, 0);
+    sim_schedule_in(s, draw(&q->service, &q->r_svc, q->svc_scale), on_departure, q, 0);
 }
 
 static void on_arrival(sim *s, void *obj, uint64_t arg)
@@ -170,7 +169,7 @@ static void on_arrival(sim *s, void *obj, uint64_t arg)
     q->in_system++;
     if (q->measuring)
         q->arrivals_meas++;
-    sim_schedule(s, now + draw(&q->arrival, &q->r_arr, 1), on_arrival, q, 0);
+    sim_schedule_in(s, draw(&q->arrival, &q->r_arr, 1), on_arrival, q, 0);
     if (!q->busy) {
         start_service(q, s, now);
         return;

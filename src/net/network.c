@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "aisim/log.h"
+#include "aisim/units.h"
 
 static const cfg_key failure_keys[] = {
     {.name = "a", .type = CFG_STR, .off = offsetof(failure_cfg, a), .help = "one end"},
@@ -203,6 +204,68 @@ static int conf_sample_ports(network *n, cfg_node *sp, const char *path, err *e)
     return 0;
 }
 
+/* The first `buffer` key under n whose size is below `below`, or NULL. */
+static const cfg_node *small_buffer_key(const cfg_node *n, int64_t below, char *path,
+                                        size_t len, const char *base)
+{
+    for (size_t i = 0; i < cfg_len(n); i++) {
+        const cfg_node *c = cfg_at(n, i);
+        char sub[512];
+        if (cfg_kind(n) == CFG_MAP)
+            cfg_path(sub, sizeof sub, base, cfg_key_at(n, i));
+        else
+            cfg_path_index(sub, sizeof sub, base, i);
+        int64_t v;
+        const char *why;
+        if (cfg_kind(n) == CFG_MAP && strcmp(cfg_key_at(n, i), "buffer") == 0 &&
+            cfg_scalar(c) && units_parse(UNIT_SIZE, cfg_scalar(c), &v, &why) && v < below) {
+            snprintf(path, len, "%s", sub);
+            return c;
+        }
+        const cfg_node *r = cfg_kind(c) != CFG_SCALAR
+                                ? small_buffer_key(c, below, path, len, sub) : NULL;
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+/* A port whose buffer cannot hold one full packet of the transport
+ * (payload + header) drops every full packet: an error.  Fewer than two
+ * is suspicious: a warning. */
+static int check_buffers(network *n, const char *path, err *e)
+{
+    int64_t full = (int64_t)n->payload + n->header, least = INT64_MAX;
+    int at = -1;
+    for (size_t l = 0; l < topo_links(n->t); l++)
+        for (int dir = 0; dir < 2; dir++) {
+            int64_t b = topo_link_port(n->t, (int)l, dir)->cfg.buffer_bytes;
+            if (b < least) {
+                least = b;
+                at = (int)l;
+            }
+        }
+    if (at < 0 || least >= 2 * full)
+        return 0;
+    int a, b;
+    topo_link_ends(n->t, at, &a, &b);
+    char tp[512], kp[600];
+    cfg_path(tp, sizeof tp, path, "topology");
+    if (least >= full) {
+        LOG(LOG_WARN, "net", "%s: the buffer of link %s-%s holds one packet (%lld bytes, a "
+            "packet is payload + header = %lld bytes): most bursts will lose packets", tp,
+            topo_node_name(n->t, a), topo_node_name(n->t, b), (long long)least,
+            (long long)full);
+        return 0;
+    }
+    const cfg_node *k = small_buffer_key(n->cfg.topology, full, kp, sizeof kp, tp);
+    return cfg_err(e, AISIM_ERANGE, k ? k : n->cfg.topology, k ? kp : tp,
+                   "expected a buffer of at least one packet (payload + header = %lld bytes; "
+                   "a smaller one drops every packet) on every port, found %lld bytes on link "
+                   "%s-%s", (long long)full, (long long)least, topo_node_name(n->t, a),
+                   topo_node_name(n->t, b));
+}
+
 int network_create(network **np, const network_cfg *c, cfg_node *sec, const char *path,
                    const model_env *env, err *e)
 {
@@ -222,7 +285,7 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     if ((r = conf_transport(n, c->transport, path, e)))
         return r;
     n->ops->framing(n->tp, &n->payload, &n->header);
-    if ((r = conf_pcap(n, c->pcap, path, e)) || (r = conf_failures(n, c->failures, path, e)) ||
+    if ((r = check_buffers(n, path, e)) || (r = conf_pcap(n, c->pcap, path, e)) || (r = conf_failures(n, c->failures, path, e)) ||
         (r = fault_conf(&n->faults, n->t, n->s, c->faults,
                         cfg_path(sub, sizeof sub, path, "faults"), env->seed, e)) ||
         (r = conf_sample_ports(n, c->sample_ports, path, e)))

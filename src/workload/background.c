@@ -9,6 +9,7 @@
 
 #include "aisim/dist.h"
 #include "aisim/rng.h"
+#include "aisim/units.h"
 #include "aisim/workload.h"
 
 typedef struct background_cfg {
@@ -94,10 +95,10 @@ static void on_arrival(sim *s, void *obj, uint64_t arg)
     if (dst >= src)
         dst++;
     double sz = dist_sample(&w->sizes, &w->r_size);
-    network_send(w->n, src, dst, sz < 1 ? 1 : (uint64_t)llround(sz), 0, -1, now, NULL, NULL);
+    network_send(w->n, src, dst, sz < 1 ? 1 : (uint64_t)units_round_sat(sz), 0, -1, now, NULL,
+                 NULL);
     w->made++;
-    sim_schedule(s, now + (int64_t)llround(rng_exponential(&w->r_arr, w->gap_ps)), on_arrival,
-                 w, 0);
+    sim_schedule_in(s, units_round_sat(rng_exponential(&w->r_arr, w->gap_ps)), on_arrival, w, 0);
 }
 
 static void bg_start(void *st)

@@ -31,10 +31,11 @@ typedef struct flows_wl {
     size_t nspecs;
 } flows_wl;
 
+/* Each flow's hosts by name, two different ends; a flow without size only
+ * in a scenario with a stop (it never ends). */
 static int flows_configure(void *st, network *n, cfg_node *fl, const char *path,
                            const model_env *env, err *e)
 {
-    (void)env;
     flows_wl *w = st;
     w->n = n;
     char sub[512], sub2[512], kp[600];
@@ -63,6 +64,10 @@ static int flows_configure(void *st, network *n, cfg_node *fl, const char *path,
         if (w->src[i] == w->dst[i])
             return cfg_err(e, AISIM_EINVAL, cfg_get(f, "dst"), kp, "a flow needs two "
                            "different hosts, found \"%s\" twice", s->dst);
+        if (s->size == 0 && env->stop_ps == SIM_TIME_MAX)
+            return cfg_err(e, AISIM_EINVAL, f, sub2, "expected a size, or a top-level stop (a "
+                           "flow without size is long-lived and the run would never end), "
+                           "found neither");
     }
     return 0;
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -138,19 +139,29 @@ static int exists(const char *p)
     return stat(p, &st) == 0;
 }
 
+/* The path of the next .yaml file of corpus directory `dir` (open as d)
+ * in path; 0 at the end. */
+static int next_yaml(DIR *d, const char *dir, char *path, size_t n)
+{
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len >= 6 && strcmp(de->d_name + len - 5, ".yaml") == 0) {
+            snprintf(path, n, "%s/%s", dir, de->d_name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void test_cli_bad_scenarios_exit_2_with_exact_message(void **state)
 {
     (void)state;
     DIR *d = opendir("tests/scenarios/bad");
     assert_non_null(d);
-    struct dirent *de;
     int n = 0;
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0)
-            continue;
-        char path[512], outdir[256];
-        snprintf(path, sizeof path, "tests/scenarios/bad/%s", de->d_name);
+    char path[512], outdir[256];
+    while (next_yaml(d, "tests/scenarios/bad", path, sizeof path)) {
         char *text = slurp(path);
         assert_true(strncmp(text, "# expect: ", 10) == 0);
         char *nl = strchr(text, '\n');
@@ -179,6 +190,74 @@ static void test_cli_bad_scenarios_exit_2_with_exact_message(void **state)
     }
     closedir(d);
     assert_true(n >= 30);
+}
+
+/* The run-time corpus: scenarios that pass `check` but fail when run.
+ * Each file starts "# exit: N" and "# expect: FRAGMENT": `run` exits N, its
+ * error contains FRAGMENT, and no run directory is left.  The stall limit
+ * is lowered to 10^6 events (AISIM_STALL_EVENTS) to keep this fast. */
+static void test_cli_badrun_scenarios_fail_with_exit_code_and_message(void **state)
+{
+    (void)state;
+    DIR *d = opendir("tests/scenarios/badrun");
+    assert_non_null(d);
+    setenv("AISIM_STALL_EVENTS", "1000000", 1);
+    int n = 0;
+    char path[512], outdir[256], *e;
+    while (next_yaml(d, "tests/scenarios/badrun", path, sizeof path)) {
+        char *text = slurp(path);
+        int want_rc;
+        char want[512];
+        if (sscanf(text, "# exit: %d\n# expect: %511[^\n]", &want_rc, want) != 2)
+            fail_msg("%s: expected \"# exit: N\" and \"# expect: ...\" lines", path);
+        free(text);
+        assert_int_equal(run_aisim((const char *[]){"check", path, NULL}, NULL, NULL), 0);
+        snprintf(outdir, sizeof outdir, "%s/badrun-%d", tu_tmp, n++);
+        int rc = run_aisim((const char *[]){"run", path, "-q", "--out", outdir, NULL}, NULL, &e);
+        if (rc != want_rc || !strstr(e, want))
+            fail_msg("%s: exit %d (want %d), stderr: %s\n  want: %s", path, rc, want_rc, e, want);
+        free(e);
+        assert_false(exists(outdir));
+    }
+    closedir(d);
+    unsetenv("AISIM_STALL_EVENTS");
+    assert_true(n >= 2);
+}
+
+/* issue 19.6: what is suspicious but can work passes check with a warning. */
+static void test_cli_suspicious_scenarios_warn(void **state)
+{
+    (void)state;
+    char *e;
+    assert_int_equal(run_aisim((const char *[]){"check", "core/mm1", "--set",
+                                                "queue.arrival={dist: lognormal, mean: 1ms, "
+                                                "sigma: 6}", NULL}, NULL, &e), 0);
+    assert_string_equal(e, "aisim: warning: dist: queue.arrival: 28.5% of the draws of this "
+                           "lognormal (sigma 6) are 0ps\n");
+    free(e);
+    assert_int_equal(run_aisim((const char *[]){"check", "net/dumbbell", "--set",
+                                                "net.topology.link.buffer=2KB", NULL}, NULL, &e),
+                     0);
+    assert_non_null(strstr(e, "warning: net: net.topology: the buffer of link"));
+    assert_non_null(strstr(e, "holds one packet (2000 bytes"));
+    free(e);
+}
+
+/* issue 19.3: a point that runs past the end of time fails the sweep with
+ * exit 1 naming the point (it used to abort the whole process). */
+static void test_sweep_point_past_the_end_of_time_exits_1(void **state)
+{
+    (void)state;
+    char dir[128], *e;
+    snprintf(dir, sizeof dir, "%s/endsweep", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--jobs", "1", "--out",
+                                                dir, "--set", "queue.customers=100", "--vary",
+                                                "queue.arrival={dist: exponential, mean: 1ms},"
+                                                "{dist: constant, value: 1000000s}", NULL},
+                               NULL, &e), 1);
+    if (!strstr(e, "past the end of simulated time") || !strstr(e, "aisim sweep: point "))
+        fail_msg("got: %s", e);
+    free(e);
 }
 
 static void test_cli_set_errors_and_seed_override(void **state)
@@ -252,6 +331,228 @@ static void test_cli_rerun_replaces_earlier_outputs(void **state)
     assert_false(exists(p));
     snprintf(p, sizeof p, "%s/summary.json", dir);
     assert_true(exists(p));
+}
+
+/* Writes `text` to dir/name. */
+static void put(const char *dir, const char *name, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *dir_file(const char *dir, const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return slurp(p);
+}
+
+static int dir_has(const char *dir, const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return exists(p);
+}
+
+/* issue 19.1: while one run holds a directory, another fails at once
+ * (exit 1) and changes nothing there. */
+static void test_cli_out_locked_directory_fails_at_once(void **state)
+{
+    (void)state;
+    char dir[128], *e;
+    snprintf(dir, sizeof dir, "%s/locked", tu_tmp);
+    const char *mm1[] = {"run", "core/mm1", "-q", "--set", "queue.customers=1000", "--out", dir,
+                         NULL};
+    assert_int_equal(run_aisim(mm1, NULL, NULL), 0);
+    char *before = dir_file(dir, "summary.json");
+    char lock[256];
+    snprintf(lock, sizeof lock, "%s/.aisim", dir);
+    int fd = open(lock, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+    const char *md1[] = {"run", "core/md1", "-q", "--set", "queue.customers=1000", "--out", dir,
+                         NULL};
+    assert_int_equal(run_aisim(md1, NULL, &e), 1);
+    if (!strstr(e, "another aisim run is writing into this directory"))
+        fail_msg("got: %s", e);
+    free(e);
+    char *after = dir_file(dir, "summary.json");
+    assert_string_equal(before, after);
+    free(after);
+    /* A sweep into it fails the same way. */
+    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir, "--vary",
+                                                "queue.customers=1000,2000", NULL}, NULL, &e),
+                     1);
+    assert_non_null(strstr(e, "another aisim run is writing into this directory"));
+    free(e);
+    assert_false(dir_has(dir, "customers=1000"));
+    close(fd);
+    assert_int_equal(run_aisim(md1, NULL, NULL), 0);
+    after = dir_file(dir, "summary.json");
+    assert_string_not_equal(before, after);
+    free(after);
+    free(before);
+}
+
+/* issue 19.1: two runs started together into one directory: whatever
+ * happens, the directory holds the run that exited 0, and a run that exits
+ * 0 is the one published. */
+static void test_cli_two_runs_at_once_publish_the_run_that_succeeded(void **state)
+{
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/race", tu_tmp);
+    const char *names[2] = {"core/mm1", "core/md1"};
+    for (int round = 0; round < 3; round++) {
+        pid_t pid[2];
+        for (int i = 0; i < 2; i++) {
+            pid[i] = fork();
+            if (pid[i] == 0) {
+                int fd = open("/dev/null", O_WRONLY);
+                dup2(fd, 1);
+                dup2(fd, 2);
+                execl(aisim, aisim, "run", names[i], "-q", "--set", "queue.customers=20000",
+                      "--out", dir, (char *)NULL);
+                _exit(127);
+            }
+        }
+        int rc[2];
+        for (int i = 0; i < 2; i++) {
+            int st;
+            waitpid(pid[i], &st, 0);
+            rc[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+            assert_true(rc[i] == 0 || rc[i] == 1);
+        }
+        assert_true(rc[0] == 0 || rc[1] == 0);
+        char *sum = dir_file(dir, "summary.json");
+        json_t *j = json_loads(sum, 0, NULL);
+        assert_non_null(j);
+        const char *name = json_string_value(json_object_get(j, "scenario"));
+        /* (Both exit 0 only if they ran one after the other.) */
+        assert_int_equal(rc[strcmp(name, "mm1") == 0 ? 0 : 1], 0);
+        json_decref(j);
+        free(sum);
+    }
+}
+
+/* issue 19.1: temporaries have names of their own: a leftover with the old
+ * fixed name (even one that cannot be written over) is no obstacle. */
+static void test_cli_out_temporaries_have_unique_names(void **state)
+{
+    (void)state;
+    char dir[128], p[256];
+    snprintf(dir, sizeof dir, "%s/tmpnames", tu_tmp);
+    const char *mm1[] = {"run", "core/mm1", "-q", "--set", "queue.customers=1000", "--out", dir,
+                         NULL};
+    assert_int_equal(run_aisim(mm1, NULL, NULL), 0);
+    const char *fixed[] = {".summary.json.part", ".run.log.part", ".scenario.yaml.part"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, fixed[i]);
+        assert_int_equal(mkdir(p, 0777), 0);
+    }
+    put(dir, ".run.log.4242-0.part", "left by a killed run\n");
+    assert_int_equal(run_aisim(mm1, NULL, NULL), 0);
+    assert_false(dir_has(dir, ".run.log.4242-0.part"));    /* stale temporary removed */
+    assert_true(dir_has(dir, ".summary.json.part"));        /* not aisim's: kept */
+}
+
+/* issue 19.4: --out "" is a usage error, for every command that takes it. */
+static void test_cli_out_empty_is_a_usage_error(void **state)
+{
+    (void)state;
+    char *e;
+    assert_int_equal(run_aisim((const char *[]){"run", "core/mm1", "--out", "", NULL}, NULL, &e),
+                     2);
+    assert_non_null(strstr(e, "aisim run: --out expects a directory name, found \"\""));
+    free(e);
+    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "--out", "", "--vary",
+                                                "queue.customers=1000,2000", NULL}, NULL, &e), 2);
+    assert_non_null(strstr(e, "--out expects a directory name"));
+    free(e);
+    assert_int_equal(run_aisim((const char *[]){"demo", "--out", "", NULL}, NULL, &e), 2);
+    assert_non_null(strstr(e, "--out expects a directory name"));
+    free(e);
+    /* The library refuses it too. */
+    run_opts o = {.scenario = "core/mm1", .out_dir = "", .sets = (const char *[]){
+                      "queue.customers=100"}, .nsets = 1};
+    err er = {0};
+    assert_int_equal(run_scenario(&o, NULL, NULL, &er), AISIM_EINVAL);
+    assert_string_equal(er.msg, "the output directory name is empty");
+}
+
+/* issue 19.5: a non-empty directory that is not aisim's is refused (exit 2,
+ * nothing written); --force writes into it and deletes nothing of its own,
+ * even when a foreign summary.json lists its files. */
+static void test_cli_out_refuses_foreign_directory(void **state)
+{
+    (void)state;
+    char dir[128], *e;
+    snprintf(dir, sizeof dir, "%s/home", tu_tmp);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    put(dir, "notes.txt", "mine\n");
+    put(dir, "summary.json", "{\"files\": [\"notes.txt\", \"summary.json\"]}\n");
+    const char *run[] = {"run", "core/mm1", "-q", "--set", "queue.customers=1000", "--out", dir,
+                         NULL, NULL};
+    assert_int_equal(run_aisim(run, NULL, &e), 2);
+    if (!strstr(e, "not empty and not an aisim output directory") || !strstr(e, "--force"))
+        fail_msg("got: %s", e);
+    free(e);
+    assert_false(dir_has(dir, ".aisim"));
+    assert_false(dir_has(dir, "run.log"));
+    /* A sweep is refused the same way, before any point runs. */
+    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir, "--vary",
+                                                "queue.customers=1000,2000", NULL}, NULL, &e), 2);
+    free(e);
+    assert_false(dir_has(dir, "customers=1000"));
+    run[7] = "--force";
+    assert_int_equal(run_aisim(run, NULL, NULL), 0);
+    assert_true(dir_has(dir, "notes.txt"));
+    assert_true(dir_has(dir, ".aisim"));
+    /* Now it is aisim's: a re-run needs no --force and keeps notes.txt. */
+    run[7] = NULL;
+    assert_int_equal(run_aisim(run, NULL, NULL), 0);
+    assert_true(dir_has(dir, "notes.txt"));
+    /* A directory written before the marker existed (an aisim summary.json)
+     * is still recognised; an empty one is fine. */
+    char old[160];
+    snprintf(old, sizeof old, "%s/old", tu_tmp);
+    assert_int_equal(mkdir(old, 0777), 0);
+    put(old, "summary.json", "{\"aisim_version\": \"0.1.0\", \"files\": [\"queue.csv\"]}\n");
+    put(old, "queue.csv", "stale\n");
+    run[6] = old;
+    assert_int_equal(run_aisim(run, NULL, NULL), 0);
+    assert_true(dir_has(old, ".aisim"));
+}
+
+/* issue 19.14: bench --help lists exactly the cases the binary has. */
+static void test_cli_bench_help_lists_every_case(void **state)
+{
+    (void)state;
+    char *o, *e;
+    assert_int_equal(run_aisim((const char *[]){"bench", "--help", NULL}, &o, NULL), 0);
+    assert_int_equal(run_aisim((const char *[]){"bench", "no-such-case", NULL}, NULL, &e), 2);
+    /* "...; cases: a b c\n" */
+    char *list = strstr(e, "cases:");
+    assert_non_null(list);
+    list += 6;
+    *strchr(list, '\n') = '\0';
+    const char *from = strstr(o, "CASE");
+    assert_non_null(from);
+    int n = 0;
+    for (char *tok = strtok(list, " "); tok; tok = strtok(NULL, " "), n++) {
+        char w[64];
+        snprintf(w, sizeof w, " %s", tok);
+        const char *at = strstr(from, w);
+        if (!at || (at[strlen(w)] != ' ' && at[strlen(w)] != '\n'))
+            fail_msg("bench --help does not list case %s:\n%s", tok, o);
+    }
+    assert_true(n >= 11);
+    free(o);
+    free(e);
 }
 
 static void test_cli_plot_draws_png_with_gnuplot(void **state)
@@ -475,10 +776,12 @@ static void test_sweep_bad_point_exits_2_before_running_anything(void **state)
 static void test_sweep_run_failure_exits_1_naming_the_point(void **state)
 {
     (void)state;
-    char file[128], dir[160], *e;
-    snprintf(file, sizeof file, "%s/plainfile", tu_tmp);
-    fclose(fopen(file, "w"));
-    snprintf(dir, sizeof dir, "%s/sub", file);     /* cannot be created */
+    char dir[160], *e;
+    /* An aisim directory in which the first point's directory is a file. */
+    snprintf(dir, sizeof dir, "%s/failsweep", tu_tmp);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    put(dir, ".aisim", "");
+    put(dir, "customers=1000", "");
     assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir,
                                                 "--vary", "queue.customers=1000,2000", NULL},
                                NULL, &e), 1);
@@ -575,9 +878,18 @@ int main(void)
         cmocka_unit_test(test_cli_help_for_every_command),
         cmocka_unit_test(test_cli_list_and_check),
         cmocka_unit_test(test_cli_bad_scenarios_exit_2_with_exact_message),
+        cmocka_unit_test(test_cli_badrun_scenarios_fail_with_exit_code_and_message),
+        cmocka_unit_test(test_sweep_point_past_the_end_of_time_exits_1),
+        cmocka_unit_test(test_cli_suspicious_scenarios_warn),
         cmocka_unit_test(test_cli_set_errors_and_seed_override),
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
         cmocka_unit_test(test_cli_rerun_replaces_earlier_outputs),
+        cmocka_unit_test(test_cli_out_locked_directory_fails_at_once),
+        cmocka_unit_test(test_cli_two_runs_at_once_publish_the_run_that_succeeded),
+        cmocka_unit_test(test_cli_out_temporaries_have_unique_names),
+        cmocka_unit_test(test_cli_out_empty_is_a_usage_error),
+        cmocka_unit_test(test_cli_out_refuses_foreign_directory),
+        cmocka_unit_test(test_cli_bench_help_lists_every_case),
         cmocka_unit_test(test_cli_plot_draws_png_with_gnuplot),
         cmocka_unit_test(test_sweep_2x2_table_matches_point_summaries),
         cmocka_unit_test(test_sweep_seeds_range_gives_one_row_per_seed),

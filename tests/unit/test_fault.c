@@ -324,7 +324,7 @@ static void test_fault_truth_files(void **state)
     char dir[128];
     snprintf(dir, sizeof dir, "%s/truth", tu_tmp);
     out *o;
-    assert_int_equal(out_open(dir, &o, &e), 0);
+    assert_int_equal(out_open(dir, 0, &o, &e), 0);
     assert_int_equal(fault_write_truth(b.fs, o, &e), 0);
     assert_int_equal(out_commit(o, &e), 0);
     char path[256];

@@ -655,6 +655,185 @@ static void test_sim_reschedule_within_ring_matches_reference(void **state)
     sim_destroy(s);
 }
 
+/* ---- bursts (issue 19.2) ----
+ *
+ * Ten pending events run long enough for the queue to tune itself to them
+ * (nanosecond buckets, the smallest ring); then one handler schedules a
+ * million events at once.  The queue must take them without deep recursion
+ * or quadratic work, and run them in the reference order (time, then
+ * scheduling order).  Six time patterns: all equal, uniform over 1 ms,
+ * picosecond steps, descending microsecond steps, spread over 14 orders of
+ * magnitude, and far future (beyond any horizon) with a few near ones. */
+enum { BURST_N = 1000000, BURST_WARM = 50000 };
+
+typedef struct burst {
+    rng r;
+    int pattern;
+    int64_t warm_left;
+    int64_t *at;            /* [BURST_N] times given */
+    uint32_t *got;          /* [BURST_N] order run */
+    uint32_t ngot;
+    int bad_time;
+} burst;
+
+typedef struct burst_ref {
+    int64_t at;
+    uint32_t i;
+} burst_ref;
+
+static int burst_cmp(const void *a, const void *b)
+{
+    const burst_ref *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void burst_ev(sim *s, void *obj, uint64_t arg)
+{
+    burst *b = obj;
+    b->bad_time |= sim_now(s) != b->at[arg];
+    b->got[b->ngot++] = (uint32_t)arg;
+}
+
+static int64_t burst_delay(burst *b, uint32_t i)
+{
+    switch (b->pattern) {
+    case 0: return 0;
+    case 1: return (int64_t)rng_below(&b->r, 1000000000);
+    case 2: return i;
+    case 3: return (int64_t)(BURST_N - i) * 1000000;
+    case 4: return (int64_t)rng_below(&b->r, UINT64_C(1) << rng_below(&b->r, 48));
+    default:
+        return i % 16 == 0 ? (int64_t)rng_below(&b->r, 1000)
+                           : INT64_C(1000000000000000) + (int64_t)rng_below(&b->r, 1000000000000);
+    }
+}
+
+static void burst_warm(sim *s, void *obj, uint64_t arg)
+{
+    burst *b = obj;
+    (void)arg;
+    if (--b->warm_left > 0) {
+        sim_schedule_in(s, 10000, burst_warm, b, 0);
+        return;
+    }
+    if (b->warm_left < 0)
+        return;             /* the other nine stop */
+    for (uint32_t i = 0; i < BURST_N; i++) {
+        b->at[i] = sim_now(s) + burst_delay(b, i);
+        sim_schedule(s, b->at[i], burst_ev, b, i);
+    }
+}
+
+static void test_sim_burst_of_a_million_matches_reference(void **state)
+{
+    (void)state;
+    static burst b;
+    b.at = malloc(BURST_N * sizeof *b.at);
+    b.got = malloc(BURST_N * sizeof *b.got);
+    burst_ref *ref = malloc(BURST_N * sizeof *ref);
+    assert_non_null(b.at);
+    assert_non_null(b.got);
+    assert_non_null(ref);
+    for (int p = 0; p < 6; p++) {
+        sim *s = sim_create();
+        rng_init(&b.r, 7, "test.burst", (uint64_t)p);
+        b.pattern = p;
+        b.warm_left = BURST_WARM;
+        b.ngot = 0;
+        b.bad_time = 0;
+        for (int i = 0; i < 10; i++)
+            sim_schedule(s, 1000 * i, burst_warm, &b, 0);
+        sim_run(s, SIM_TIME_MAX);
+        if (b.ngot != BURST_N)
+            fail_msg("pattern %d: %u of %d events ran", p, b.ngot, BURST_N);
+        assert_false(b.bad_time);
+        for (uint32_t i = 0; i < BURST_N; i++)
+            ref[i] = (burst_ref){b.at[i], i};
+        qsort(ref, BURST_N, sizeof *ref, burst_cmp);
+        for (uint32_t i = 0; i < BURST_N; i++)
+            if (b.got[i] != ref[i].i)
+                fail_msg("pattern %d: event %u ran %u-th, expected %u", p, b.got[i], i, ref[i].i);
+        assert_int_equal(sim_pending(s), 0);
+        sim_destroy(s);
+    }
+    free(ref);
+    free(b.at);
+    free(b.got);
+}
+
+/* ---- failures (issue 19.3, 19.6) ---- */
+
+static void self_again(sim *s, void *obj, uint64_t arg)
+{
+    (*(uint64_t *)obj)++;
+    sim_schedule_in(s, 0, self_again, obj, arg);
+}
+
+static void far_step(sim *s, void *obj, uint64_t arg)
+{
+    (*(uint64_t *)obj)++;
+    sim_schedule_in(s, (int64_t)arg, far_step, obj, arg);
+}
+
+/* Scheduling past the end of time, or before now, fails the simulation with
+ * a reason instead of an assertion; sim_run() returns -1 and never runs
+ * again. */
+static void test_sim_schedule_past_the_end_of_time_fails(void **state)
+{
+    (void)state;
+    sim *s = sim_create();
+    uint64_t n = 0;
+    /* 2^62 ps steps: the third lands past 2^63 - 1. */
+    sim_schedule(s, 0, far_step, &n, UINT64_C(1) << 62);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), -1);
+    assert_int_equal(n, 2);
+    assert_non_null(sim_failure(s));
+    assert_non_null(strstr(sim_failure(s), "past the end of simulated time"));
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), -1);
+    sim_destroy(s);
+
+    s = sim_create();
+    trace t = {.n = 0};
+    sim_schedule(s, 100, rec, &t, 1);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), 0);
+    assert_null(sim_failure(s));
+    assert_int_equal(sim_schedule(s, 50, rec, &t, 2), 0);      /* before now */
+    assert_non_null(strstr(sim_failure(s), "before the current time"));
+    assert_int_equal(sim_schedule_in(s, -1, rec, &t, 3), 0);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), -1);
+    assert_int_equal(t.n, 1);
+    sim_destroy(s);
+}
+
+/* Time standing still for more than the stall limit fails the run; as many
+ * events at one time as a legitimate model makes (two million here, in
+ * several bursts) do not. */
+static void test_sim_stall_limit_stops_zero_time_loops_only(void **state)
+{
+    (void)state;
+    sim *s = sim_create();
+    uint64_t n = 0;
+    sim_set_stall_limit(s, 1000);
+    sim_schedule(s, 5, self_again, &n, 0);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), -1);
+    assert_int_equal(n, 1000);
+    assert_non_null(strstr(sim_failure(s), "has not advanced for 1000 events in a row"));
+    sim_destroy(s);
+
+    s = sim_create();
+    uint64_t fired = 0;
+    for (int64_t t = 0; t < 4; t++)
+        for (int i = 0; i < 500000; i++)
+            sim_schedule(s, t * 1000, count_ev, &fired, 0);
+    sim_set_stall_limit(s, 500000);
+    assert_int_equal(sim_run(s, SIM_TIME_MAX), 0);
+    assert_int_equal(fired, 2000000);
+    assert_null(sim_failure(s));
+    sim_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -672,6 +851,9 @@ int main(void)
         cmocka_unit_test(test_sim_bimodal_hold_matches_reference),
         cmocka_unit_test(test_sim_monitor_called_every_n_events),
         cmocka_unit_test(test_sim_two_simulations_are_independent),
+        cmocka_unit_test(test_sim_burst_of_a_million_matches_reference),
+        cmocka_unit_test(test_sim_schedule_past_the_end_of_time_fails),
+        cmocka_unit_test(test_sim_stall_limit_stops_zero_time_loops_only),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }
