@@ -80,6 +80,7 @@ typedef struct net_msg {
     uint64_t next_on_conn;      /* that next message, or UINT64_MAX */
 } net_msg;
 
+/* m is valid until the callback sends a message (the table may grow). */
 typedef void (*net_done_fn)(void *ctx, network *n, const net_msg *m);
 
 /* Builds the network of `c` (the section `sec` at key path `path`):

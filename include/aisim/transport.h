@@ -71,6 +71,9 @@ struct conn {
     sink sprayer;               /* recv: conn_send_data (a data sink for
                                    transports that send through sinks) */
     /* The network's, called by the transport: */
+    uint64_t mark;              /* delivered() matters once the receiver holds
+                                   this many bytes (the end of the oldest
+                                   message not complete; UINT64_MAX: none) */
     void (*delivered)(conn *c, uint64_t bytes);     /* receiver holds [0, bytes) */
     void (*aborted)(conn *c);                       /* the sender gave up */
     void (*reroute)(conn *c);   /* asks for the routes of now (at a timeout) */

@@ -397,6 +397,14 @@ static void msg_complete(network *n, uint64_t id, bool aborted)
         n->on_complete(n->on_complete_ctx, n, &n->msgs[id]);
 }
 
+/* The stream offset at which connection k's oldest pending message
+ * completes, for the transport's cheap check (conn.mark). */
+static void set_mark(network *n, nconn *k)
+{
+    const net_msg *m = k->qn ? &n->msgs[k->q[k->qh]] : NULL;
+    k->c->mark = !m || m->bytes == UINT64_MAX ? UINT64_MAX : m->offset + m->bytes;
+}
+
 static void conn_delivered(conn *c, uint64_t bytes)
 {
     network *n = c->owner;
@@ -408,7 +416,9 @@ static void conn_delivered(conn *c, uint64_t bytes)
             break;
         k->qh = (k->qh + 1) % k->qcap;
         k->qn--;
+        set_mark(n, k);
         msg_complete(n, id, false);
+        k = &n->conns[c->id];   /* a callback may have grown the table */
     }
 }
 
@@ -420,7 +430,9 @@ static void conn_aborted(conn *c)
         uint64_t id = k->q[k->qh];
         k->qh = (k->qh + 1) % k->qcap;
         k->qn--;
+        set_mark(n, k);
         msg_complete(n, id, true);
+        k = &n->conns[c->id];   /* a callback may have grown the table */
     }
 }
 
@@ -453,6 +465,7 @@ conn *network_connect(network *n, int src, int dst, int prio)
     c->src_fwd = topo_node_forwarder(n->t, topo_host_node(n->t, src));
     c->dst_node = (uint32_t)topo_host_node(n->t, dst);
     c->sprayer = (sink){conn_sprayer_recv, "conn.sprayer"};
+    c->mark = UINT64_MAX;
     c->delivered = conn_delivered;
     c->aborted = conn_aborted;
     c->reroute = conn_reroute;
@@ -524,6 +537,7 @@ uint64_t network_send_on(network *n, conn *c, uint64_t bytes, int64_t tag, int64
         k->qcap = nc;
     }
     k->q[(k->qh + k->qn++) % k->qcap] = id;
+    set_mark(n, k);
     if (bytes != UINT64_MAX)
         n->active++;
     k->stream_end = bytes == UINT64_MAX ? UINT64_MAX : k->stream_end + bytes;

@@ -99,7 +99,8 @@ static void tcp_framing(const void *tp, uint32_t *payload, uint32_t *header)
 static void on_progress(void *ctx, tcp_flow *f)
 {
     conn *c = ctx;
-    c->delivered(c, tcp_flow_delivered(f));
+    if (tcp_flow_delivered(f) >= c->mark)
+        c->delivered(c, tcp_flow_delivered(f));
 }
 
 static void on_done(void *ctx, tcp_flow *f)
