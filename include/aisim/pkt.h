@@ -26,6 +26,7 @@
 typedef struct pkt pkt;
 typedef struct sink sink;
 typedef struct route route;
+struct wire;
 
 struct sink {
     void (*recv)(sink *self, pkt *p);   /* takes ownership of p */
@@ -63,6 +64,10 @@ struct pkt {
     uint64_t seq;           /* DATA: first byte; ACK: cumulative ack */
     int64_t sent_ps;        /* when the source sent it (RTT, delay) */
     int64_t enq_ps;         /* when it entered its current queue */
+    const struct wire *in;  /* the wire it arrived over last (set by the
+                               wire as it delivers it; port.h), or NULL:
+                               not yet on a wire.  PFC finds the sending
+                               port from it, whatever else the route holds */
     union {                 /* transport header: small, no subtypes */
         struct {
             uint32_t wnd_bytes;     /* advertised receive window */
@@ -70,7 +75,7 @@ struct pkt {
             uint64_t ts_echo_ps;    /* echoed send time (ACK) */
             uint32_t sack[2][2];    /* SACK blocks, relative to seq */
         } tcp;
-        uint8_t raw[40];
+        uint8_t raw[32];
     } h;
 };
 
