@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -530,6 +531,9 @@ static void test_port_pfc_dynamic_threshold_pauses_sooner(void **state)
     assert_int_equal(sd.used_bytes, 0);
     /* Each link: XOFF at <= 8 KB plus what arrives while the pause travels
      * (as in test_port_pfc_makes_the_switch_lossless). */
+    printf("  static: switch holds at most %lld B, %llu pauses; pfc_alpha 0.125: %lld B, %llu\n",
+           (long long)qmax_s, (unsigned long long)pauses_s, (long long)qmax_d,
+           (unsigned long long)pauses_d);
     if (!(qmax_d <= 2 * (8000 + 3 * 1500 + 2500) && qmax_d < qmax_s && pauses_d > pauses_s))
         fail_msg("static: queue %lld, %llu pauses; dynamic: %lld, %llu", (long long)qmax_s,
                  (unsigned long long)pauses_s, (long long)qmax_d, (unsigned long long)pauses_d);
