@@ -52,6 +52,14 @@ if [ ! -x build/ns3/leafspine ] || [ tools/ns3/leafspine.cc -nt build/ns3/leafsp
 fi
 
 now() { date +%s.%N; }
+# walls DIR T0 T1 T2: aisim ran from T0 to T1, ns-3 from T1 to T2.
+walls() {
+    python3 -c "import sys; a,b,c=map(float,sys.argv[1:]); \
+print('aisim_wall_s %.6f\nns3_wall_s %.6f' % (b-a, c-b))" "$2" "$3" "$4" > "$1/wall.txt"
+    cat "$1/wall.txt" >&2
+}
+# fresh DIR: an empty run directory.
+fresh() { rm -rf "$1"; mkdir -p "$1"; }
 
 # --- (iii) runs -----------------------------------------------------------------
 mkdir -p "$OUT"
@@ -66,8 +74,7 @@ mkdir -p "$OUT"
 
 for load in $LOADS; do
     d="$OUT/load-$load"
-    rm -rf "$d"
-    mkdir -p "$d"
+    fresh "$d"
     echo "ns3-compare: load $load, $DURATION of arrivals: aisim" >&2
     t0=$(now)
     build/aisim run net/leafspine-websearch -q --out "$d/aisim" --seed "$SEED" \
@@ -79,9 +86,7 @@ for load in $LOADS; do
     build/ns3/leafspine --flows="$d/aisim/flows.csv" --out="$d/ns3-flows.csv" \
         --summary="$d/ns3-summary.txt" --cc="$CC" $NS3_ARGS > "$d/ns3.log"
     t2=$(now)
-    python3 -c "import sys; a,b,c=map(float,sys.argv[1:]); \
-print('aisim_wall_s %.6f\nns3_wall_s %.6f' % (b-a, c-b))" "$t0" "$t1" "$t2" > "$d/wall.txt"
-    cat "$d/wall.txt" >&2
+    walls "$d" "$t0" "$t1" "$t2"
 done
 
 # --- (iv) random spraying -------------------------------------------------------
@@ -89,8 +94,7 @@ done
 # 8 spines, every link 100 Gbps / 1 us, 1.5 MB and K = 200 KB per port.
 if [ "$SPRAY_STOP" != 0 ]; then
     d="$OUT/spray"
-    rm -rf "$d"
-    mkdir -p "$d"
+    fresh "$d"
     echo "ns3-compare: net/spray-permutation, $SPRAY_STOP: aisim" >&2
     t0=$(now)
     build/aisim run net/spray-permutation -q --out "$d/aisim" --seed "$SEED" \
@@ -106,9 +110,7 @@ if [ "$SPRAY_STOP" != 0 ]; then
         --hostBuf=1500000 --fabricBuf=1500000 --hostK=200000 --fabricK=200000 \
         $NS3_ARGS > "$d/ns3.log" || true     # exit 1: long flows never complete
     t2=$(now)
-    python3 -c "import sys; a,b,c=map(float,sys.argv[1:]); \
-print('aisim_wall_s %.6f\nns3_wall_s %.6f' % (b-a, c-b))" "$t0" "$t1" "$t2" > "$d/wall.txt"
-    cat "$d/wall.txt" >&2
+    walls "$d" "$t0" "$t1" "$t2"
 fi
 
 # --- (v) table ------------------------------------------------------------------
