@@ -41,7 +41,8 @@
  * bytes acked with ECE, and on ECE cuts cwnd by alpha/2 at most once per
  * window (not during fast recovery, as Linux, which enters CWR only from
  * the open state); a loss sets ssthresh to cwnd (1 - alpha/2) too, as
- * Linux's dctcp_ssthresh and ns-3's TcpDctcp do, not to half the flight.
+ * Linux's dctcp_ssthresh and ns-3's TcpDctcp do, not to half the flight
+ * (a timeout during fast recovery keeps recovery's, as Linux does).
  * NewReno here ignores ECN (not ECN-capable).
  */
 #ifndef AISIM_TCP_H

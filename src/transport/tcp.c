@@ -364,10 +364,14 @@ static void rtt_sample(tcp_flow *f, int64_t r)
  * (dctcp_ssthresh, the ssthresh of its congestion ops, used for ECN and
  * loss alike) and ns-3's TcpDctcp::GetSsThresh do: halving at every loss
  * recovery costs a DCTCP flow its rate wherever reordering (spraying)
- * triggers spurious fast retransmits. */
+ * triggers spurious fast retransmits.  A timeout during fast recovery
+ * keeps the ssthresh recovery set, as Linux's tcp_enter_loss does (cwnd is
+ * inflated then, so cutting from it would raise ssthresh). */
 static double loss_ssthresh(const tcp_flow *f)
 {
     double mss = f->cfg->mss_bytes;
+    if (f->cfg->cc == TCP_DCTCP && f->in_recovery)
+        return f->ssthresh;
     if (f->cfg->cc == TCP_DCTCP)
         return MAX(f->cwnd * (1 - f->alpha / 2), 2 * mss);
     return MAX((double)(f->snd_max - f->snd_una) / 2, 2 * mss);
