@@ -64,7 +64,7 @@ struct pkt {
     uint64_t seq;           /* DATA: first byte; ACK: cumulative ack */
     int64_t sent_ps;        /* when the source sent it (RTT, delay) */
     int64_t enq_ps;         /* when it entered its current queue */
-    const struct wire *in;  /* the wire it arrived over last (set by the
+    struct wire *in;        /* the wire it arrived over last (set by the
                                wire as it delivers it; port.h), or NULL:
                                not yet on a wire.  PFC finds the sending
                                port from it, whatever else the route holds */

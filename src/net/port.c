@@ -222,7 +222,7 @@ static void pfc_account(port *q, const pkt *p, int64_t delta)
     port *u = pfc_upstream(q, p);
     if (!u)
         return;
-    wire *w = (wire *)(void *)p->in;    /* the ingress's counters (mutable) */
+    wire *w = p->in;                    /* the ingress keeps the counts */
     int c = p->prio < u->cfg.nprio ? p->prio : u->cfg.nprio - 1;
     w->pfc_bytes[c] += delta;
     int64_t xoff = u->cfg.pfc_xoff_bytes, xon = u->cfg.pfc_xon_bytes;

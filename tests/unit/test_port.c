@@ -776,11 +776,12 @@ static void chain_fini(chain *h)
     sim_destroy(h->s);
 }
 
-/* PFC with another element between the wire and the switch port: the
- * switch must still find the link the packet came in on (the wire stamps
- * it), not count back along the route (which read the wrong element, out of
- * its bounds: heap-buffer-overflow under ASan).  host -> S -> 1 Gbps sink:
- * S pauses the host, nothing is lost. */
+/* PFC with another element on the route (here between the host's NIC and
+ * its wire): the switch must still find the link the packet came in on
+ * (the wire stamps it), not count back three hops along the route, which
+ * took the small element for a port and read past its end
+ * (heap-buffer-overflow under ASan).  host -> S -> 1 Gbps sink: S pauses
+ * the host, nothing is lost. */
 static void test_port_pfc_finds_the_ingress_past_other_elements(void **state)
 {
     (void)state;
@@ -795,7 +796,7 @@ static void test_port_pfc_finds_the_ingress_past_other_elements(void **state)
     sw.pfc_in = 1;
     h.w[0]->src = &nic;
     h.w[1]->src = &sw;
-    sink *hops[] = {&nic.base, &h.w[0]->base, &h.pass->base, &sw.base, &h.w[1]->base,
+    sink *hops[] = {&nic.base, &h.pass->base, &h.w[0]->base, &sw.base, &h.w[1]->base,
                     &h.c.base};
     route *rt = route_create(hops, 6);
     for (int k = 0; k < 300; k++) {
