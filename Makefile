@@ -6,7 +6,7 @@
 #   make test SAN=1   the same with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench        reference benchmarks (events/s, sim-s per wall-s, peak memory)
 #   make fuzz FUZZ_SECONDS=60   libFuzzer on the scenario loader (clang)
-#   make ns3-compare  aisim against ns-3 3.37 on net/leafspine-websearch
+#   make ns3-compare  aisim against ns-3 3.37 on net/leafspine-websearch and net/spray-permutation
 #                     (installs ns3; minutes of CPU; not part of `make test`)
 #   make DEBUG=1      -O0 build
 #
@@ -125,7 +125,7 @@ clean:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-# make ns3-compare NS3_OUT=DIR; LOADS, DURATION, SEED, NS3_ARGS from the
+# make ns3-compare NS3_OUT=DIR; LOADS, DURATION, SEED, NS3_ARGS, SPRAY_STOP from the
 # environment (docs/ns3-comparison.md).
 NS3_OUT ?= out/ns3-compare
 ns3-compare:

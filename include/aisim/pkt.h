@@ -33,6 +33,7 @@
 typedef struct pkt pkt;
 typedef struct sink sink;
 typedef struct route route;
+struct wire;
 
 struct sink {
     void (*recv)(sink *self, pkt *p);   /* takes ownership of p */
@@ -69,9 +70,12 @@ struct pkt {
     uint32_t flow_id;       /* owning flow */
     uint64_t seq;           /* DATA: first byte; ACK: cumulative ack */
     int64_t sent_ps;        /* when the source sent it (RTT, delay) */
-    int64_t enq_ps;         /* when it entered its current queue */
     uint32_t dst_node;      /* forwarding by entropy (rt NULL): destination */
     uint32_t entropy;       /* ... and the value nodes pick next hops by */
+    struct wire *in;        /* the wire it arrived over last (set by the
+                               wire as it delivers it; port.h), or NULL:
+                               not yet on a wire.  PFC finds the sending
+                               port from it, whatever else the route holds */
     union {                 /* transport header: small, no subtypes */
         struct {
             uint32_t wnd_bytes;     /* advertised receive window */
@@ -82,7 +86,7 @@ struct pkt {
         struct {
             uint32_t data_bytes;    /* payload carried */
         } dg;                       /* datagram transport */
-        uint8_t raw[40];
+        uint8_t raw[32];
     } h;
 };
 

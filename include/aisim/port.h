@@ -6,15 +6,28 @@
  * line rate, one at a time; a port keeps one pending event, the end of the
  * current transmission (sim_timer).  On arrival a packet is admitted or
  * dropped (drop-tail against the port's buffer) and may be ECN-marked: the
- * DCTCP step (mark an ECN-capable packet when the queue already holds more
- * than K bytes, as in Alizadeh et al., SIGCOMM 2010; other packets are left
- * to drop-tail) or RED on the EWMA of the queue (Floyd and Jacobson, 1993),
- * marking ECN-capable packets and dropping the others (RFC 3168).
+ * DCTCP step (mark an ECN-capable packet when the queue of its class
+ * already holds more than K bytes, as in Alizadeh et al., SIGCOMM 2010;
+ * other packets are left to drop-tail) or RED on the EWMA of its class's
+ * queue (Floyd and Jacobson, 1993), marking ECN-capable packets and
+ * dropping the others (RFC 3168).  Marking is per queue, as switches mark
+ * per egress queue: a high-priority class with a short queue is not marked
+ * because a low one is long.
+ *
+ * What a buffer holds.  A packet occupies its port's buffer, its switch's
+ * shared pool and the PFC count of the link it came in on from its
+ * admission until its transmission starts: the packet being serialised has
+ * left the buffer (it is in the serialiser; ns-3's device queue and
+ * DCTCP's K count the same way).  buffer_bytes, the pool, the ECN
+ * thresholds and PFC's XOFF/XON all compare against bytes waiting.
  * Counters are stat_* fields, read by the output code, never logged.
  *
  * PFC (IEEE 802.1Qbb).  A port whose link has pfc_xoff_bytes set is paused
  * per priority by the switch it feeds: that switch counts, per class, the
- * bytes it holds that arrived over this link (in any of its egress queues);
+ * bytes it holds that arrived over this link (in any of its egress queues;
+ * the count lives in the link's wire, the switch's ingress, and the wire
+ * stamps each packet it delivers with itself, so the switch finds the
+ * ingress of any packet whatever else its route holds);
  * above XOFF it sends a pause, at or below XON a resume, each taking effect
  * one propagation delay later; a paused class is not served (the packet
  * being serialised finishes).  A paused port's own queue then grows and
@@ -40,7 +53,8 @@
  * alpha/(1+n alpha) B each.  Packets that arrived over a PFC link are
  * lossless traffic: PFC, not the threshold, keeps them within the pool (the
  * pool-full check still applies).  A packet occupies the pool until its
- * transmission ends.  The port's own buffer_bytes remains a per-port cap.
+ * transmission starts, as it does its port's buffer (above).  The port's
+ * own buffer_bytes remains a per-port cap.
  * PFC may use the pool's state too (pfc_alpha > 0, as ASICs' dynamic PG
  * thresholds do): the XOFF threshold of each (ingress link, class) becomes
  * min(pfc_xoff, pfc_alpha x free pool), with XON the same distance
@@ -50,7 +64,9 @@
  * Wire.  A ring of (due time, packet) with one timer for its head: every
  * packet on a wire has the same delay, so arrival order is departure order.
  *
- * Both embed a sink first; a route lists them (port, wire, port, wire, ...).
+ * Both embed a sink first; a route lists them (port, wire, port, wire, ...),
+ * possibly with other elements between them (port_of_sink and wire_of_sink
+ * tell the two kinds apart).
  */
 #ifndef AISIM_PORT_H
 #define AISIM_PORT_H
@@ -85,7 +101,7 @@ typedef struct shbuf {
     double alpha;           /* dynamic threshold factor, > 0 */
     double pfc_alpha;       /* > 0: PFC's XOFF is at most pfc_alpha x the free
                                pool (see port.h); 0: static thresholds */
-    int64_t used_bytes;     /* queued or in service at any of its ports */
+    int64_t used_bytes;     /* waiting at any of its ports (not in service) */
     int64_t stat_max_used;  /* largest used_bytes seen */
     uint64_t stat_dt_drops; /* refused by the dynamic threshold */
     uint64_t stat_full_drops;   /* refused because the pool was full */
@@ -106,9 +122,9 @@ typedef struct port {
     int64_t bytes;          /* queued bytes, all priorities (not the one in service) */
     shbuf *sb;              /* the switch's shared pool, or NULL: own buffer */
     port_rr *rr;            /* per-flow round robin, or NULL: FIFO per class */
-    int64_t cbytes[PORT_MAX_PRIO];      /* queued bytes per class (with sb only) */
+    int64_t cbytes[PORT_MAX_PRIO];      /* queued bytes per class */
     uint32_t npkts;         /* queued packets */
-    double red_avg;         /* RED average queue, bytes */
+    double red_avg[PORT_MAX_PRIO];      /* RED average queue per class, bytes */
     pkt *tx;                /* packet being serialised, or NULL */
     sim_timer done;         /* end of the current transmission */
     int64_t busy_since;     /* start of the current busy period */
@@ -122,10 +138,8 @@ typedef struct port {
     int pfc_in;             /* a link into this port's node runs PFC: account
                                arrivals (set by topo_finish); 0 keeps PFC off
                                the per-packet path */
-    /* PFC, as the upstream side of a link: */
-    int64_t pfc_down[PORT_MAX_PRIO];    /* bytes of ours buffered downstream */
-    uint8_t pfc_asked[PORT_MAX_PRIO];   /* downstream has sent XOFF (in flight
-                                           or in force) */
+    /* PFC, as the upstream side of a link (the counts are downstream, in
+     * the wire): */
     uint8_t pfc_paused[PORT_MAX_PRIO];  /* XOFF in force: class not served */
     uint64_t stat_pfc_pauses;           /* XOFF frames received */
     /* counters */
@@ -149,6 +163,8 @@ void port_fini(port *q);
 void port_set_flow_rr(port *q);
 /* Bytes queued plus the packet in service. */
 int64_t port_backlog(const port *q);
+/* The port whose sink s is, or NULL if s is another element. */
+const port *port_of_sink(const sink *s);
 /* Fails (down = 1) or repairs the port's link direction.  Failing drops the
  * queued packets and the one being serialised (counted as failure drops);
  * while down, arrivals are dropped. */
@@ -168,6 +184,11 @@ typedef struct wire {
                                receive sink (packets forwarded by entropy) */
     sim *s;
     int64_t delay_ps;       /* propagation delay */
+    port *src;              /* the port that feeds it, or NULL (set by
+                               topo_add_link): PFC pauses it */
+    /* PFC at the receiving switch, for packets that came over this wire: */
+    int64_t pfc_bytes[PORT_MAX_PRIO];   /* bytes it holds, per class */
+    uint8_t pfc_xoff[PORT_MAX_PRIO];    /* XOFF sent (in flight or in force) */
     wire_slot *ring;        /* packets in flight, oldest first */
     uint32_t cap, head, len;
     sim_timer arrive;       /* the head's arrival */
@@ -176,6 +197,8 @@ typedef struct wire {
 } wire;
 
 void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name);
+/* The wire whose sink s is, or NULL if s is another element. */
+const wire *wire_of_sink(const sink *s);
 void wire_fini(wire *w);
 /* Loses every packet on the wire (link failure): freed to pool, counted.
  * Returns how many. */

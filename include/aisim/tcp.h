@@ -11,8 +11,13 @@
  *
  * Sender (RFC 5681, 6582, 6298):
  *   - slow start (cwnd grows by the bytes acked), congestion avoidance
- *     (by MSS*acked/cwnd), initial window init_cwnd segments;
- *   - fast retransmit on the third duplicate ACK, NewReno fast recovery
+ *     (by MSS*acked/cwnd), initial window init_cwnd segments; cwnd grows
+ *     only while it limits the sender (RFC 7661, Linux's
+ *     tcp_is_cwnd_limited): not while the receiver's window does, nor
+ *     while the sender has nothing more to send;
+ *   - fast retransmit on the third duplicate ACK (RFC 6675: an ACK that
+ *     SACKs data not SACKed before; the ACK of a segment received twice is
+ *     not one), NewReno fast recovery
  *     with window inflation and partial-ACK retransmission; SACK blocks
  *     (two per ACK) tell which holes to retransmit during recovery, and
  *     that a retransmission was lost (data sent after it is SACKed three
@@ -34,7 +39,11 @@
  * ACKs an immediate ACK whenever the CE state changes); the sender keeps
  * alpha <- (1-g) alpha + g F once per window of data, F the fraction of
  * bytes acked with ECE, and on ECE cuts cwnd by alpha/2 at most once per
- * window.  NewReno here ignores ECN (not ECN-capable).
+ * window (not during fast recovery, as Linux, which enters CWR only from
+ * the open state); a loss sets ssthresh to cwnd (1 - alpha/2) too, as
+ * Linux's dctcp_ssthresh and ns-3's TcpDctcp do, not to half the flight
+ * (a timeout during fast recovery keeps recovery's, as Linux does).
+ * NewReno here ignores ECN (not ECN-capable).
  */
 #ifndef AISIM_TCP_H
 #define AISIM_TCP_H
@@ -102,8 +111,11 @@ struct tcp_flow {
     double cwnd;                /* congestion window, bytes */
     double ssthresh;            /* slow-start threshold, bytes */
     uint64_t rwnd;              /* last advertised receive window */
-    uint32_t dupacks;
+    uint32_t dupacks;           /* duplicate ACKs (RFC 6675: each SACKs new data) */
     bool in_recovery;
+    bool cwnd_limited;          /* the last send stopped at cwnd (not at the
+                                   receiver's window, nor for lack of data):
+                                   ACKs may grow cwnd (RFC 7661) */
     uint64_t recover;           /* snd_max when recovery began */
     uint64_t high_rxt;          /* retransmitted up to here in recovery */
     tcp_ranges sacked;          /* SACKed ranges above snd_una */

@@ -30,6 +30,13 @@ struct port_rr {
 static void port_recv(sink *self, pkt *p);
 static void port_done(sim *s, void *obj, uint64_t arg);
 static void pfc_event(sim *s, void *obj, uint64_t arg);
+static void shbuf_release(port *q, const pkt *p);
+static void pfc_account(port *q, const pkt *p, int64_t delta);
+
+const port *port_of_sink(const sink *s)
+{
+    return s->recv == port_recv ? (const port *)(const void *)s : NULL;
+}
 
 void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, const char *name)
 {
@@ -153,7 +160,9 @@ static pkt *rr_pop(port_rr *r, unsigned c)
     return p;
 }
 
-/* Takes the next packet of class c (which has one) off its queue. */
+/* Takes the next packet of class c (which has one) off its queue: it
+ * leaves the buffer, the shared pool and the PFC count of its ingress
+ * (port.h: what a buffer holds). */
 static pkt *dequeue(port *q, unsigned c)
 {
     pkt *p;
@@ -169,6 +178,8 @@ static pkt *dequeue(port *q, unsigned c)
     q->bytes -= p->size_bytes;
     q->cbytes[c] -= p->size_bytes;
     q->npkts--;
+    shbuf_release(q, p);
+    pfc_account(q, p, -(int64_t)p->size_bytes);
     if (q->wm)
         hook_wm_fall(q, c);
     return p;
@@ -196,29 +207,30 @@ static void start_tx(port *q)
 
 /* The port that sent p over a PFC link into this port's switch, or NULL
  * (no PFC here, p comes from the host's own NIC, or its link runs no PFC).
- * The link p arrived on is fed by the port two hops back on p's route
- * (routes alternate port, wire, ...; p->hop already points past this
- * port); that port's cfg says whether the link runs PFC. */
+ * The wire p arrived over stamped it (p->in) and knows the port feeding
+ * it, whose cfg says whether the link runs PFC: no position on the route
+ * is assumed, so other elements (hooks, encapsulations) may sit on it. */
 static port *pfc_upstream(const port *q, const pkt *p)
 {
-    if (!q->pfc_in || !p->rt || p->hop < 3)
+    if (!q->pfc_in || !p->in)
         return NULL;
-    port *u = (port *)(void *)p->rt->hop[p->hop - 3];
-    return u->cfg.pfc_xoff_bytes > 0 ? u : NULL;
+    port *u = p->in->src;
+    return u && u->cfg.pfc_xoff_bytes > 0 ? u : NULL;
 }
 
 /* PFC accounting at the switch this port belongs to: `delta` bytes of p
- * enter (> 0) or leave (< 0) its buffer, counted against the upstream port
- * (pfc_upstream).  Crossing XOFF upwards sends a pause, falling to XON a
+ * enter (> 0) or leave (< 0) its buffer, counted per class against the
+ * ingress wire (the switch's side of the link).  Crossing XOFF upwards
+ * sends a pause to the upstream port (pfc_upstream), falling to XON a
  * resume, each one wire delay away. */
 static void pfc_account(port *q, const pkt *p, int64_t delta)
 {
     port *u = pfc_upstream(q, p);
     if (!u)
         return;
+    wire *w = p->in;                    /* the ingress keeps the counts */
     int c = p->prio < u->cfg.nprio ? p->prio : u->cfg.nprio - 1;
-    u->pfc_down[c] += delta;
-    const wire *w = (const wire *)(const void *)p->rt->hop[p->hop - 2];
+    w->pfc_bytes[c] += delta;
     int64_t xoff = u->cfg.pfc_xoff_bytes, xon = u->cfg.pfc_xon_bytes;
     if (q->sb && q->sb->pfc_alpha > 0) {
         double dyn = q->sb->pfc_alpha * (double)(q->sb->size_bytes - q->sb->used_bytes);
@@ -228,11 +240,11 @@ static void pfc_account(port *q, const pkt *p, int64_t delta)
             xoff = d;
         }
     }
-    if (!u->pfc_asked[c] && u->pfc_down[c] > xoff) {
-        u->pfc_asked[c] = 1;
+    if (!w->pfc_xoff[c] && w->pfc_bytes[c] > xoff) {
+        w->pfc_xoff[c] = 1;
         sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, u, (uint64_t)c << 1 | 1);
-    } else if (u->pfc_asked[c] && u->pfc_down[c] <= xon) {
-        u->pfc_asked[c] = 0;
+    } else if (w->pfc_xoff[c] && w->pfc_bytes[c] <= xon) {
+        w->pfc_xoff[c] = 0;
         sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, u, (uint64_t)c << 1);
     }
 }
@@ -251,17 +263,19 @@ static void pfc_event(sim *s, void *obj, uint64_t arg)
     }
 }
 
-/* RED (Floyd & Jacobson 1993), simplified: the average is updated on every
- * arrival (no idle-time correction); between min and max the marking
- * probability grows linearly to max_p; above max everything is marked. */
-static int red_says_mark(port *q)
+/* RED (Floyd & Jacobson 1993), simplified: the average of class c's queue
+ * is updated on each of its arrivals (no idle-time correction); between min
+ * and max the marking probability grows linearly to max_p; above max
+ * everything is marked. */
+static int red_says_mark(port *q, unsigned c)
 {
-    q->red_avg += q->cfg.red_weight * ((double)q->bytes - q->red_avg);
-    if (q->red_avg < (double)q->cfg.red_min_bytes)
+    double *avg = &q->red_avg[c];
+    *avg += q->cfg.red_weight * ((double)q->cbytes[c] - *avg);
+    if (*avg < (double)q->cfg.red_min_bytes)
         return 0;
-    if (q->red_avg >= (double)q->cfg.red_max_bytes)
+    if (*avg >= (double)q->cfg.red_max_bytes)
         return 1;
-    double pr = q->cfg.red_max_p * (q->red_avg - (double)q->cfg.red_min_bytes) /
+    double pr = q->cfg.red_max_p * (*avg - (double)q->cfg.red_min_bytes) /
                 (double)(q->cfg.red_max_bytes - q->cfg.red_min_bytes);
     return rng_u01(q->r) < pr;
 }
@@ -327,10 +341,10 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
     }
     /* The DCTCP step marks ECN-capable packets and leaves the others to
      * drop-tail; RED marks ECN-capable packets and drops the others
-     * (RFC 3168). */
+     * (RFC 3168).  Both look at the packet's own queue (class c). */
     int ect = p->flags & PKT_F_ECT;
-    int mark = ect && q->cfg.ecn_k_bytes > 0 && q->bytes > q->cfg.ecn_k_bytes;
-    if (q->cfg.red_min_bytes > 0 && red_says_mark(q)) {
+    int mark = ect && q->cfg.ecn_k_bytes > 0 && q->cbytes[c] > q->cfg.ecn_k_bytes;
+    if (q->cfg.red_min_bytes > 0 && red_says_mark(q, c)) {
         if (!ect) {
             drop(q, p);
             return;
@@ -342,7 +356,6 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
         q->stat_mark_pkts++;
     }
     p->next = NULL;
-    p->enq_ps = sim_now(q->s);
     if (q->rr) {
         rr_push(q->rr, c, p);
     } else {
@@ -393,8 +406,6 @@ void port_set_down(port *q, int down)
         sim_timer_disarm(q->s, &q->done);
         q->stat_busy_ps += sim_now(q->s) - q->busy_since;
         q->stat_fail_drops++;
-        shbuf_release(q, q->tx);
-        pfc_account(q, q->tx, -(int64_t)q->tx->size_bytes);
         drop(q, q->tx);
         q->tx = NULL;
     }
@@ -402,8 +413,6 @@ void port_set_down(port *q, int down)
         while (q->cbytes[c]) {
             pkt *p = dequeue(q, (unsigned)c);
             q->stat_fail_drops++;
-            shbuf_release(q, p);
-            pfc_account(q, p, -(int64_t)p->size_bytes);
             drop(q, p);
         }
     assert(q->bytes == 0 && q->npkts == 0);
@@ -417,8 +426,6 @@ static void port_done(sim *s, void *obj, uint64_t arg)
     q->tx = NULL;
     q->stat_tx_pkts++;
     q->stat_tx_bytes += p->size_bytes;
-    shbuf_release(q, p);
-    pfc_account(q, p, -(int64_t)p->size_bytes);
     start_tx(q);
     if (!q->tx) {
         q->stat_busy_ps += sim_now(s) - q->busy_since;

@@ -452,6 +452,7 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
         rng_init(&l->r[d], t->seed, "topo.port", (uint64_t)id * 2 + (uint64_t)d);
         port_init(&l->port[d], t->s, t->pool, &l->r[d], &l->cfg.port, l->port_name[d]);
         wire_init(&l->wire[d], t->s, cfg->delay_ps, l->wire_name[d]);
+        l->wire[d].src = &l->port[d];
         /* Packets forwarded by entropy: port, its wire, the far node. */
         tnode *far = t->node[d ? a : b];
         l->port[d].next = &l->wire[d].base;
@@ -1019,18 +1020,21 @@ void topo_link_set_up(topo *t, int link, bool up, int64_t convergence_ps)
 
 int64_t topo_route_ideal_ps(const route *rt, uint64_t bytes, uint32_t mss, uint32_t hdr)
 {
-    /* Routes alternate port, wire, ..., and end at a host's receive sink. */
+    /* Ports serialise and wires delay; any other element on the route (a
+     * hook, an encapsulation, the receive sink at the end) costs nothing
+     * here, wherever it sits. */
     uint64_t npkts = bytes ? (bytes + mss - 1) / mss : 1;
     uint64_t first = bytes < mss ? bytes : mss;
     int64_t lat = 0, slowest = INT64_MAX;
-    for (uint16_t i = 0; i + 1 < rt->len; i++) {
-        if (i % 2 == 0) {
-            const port *q = (const port *)(const void *)rt->hop[i];
+    for (uint16_t i = 0; i < rt->len; i++) {
+        const port *q = port_of_sink(rt->hop[i]);
+        const wire *w = q ? NULL : wire_of_sink(rt->hop[i]);
+        if (q) {
             lat += units_tx_time_ps((int64_t)(first + hdr), q->cfg.rate_bps);
             if (q->cfg.rate_bps < slowest)
                 slowest = q->cfg.rate_bps;
-        } else {
-            lat += ((const wire *)(const void *)rt->hop[i])->delay_ps;
+        } else if (w) {
+            lat += w->delay_ps;
         }
     }
     uint64_t rest = bytes > first ? bytes - first : 0;

@@ -13,6 +13,11 @@
 static void wire_recv(sink *self, pkt *p);
 static void wire_arrive(sim *s, void *obj, uint64_t arg);
 
+const wire *wire_of_sink(const sink *s)
+{
+    return s->recv == wire_recv ? (const wire *)(const void *)s : NULL;
+}
+
 void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name)
 {
     memset(w, 0, sizeof *w);
@@ -65,6 +70,7 @@ static void wire_arrive(sim *s, void *obj, uint64_t arg)
          * less CPU time with the prefetch, docs/benchmarks.md). */
         __builtin_prefetch(w->ring[w->head].p);
     }
+    p->in = w;                  /* the receiving switch's ingress (PFC) */
     pkt_forward(p, w->next);
 }
 

@@ -233,6 +233,10 @@ static void send_data(tcp_flow *f)
         if (f->snd_nxt > f->snd_max)
             f->snd_max = f->snd_nxt;
     }
+    /* Stopped with data left and the congestion window the tighter limit:
+     * the window may grow on the next ACK (RFC 7661).  Stopped by the
+     * receiver's window, or with nothing left to send, it may not. */
+    f->cwnd_limited = f->snd_nxt < f->size_bytes && (uint64_t)f->cwnd <= f->rwnd;
     /* Nothing in flight and the receiver's window too small to send: keep
      * the timer running as a persist timer (a zero-window probe follows). */
     if (f->snd_una == f->snd_max && f->snd_nxt < f->size_bytes &&
@@ -252,16 +256,21 @@ static uint64_t highest_sacked(const tcp_flow *f)
     return f->sacked.n ? f->sacked.r[f->sacked.n - 1][1] : 0;
 }
 
-/* Adds [a, b) to a range list, merging what it touches.  Returns the index
- * of the range that now holds it. */
-static int range_add(tcp_ranges *rs, uint64_t a, uint64_t b)
+/* Adds [a, b) to a range list, merging what it touches.  Returns how many
+ * of its bytes the list did not hold before. */
+static uint64_t range_add(tcp_ranges *rs, uint64_t a, uint64_t b)
 {
     int i = 0, n = rs->n;
     uint64_t (*r)[2] = rs->r;
+    const uint64_t a0 = a, b0 = b;
+    uint64_t fresh = b - a;
     while (i < n && r[i][1] < a)
         i++;
     int j = i;
     while (j < n && r[j][0] <= b) {
+        uint64_t lo = MAX(a0, r[j][0]), hi = MIN(b0, r[j][1]);
+        if (hi > lo)
+            fresh -= hi - lo;
         a = MIN(a, r[j][0]);
         b = MAX(b, r[j][1]);
         j++;
@@ -281,7 +290,7 @@ static int range_add(tcp_ranges *rs, uint64_t a, uint64_t b)
     }
     r[i][0] = a;
     r[i][1] = b;
-    return i;
+    return fresh;
 }
 
 /* Drops ranges (or parts) below `below`. */
@@ -346,6 +355,24 @@ static void rtt_sample(tcp_flow *f, int64_t r)
     f->rto_ps = MIN(MAX(rto, f->cfg->min_rto_ps), f->cfg->max_rto_ps);
 }
 
+/* ssthresh after a loss (fast retransmit or timeout).  NewReno: half the
+ * data outstanding (RFC 5681, eq. 4).  DCTCP: cwnd (1 - alpha/2), as Linux
+ * (dctcp_ssthresh, the ssthresh of its congestion ops, used for ECN and
+ * loss alike) and ns-3's TcpDctcp::GetSsThresh do: halving at every loss
+ * recovery costs a DCTCP flow its rate wherever reordering (spraying)
+ * triggers spurious fast retransmits.  A timeout during fast recovery
+ * keeps the ssthresh recovery set, as Linux's tcp_enter_loss does (cwnd is
+ * inflated then, so cutting from it would raise ssthresh). */
+static double loss_ssthresh(const tcp_flow *f)
+{
+    double mss = f->cfg->mss_bytes;
+    if (f->cfg->cc == TCP_DCTCP && f->in_recovery)
+        return f->ssthresh;
+    if (f->cfg->cc == TCP_DCTCP)
+        return MAX(f->cwnd * (1 - f->alpha / 2), 2 * mss);
+    return MAX((double)(f->snd_max - f->snd_una) / 2, 2 * mss);
+}
+
 static void dctcp_on_ack(tcp_flow *f, uint64_t acked, bool ece)
 {
     f->win_acked += acked;
@@ -376,9 +403,11 @@ static void tx_recv(sink *self, pkt *p)
     bool ece = p->flags & PKT_F_ECE;
     f->rwnd = p->h.tcp.wnd_bytes;
     int64_t echo = (int64_t)p->h.tcp.ts_echo_ps;
+    uint64_t newly_sacked = 0;
     for (int i = 0; i < 2; i++)
         if (p->h.tcp.sack[i][1] > p->h.tcp.sack[i][0])
-            range_add(&f->sacked, p->seq + p->h.tcp.sack[i][0], p->seq + p->h.tcp.sack[i][1]);
+            newly_sacked += range_add(&f->sacked, p->seq + p->h.tcp.sack[i][0],
+                                      p->seq + p->h.tcp.sack[i][1]);
     pkt_free(f->pool, p);
     if (ece)
         f->ece_acks++;
@@ -413,6 +442,12 @@ static void tx_recv(sink *self, pkt *p)
                 }
                 f->cwnd = MAX(f->cwnd - (double)acked + mss, mss);
             }
+        } else if (!f->cwnd_limited) {
+            /* The window did not limit the sender (the receiver's did, or
+             * it had nothing to send): it has not been tested, so it does
+             * not grow (RFC 7661; Linux's tcp_is_cwnd_limited).  Else a
+             * sender held back by a small advertised window would grow it
+             * without bound and send a burst of it when the cap lifts. */
         } else if (f->cwnd < f->ssthresh) {
             f->cwnd += MIN((double)acked, mss);     /* slow start (RFC 5681) */
         } else {
@@ -422,10 +457,17 @@ static void tx_recv(sink *self, pkt *p)
             arm_rto(f);
         else
             sim_timer_disarm(f->s, &f->rto_timer);
-    } else if (ack == f->snd_una && f->snd_max > f->snd_una) {
+    } else if (ack == f->snd_una && f->snd_max > f->snd_una && newly_sacked) {
+        /* A duplicate ACK is one that SACKs data not SACKed before
+         * (RFC 6675, sec. 2; ns-3's TcpSocketBase and Linux, which counts
+         * SACKed segments, do the same).  The ACK of a segment that arrived
+         * twice (a spurious retransmission) is not one: counting it
+         * inflated the window in recovery by a segment for each spurious
+         * retransmission, which sent more, which a sprayed flow's
+         * reordering turned into more spurious retransmissions. */
         f->dupacks++;
         if (!f->in_recovery && f->dupacks == 3 && f->snd_una >= f->recover) {
-            f->ssthresh = MAX((double)(f->snd_max - f->snd_una) / 2, 2 * mss);
+            f->ssthresh = loss_ssthresh(f);
             f->cwnd = f->ssthresh + 3 * mss;
             f->recover = f->snd_max;
             f->in_recovery = true;
@@ -473,7 +515,7 @@ static void on_rto(sim *s, void *obj, uint64_t arg)
     }
     if (f->reroute)
         f->reroute(f->ctx, f);
-    f->ssthresh = MAX((double)(f->snd_max - f->snd_una) / 2, 2 * mss);
+    f->ssthresh = loss_ssthresh(f);
     f->cwnd = mss;
     f->in_recovery = false;
     f->dupacks = 0;

@@ -234,13 +234,18 @@ static void test_dctcp_flows_share_fairly_and_hold_queue_near_k(void **state)
 
 /* ---- loss recovery on a path that drops chosen transmissions ---------- */
 
-/* Drops the first `drop[i]` transmissions of data segment i (seq / MSS). */
+/* Drops the first `drop[i]` transmissions of data segment i (seq / MSS);
+ * CE-marks every mark_every-th data packet; delivers every data packet
+ * 1 + dup times. */
 typedef struct dropper {
     sink base;
     pkt_pool *pool;
     uint32_t mss;
     uint8_t drop[512], seen[512];
     uint32_t rx[512];       /* transmissions that got through, per segment */
+    uint32_t mark_every;    /* 0: no marks */
+    uint64_t ndata;         /* data packets seen */
+    int dup;                /* extra copies of each data packet */
 } dropper;
 
 static void dropper_recv(sink *self, pkt *p)
@@ -253,11 +258,53 @@ static void dropper_recv(sink *self, pkt *p)
     }
     if (p->kind == PKT_DATA && i < 512)
         d->rx[i]++;
+    if (p->kind == PKT_DATA && d->mark_every && d->ndata % d->mark_every == 0)
+        p->flags |= PKT_F_CE;
+    if (p->kind == PKT_DATA)
+        d->ndata++;
+    for (int k = 0; p->kind == PKT_DATA && k < d->dup; k++) {
+        pkt *c = pkt_alloc(d->pool);
+        *c = *p;
+        pkt_send_on(c);
+    }
+    pkt_send_on(p);
+}
+
+/* Sits before the sender on the ACK path and watches it: how often alpha
+ * changed between two ACKs, alpha's mean from `from` on, and the most data
+ * outstanding seen at an ACK's arrival since the last reset. */
+typedef struct spy {
+    sink base;
+    tcp_flow *f;
+    sim *s;
+    int64_t from;
+    double last_alpha;
+    uint64_t acks, alpha_changes;
+    stat_acc alpha;
+    uint64_t max_flight;
+} spy;
+
+static void spy_recv(sink *self, pkt *p)
+{
+    spy *y = (spy *)self;
+    tcp_flow *f = y->f;
+    y->acks++;
+    if (f->alpha != y->last_alpha)
+        y->alpha_changes++;
+    y->last_alpha = f->alpha;
+    if (sim_now(y->s) >= y->from)
+        stat_add(&y->alpha, f->alpha);
+    if (f->snd_nxt - f->snd_una > y->max_flight)
+        y->max_flight = f->snd_nxt - f->snd_una;
     pkt_send_on(p);
 }
 
 typedef struct lossy {
     uint32_t max_retries;   /* 0: the default */
+    enum tcp_cc cc;         /* 0: NewReno */
+    uint32_t rcv_wnd;       /* 0: the default */
+    int64_t lift_at;        /* > 0: the receiver's window becomes 64 MiB then */
+    spy y;
     int done;               /* on_done calls */
     sim *s;
     pkt_pool *pool;
@@ -275,13 +322,26 @@ static void lossy_done(void *ctx, tcp_flow *f)
     ((lossy *)ctx)->done++;
 }
 
-/* sender NIC -> wire -> dropper -> receiver; ACKs: NIC -> wire -> sender.
- * 10 Gbps, 10 us each way, NewReno, SACK; `segs` segments of data. */
-static void lossy_run(lossy *l, uint32_t init_cwnd, int segs)
+static void lift_rwnd(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    (void)arg;
+    lossy *l = obj;
+    l->cfg.rcv_wnd_bytes = 64u << 20;
+    l->y.max_flight = 0;
+}
+
+/* sender NIC -> wire -> dropper -> receiver; ACKs: NIC -> wire -> spy ->
+ * sender.  10 Gbps, 10 us each way, NewReno (or l->cc), SACK; `segs`
+ * segments of data.  Builds and starts; lossy_run() runs it. */
+static void lossy_setup(lossy *l, uint32_t init_cwnd, int segs)
 {
     l->s = sim_create();
     l->pool = pkt_pool_create();
     tcp_cfg_default(&l->cfg);
+    l->cfg.cc = l->cc;
+    if (l->rcv_wnd)
+        l->cfg.rcv_wnd_bytes = l->rcv_wnd;
     l->cfg.init_cwnd_pkts = init_cwnd;
     l->cfg.min_rto_ps = MS(1);
     if (l->max_retries)
@@ -296,15 +356,29 @@ static void lossy_run(lossy *l, uint32_t init_cwnd, int segs)
     l->d.pool = l->pool;
     l->d.mss = l->cfg.mss_bytes;
     tcp_flow_init(&l->f, l->s, l->pool, &l->cfg, 0, (uint64_t)segs * l->cfg.mss_bytes);
+    l->y.base.recv = spy_recv;
+    l->y.base.name = "spy";
+    l->y.f = &l->f;
+    l->y.s = l->s;
+    l->y.last_alpha = l->f.alpha;
+    stat_init(&l->y.alpha);
     sink *fw[] = {&l->nic.base, &l->up.base, &l->d.base, &l->f.rx};
-    sink *rv[] = {&l->rnic.base, &l->down.base, &l->f.tx};
+    sink *rv[] = {&l->rnic.base, &l->down.base, &l->y.base, &l->f.tx};
     l->fwd = route_create(fw, 4);
-    l->rev = route_create(rv, 3);
+    l->rev = route_create(rv, 4);
+    if (l->lift_at > 0)
+        sim_schedule(l->s, l->lift_at, lift_rwnd, l, 0);
     tcp_flow_set_routes(&l->f, l->fwd, l->rev);
     l->f.on_done = lossy_done;
     l->f.ctx = l;
     tcp_flow_prime_rtt(&l->f, US(45));
     tcp_flow_start(&l->f, 0);
+}
+
+/* lossy_setup(), then runs until the flow completes or gives up. */
+static void lossy_run(lossy *l, uint32_t init_cwnd, int segs)
+{
+    lossy_setup(l, init_cwnd, segs);
     sim_run(l->s, SIM_TIME_MAX);
     if (!l->f.aborted) {
         assert_int_equal(tcp_flow_delivered(&l->f), (uint64_t)segs * l->cfg.mss_bytes);
@@ -390,6 +464,82 @@ static void test_tcp_gives_up_after_max_retries(void **state)
     lossy_fini(&l);
 }
 
+/* A path that delivers every data segment four times (in order): each
+ * later copy's ACK repeats the cumulative ACK but SACKs nothing new.  It is
+ * not a duplicate ACK (RFC 6675): no fast retransmit, no window inflation,
+ * nothing resent.  Counting such ACKs made a sprayed flow's spurious
+ * retransmissions inflate its window (net/spray-permutation). */
+static void test_tcp_ack_of_a_duplicate_segment_is_not_a_dupack(void **state)
+{
+    (void)state;
+    lossy l;
+    memset(&l, 0, sizeof l);
+    l.d.dup = 3;
+    lossy_run(&l, 10, 2000);
+    if (l.f.fast_retransmits != 0 || l.f.retransmits != 0)
+        fail_msg("%llu fast retransmits, %llu retransmissions on a path that loses nothing",
+                 (unsigned long long)l.f.fast_retransmits, (unsigned long long)l.f.retransmits);
+    lossy_fini(&l);
+}
+
+/* The receiver advertises 16 KB (less than the path's 26 KB bandwidth-
+ * delay product): the sender is held by that window, not by cwnd, so cwnd
+ * must not grow past it (RFC 7661).  When the window lifts to 64 MiB at
+ * 3 ms, the sender goes on from the cwnd it has (slow start: at most
+ * doubling per round trip), instead of sending a burst of a cwnd grown
+ * without bound meanwhile; cwnd then grows past the old cap. */
+static void test_tcp_receive_window_limited_sender_keeps_cwnd_bounded(void **state)
+{
+    (void)state;
+    lossy l;
+    memset(&l, 0, sizeof l);
+    l.rcv_wnd = 16000;
+    l.lift_at = MS(3);
+    lossy_setup(&l, 10, 6000);
+    const double mss = l.cfg.mss_bytes;
+    sim_run(l.s, MS(3) - 1);
+    double cwnd0 = l.f.cwnd;
+    if (cwnd0 > 16000 + 2 * mss || l.y.max_flight > 16000)
+        fail_msg("held by a 16 KB window: cwnd %.0f bytes, %llu outstanding", cwnd0,
+                 (unsigned long long)l.y.max_flight);
+    sim_run(l.s, MS(3) + US(21));   /* one round trip after the lift */
+    if ((double)l.y.max_flight > 2 * cwnd0 + 2 * mss)
+        fail_msg("window lifted with cwnd %.0f: %llu bytes outstanding within a round trip",
+                 cwnd0, (unsigned long long)l.y.max_flight);
+    sim_run(l.s, SIM_TIME_MAX);
+    assert_int_equal(tcp_flow_delivered(&l.f), 6000 * mss);
+    assert_true(l.f.cwnd > 4 * cwnd0);                /* and grew from there */
+    lossy_fini(&l);
+}
+
+/* DCTCP's alpha on a path that CE-marks every mark_every-th data packet
+ * (fraction F = 1/mark_every): alpha <- (1 - g) alpha + g F' once per
+ * window of data, F' the window's marked fraction, so alpha converges to F
+ * and changes once per window, not at every ACK. */
+static void alpha_on_fixed_fraction(uint32_t mark_every)
+{
+    lossy l;
+    memset(&l, 0, sizeof l);
+    l.cc = TCP_DCTCP;
+    l.d.mark_every = mark_every;
+    l.y.from = MS(5);               /* (15/16)^n: converged long before */
+    lossy_run(&l, 10, 20000);
+    double F = 1.0 / mark_every;
+    if (fabs(l.y.alpha.mean - F) > 0.02 || l.y.alpha_changes * 2 > l.y.acks)
+        fail_msg("F = %.3f: alpha averages %.4f (min %.4f, max %.4f); it changed at %llu of "
+                 "%llu ACKs", F, l.y.alpha.mean, l.y.alpha.min, l.y.alpha.max,
+                 (unsigned long long)l.y.alpha_changes, (unsigned long long)l.y.acks);
+    lossy_fini(&l);
+}
+
+static void test_dctcp_alpha_converges_to_marked_fraction_once_per_window(void **state)
+{
+    (void)state;
+    alpha_on_fixed_fraction(4);
+    alpha_on_fixed_fraction(2);
+    alpha_on_fixed_fraction(10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +550,9 @@ int main(void)
         cmocka_unit_test(test_tcp_lost_retransmission_found_after_many_retransmissions),
         cmocka_unit_test(test_tcp_timeout_resends_only_what_was_not_sacked),
         cmocka_unit_test(test_tcp_gives_up_after_max_retries),
+        cmocka_unit_test(test_tcp_ack_of_a_duplicate_segment_is_not_a_dupack),
+        cmocka_unit_test(test_tcp_receive_window_limited_sender_keeps_cwnd_bounded),
+        cmocka_unit_test(test_dctcp_alpha_converges_to_marked_fraction_once_per_window),
     };
     return cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 }

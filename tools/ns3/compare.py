@@ -8,6 +8,8 @@ OUTDIR holds one directory per load, load-<L>/, each with:
   ns3-flows.csv, ns3-summary.txt        tools/ns3/leafspine.cc's outputs
   wall.txt                              "aisim_wall_s X" / "ns3_wall_s Y"
                                         (whole-process wall clock)
+and spray/ with the same files for net/spray-permutation (long flows:
+compared by throughput per flow, delivered bytes over the run's length).
 Prints the tables (Markdown) and writes them to OUTDIR/results.md.
 Slowdown is FCT / ideal FCT, with the ideal (empty-network) FCT of aisim's
 flows.csv for both simulators.  Quantiles interpolate linearly between
@@ -145,6 +147,31 @@ def analyse(d):
     return res
 
 
+def spray_table(d):
+    """Rows for the spraying run: per-flow throughput and the counters."""
+    asum = json.load(open(os.path.join(d, "aisim", "summary.json")))
+    nsum = read_kv(os.path.join(d, "ns3-summary.txt"))
+    wall = read_kv(os.path.join(d, "wall.txt"))
+
+    def gbps(path, secs):
+        return [int(r["delivered_bytes"]) * 8 / secs / 1e9 for r in read_csv(path).values()]
+    ga = gbps(os.path.join(d, "aisim", "flows.csv"), asum["sim_time_s"])
+    gn = gbps(os.path.join(d, "ns3-flows.csv"), nsum["sim_end_s"])
+    r = asum["results"]
+    mean = lambda v: sum(v) / len(v)
+    L = ["\n### DCTCP over random spraying: net/spray-permutation (aisim | ns-3)\n",
+         "| run ms | flows | Gbps per flow mean | min | max | drops | retransmits "
+         "| timeouts | ECN marks | ns-3 fast recoveries | wall s |",
+         "|---" * 11 + "|",
+         f"| {fnum(asum['sim_time_s'] * 1e3)} | {len(ga)} | {vs(mean(ga), mean(gn))} | "
+         f"{vs(min(ga), min(gn))} | {vs(max(ga), max(gn))} | "
+         f"{vs(r['drops'], nsum.get('drops'))} | {vs(r['retransmits'], nsum.get('retransmits'))} | "
+         f"{vs(r['timeouts'], nsum.get('timeouts'))} | {vs(r['ecn_marks'], nsum.get('ecn_marks'))} | "
+         f"{fnum(nsum.get('fast_recoveries'))} | "
+         f"{vs(wall.get('aisim_wall_s'), wall.get('ns3_wall_s'))} |"]
+    return L
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -154,9 +181,16 @@ def main():
         d = os.path.join(top, e)
         if e.startswith("load-") and os.path.exists(os.path.join(d, "ns3-flows.csv")):
             runs.append((e[5:], analyse(d)))
-    if not runs:
-        sys.exit(f"compare: no load-*/ with results under {top}")
+    spray = os.path.join(top, "spray")
+    has_spray = os.path.exists(os.path.join(spray, "ns3-flows.csv"))
+    if not runs and not has_spray:
+        sys.exit(f"compare: no load-*/ or spray/ with results under {top}")
     L = []
+    if has_spray:
+        L += spray_table(spray)
+    if not runs:
+        runs_done(top, L)
+        return
     L.append("### Speed (wall clock, same machine, same run)\n")
     L.append("| load | flows | aisim wall s | ns-3 wall s | ratio ns-3/aisim "
              "| aisim run s | ns-3 Run() s | run ratio | aisim events | ns-3 events |")
@@ -226,6 +260,10 @@ def main():
                          f"{fnum(s.get('timeouts_from_recovery'))} | "
                          f"{fnum(s.get('timeouts_from_loss'))} | "
                          f"{fnum(s.get('timeouts_resending_a_retransmission'))} |")
+    runs_done(top, L)
+
+
+def runs_done(top, L):
     text = "\n".join(L) + "\n"
     sys.stdout.write(text)
     with open(os.path.join(top, "results.md"), "w") as f:

@@ -12,13 +12,18 @@
  * Routing: LeafSpineRouting, per-flow ECMP (a symmetric hash of the
  * 5-tuple picks the spine at the leaf, so ACKs retrace the data's path as
  * in aisim), because ns-3.37's global routing only offers per-packet
- * random ECMP.
+ * random ECMP; --routing=spray_random picks a spine uniformly at random
+ * for every packet at the source leaf instead (aisim's spray_random; ACKs
+ * are sprayed too, where aisim sends each ACK back along its data
+ * packet's path: the same distribution of paths).
  * Transport: ns3::TcpDctcp (with aisim's 1-MSS floor on the window cut,
  * see TcpDctcpFloor), MSS 1460, no timestamps (40 B headers as aisim),
  * IW 10, SACK, min RTO 1 ms, an ACK per segment, 64 MiB buffers.
  * --cc=newreno: ns3::TcpNewReno without ECN instead (the ports are then
  * pure drop-tail), everything else the same: loss recovery is exercised.
- * Workload: one BulkSendApplication / PacketSink pair per flow of the CSV.
+ * Workload: one BulkSendApplication / PacketSink pair per flow of the CSV;
+ * a flow with no size is long-lived (MaxBytes 0) and the run then ends at
+ * --stop (aisim's `stop`), its delivered bytes in the output.
  *
  * Build: g++ -O2 -std=c++17 leafspine.cc $(pkg-config --cflags --libs
  *        ns3-core ns3-network ns3-internet ns3-point-to-point
@@ -189,6 +194,8 @@ struct Fabric
 };
 
 static Fabric g_fab;
+static bool g_spray = false;                 /* --routing=spray_random */
+static Ptr<UniformRandomVariable> g_sprayRng;
 
 static inline uint64_t
 fmix64(uint64_t k)
@@ -283,6 +290,9 @@ class LeafSpineRouting : public Ipv4RoutingProtocol
             return (int32_t)g_fab.spineToLeafIf[m_index][leaf];
         if (leaf == m_index)
             return (int32_t)g_fab.leafToHostIf[m_index][host % g_fab.hpl];
+        if (g_spray)
+            return (int32_t)g_fab.leafToSpineIf[m_index][g_sprayRng->GetInteger(
+                0, (uint32_t)g_fab.spines - 1)];
         /* ECMP across the spines: a hash of the 5-tuple.  The hash is
          * symmetric and its seed is the same at every leaf, so a flow's
          * ACKs take the spine its data takes: aisim sends ACKs along the
@@ -358,7 +368,7 @@ SinkRx(size_t i, Ptr<const Packet> p, const Address&)
 {
     Flow& f = g_flows[i];
     f.rx += p->GetSize();
-    if (f.finish < 0 && f.rx >= f.size) {
+    if (f.finish < 0 && f.size > 0 && f.rx >= f.size) {
         f.finish = Simulator::Now().GetSeconds();
         if (++g_done == g_flows.size())
             Simulator::Stop();
@@ -545,7 +555,7 @@ ReadFlows(const std::string& path, int nhosts)
         f.id = std::stol(v[cid]);
         f.src = HostIndex(v[csrc]);
         f.dst = HostIndex(v[cdst]);
-        f.size = std::stoull(v[csz]);
+        f.size = v[csz].empty() ? 0 : std::stoull(v[csz]); /* 0: long-lived */
         f.start = std::stod(v[cst]);
         NS_ABORT_MSG_IF(f.src < 0 || f.src >= nhosts || f.dst < 0 || f.dst >= nhosts ||
                             f.src == f.dst,
@@ -566,7 +576,8 @@ main(int argc, char* argv[])
     bool pppComp = true, handshakeComp = true;
     std::string connect = "auto";
     uint32_t segSize = 1460, iw = 10;
-    double maxTime = 60;
+    double maxTime = 60, stopTime = 0;
+    std::string routing = "ecmp";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "aisim flows.csv to replay", flowsPath);
@@ -600,6 +611,10 @@ main(int argc, char* argv[])
     cmd.AddValue("scheduler", "map | heap | calendar | list", scheduler);
     cmd.AddValue("traceFlow", "print this flow's segments, ACKs, cwnd, RTO on stderr", g_traceFlow);
     cmd.AddValue("maxTime", "safety stop, simulated seconds", maxTime);
+    cmd.AddValue("stop", "end of the run, simulated seconds (aisim's stop; needed with "
+                         "long-lived flows); 0: when every flow has completed", stopTime);
+    cmd.AddValue("routing", "ecmp (per-flow hash) | spray_random (a random spine per packet)",
+                 routing);
     cmd.Parse(argc, argv);
     NS_ABORT_MSG_IF(flowsPath.empty(), "--flows=FILE is required");
 
@@ -652,6 +667,10 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(0.0625));
     Config::SetDefault("ns3::TcpDctcp::DctcpAlphaOnInit", DoubleValue(1.0));
 
+    NS_ABORT_MSG_IF(routing != "ecmp" && routing != "spray_random",
+                    "--routing: ecmp or spray_random");
+    g_spray = routing == "spray_random";
+    g_sprayRng = CreateObject<UniformRandomVariable>();
     const int nh = leaves * hpl;
     ReadFlows(flowsPath, nh);
 
@@ -770,7 +789,7 @@ main(int argc, char* argv[])
          * leaves before the SYN-ACK, a round trip later */
         Simulator::Schedule(Seconds(f.appStart) + NanoSeconds(1), &HookSocket, i);
     }
-    Simulator::Stop(Seconds(lastStart + maxTime));
+    Simulator::Stop(Seconds(stopTime > 0 ? stopTime : lastStart + maxTime));
 
     auto t1 = std::chrono::steady_clock::now();
     Simulator::Run();
@@ -824,6 +843,7 @@ main(int argc, char* argv[])
         << "cc " << cc << "\n"
         << "scheduler " << scheduler << "\n"
         << "dctcp " << dctcp << "\n"
+        << "routing " << routing << "\n"
         << "connect " << connect << "\n";
     fputs(sum.str().c_str(), stdout);
     if (!summaryPath.empty()) {
