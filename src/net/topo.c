@@ -42,7 +42,7 @@
 #include "aisim/rng.h"
 #include "aisim/units.h"
 
-#define DIST_INF UINT16_MAX
+#define DIST_INF UINT32_MAX
 #define ARENA_BLOCK_BYTES ((size_t)64 * 1024)
 
 typedef struct host_rx {
@@ -132,7 +132,7 @@ struct topo {
     tab names;                  /* name -> node id + 1 */
     bool finished;
     uint32_t epoch;             /* bumped at every routing change */
-    uint16_t **dist;            /* per BFS root node: hops of each node */
+    uint32_t **dist;            /* per BFS root node: hops of each node */
     uint32_t *dist_epoch;       /* epoch each row was computed in */
     int32_t *bfs;               /* BFS queue, nnodes */
     int32_t *hops;              /* path being built: link * 2 + dir */
@@ -427,7 +427,8 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
     assert(!t->finished);
     if (a < 0 || b < 0 || (size_t)a >= t->nnodes || (size_t)b >= t->nnodes || a == b)
         return AISIM_EINVAL;
-    if (cfg->rate_bps <= 0 || cfg->delay_ps < 0 || cfg->port.buffer_bytes <= 0)
+    if (cfg->rate_bps <= 0 || cfg->delay_ps < 0 || cfg->port.buffer_bytes <= 0 ||
+        t->nlinks >= TOPO_MAX_LINKS)
         return AISIM_ERANGE;
     if (t->nlinks == t->caplinks) {
         t->caplinks = t->caplinks ? 2 * t->caplinks : 64;
@@ -638,6 +639,12 @@ bool topo_link_is_up(const topo *t, int link)
     return t->link[link]->up;
 }
 
+bool topo_link_is_intra_host(const topo *t, int link)
+{
+    assert(link >= 0 && (size_t)link < t->nlinks);
+    return t->link[link]->cfg.intra_host;
+}
+
 uint64_t topo_link_wire_losses(const topo *t, int link)
 {
     assert(link >= 0 && (size_t)link < t->nlinks);
@@ -716,13 +723,13 @@ void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_h
 
 /* Hops from every node to node root over links routing sees up, not
  * through hosts other than root; DIST_INF if unreachable. */
-static const uint16_t *dist_row(topo *t, int32_t root)
+static const uint32_t *dist_row(topo *t, int32_t root)
 {
     if (t->dist_epoch[root] == t->epoch)
         return t->dist[root];
     if (!t->dist[root])
         t->dist[root] = xmalloc(t->nnodes * sizeof **t->dist);
-    uint16_t *d = t->dist[root];
+    uint32_t *d = t->dist[root];
     for (size_t i = 0; i < t->nnodes; i++)
         d[i] = DIST_INF;
     size_t qh = 0, qt = 0;
@@ -736,7 +743,7 @@ static const uint16_t *dist_row(topo *t, int32_t root)
         for (uint32_t i = 0; i < n->nadj; i++) {
             int32_t v = n->adj[i].other;
             if (t->link[n->adj[i].link]->route_up && d[v] == DIST_INF) {
-                d[v] = (uint16_t)(d[u] + 1);
+                d[v] = d[u] + 1;
                 t->bfs[qt++] = v;
             }
         }
@@ -747,7 +754,7 @@ static const uint16_t *dist_row(topo *t, int32_t root)
 
 /* Distances to one destination host: a row, shared with its switch. */
 typedef struct dview {
-    const uint16_t *row;        /* NULL: the destination is cut off */
+    const uint32_t *row;        /* NULL: the destination is cut off */
     int32_t dst;                /* destination node */
     uint32_t off;               /* added to row values: 1 if rooted at dst's switch */
 } dview;

@@ -15,6 +15,7 @@
  * the checks schemas cannot express (unknown or duplicate node names, an
  * odd k, a disconnected custom graph) produce messages in the same form.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,80 @@ int topo_build_fat_tree(topo *t, int k, const link_cfg *link, err *e)
     return topo_finish(t, e);
 }
 
+static int add_named_node(topo *t, enum node_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int add_named_node(topo *t, enum node_kind kind, const char *fmt, ...)
+{
+    char name[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    int id = topo_add_node(t, name, kind);
+    assert(id >= 0);
+    return id;
+}
+
+int topo_build_rail(topo *t, const topo_rail_cfg *c, err *e)
+{
+    assert(topo_nodes(t) == 0);
+    const char *kind = c->planes == 1 ? "rail_optimised" : "dual_plane";
+    if (c->servers < 1 || c->gpus < 1 || c->servers_per_tor < 1 || c->aggs < 1 ||
+        c->planes < 1)
+        return ERR(e, AISIM_EINVAL, "%s: expected at least one server, GPU per server, server "
+                   "per ToR, aggregation switch and plane, found %d, %d, %d, %d and %d", kind,
+                   c->servers, c->gpus, c->servers_per_tor, c->aggs, c->planes);
+    int64_t hosts = (int64_t)c->servers * c->gpus;
+    int64_t segs = ((int64_t)c->servers + c->servers_per_tor - 1) / c->servers_per_tor;
+    int64_t tors = segs * c->gpus;          /* per plane */
+    int64_t nvs = c->gpus > 1 ? c->servers : 0;
+    int rc = check_size(hosts + nvs + (tors + c->aggs) * c->planes, kind, e);
+    if (!rc)
+        rc = check_link(&c->nic, "nic_link", e);
+    if (!rc)
+        rc = check_link(&c->fabric, "fabric_link", e);
+    if (!rc && nvs)
+        rc = check_link(&c->nvlink, "nvlink", e);
+    if (rc)
+        return rc;
+    for (int i = 0; i < c->servers; i++)
+        for (int j = 0; j < c->gpus; j++)
+            add_named_node(t, NODE_HOST, "s%d.g%d", i, j);
+    int nvs0 = (int)hosts;
+    for (int i = 0; i < nvs; i++)
+        add_named_node(t, NODE_SWITCH, "s%d.nvs", i);
+    int tor0 = nvs0 + (int)nvs, agg0 = tor0 + (int)(tors * c->planes);
+    char pl[16] = "";
+    for (int p = 0; p < c->planes; p++) {
+        if (c->planes > 1)
+            snprintf(pl, sizeof pl, "p%d.", p);
+        for (int s = 0; s < segs; s++)
+            for (int r = 0; r < c->gpus; r++)
+                add_named_node(t, NODE_SWITCH, "%stor%d.r%d", pl, s, r);
+    }
+    for (int p = 0; p < c->planes; p++) {
+        if (c->planes > 1)
+            snprintf(pl, sizeof pl, "p%d.", p);
+        for (int a = 0; a < c->aggs; a++)
+            add_named_node(t, NODE_SWITCH, "%sagg%d", pl, a);
+    }
+    for (int h = 0; h < hosts; h++) {
+        int seg = h / c->gpus / c->servers_per_tor, rail = h % c->gpus;
+        for (int p = 0; p < c->planes; p++)
+            link_or_die(t, h, tor0 + (int)(p * tors) + seg * c->gpus + rail, &c->nic);
+    }
+    link_cfg nvl = c->nvlink;
+    nvl.intra_host = true;
+    for (int h = 0; nvs && h < hosts; h++)
+        link_or_die(t, h, nvs0 + h / c->gpus, &nvl);
+    for (int p = 0; p < c->planes; p++)
+        for (int k = 0; k < tors; k++)
+            for (int a = 0; a < c->aggs; a++)
+                link_or_die(t, tor0 + (int)(p * tors) + k, agg0 + p * c->aggs + a, &c->fabric);
+    return topo_finish(t, e);
+}
+
 /* ---- scenario ----------------------------------------------------------- */
 
 /* A link's settings as the scenario gives them. */
@@ -228,6 +303,7 @@ typedef struct link_item {
 } link_item;
 
 static const cfg_key link_keys[] = {LINK_KEYS(link_item, l, 1), {0}};
+static const cfg_key link_over_keys[] = {LINK_KEYS(link_item, l, 0), {0}};
 
 /* An entry of a custom topology's `links` list. */
 typedef struct custom_link {
@@ -242,14 +318,17 @@ typedef struct custom_link {
 static const cfg_key custom_link_full_keys[] = {CUSTOM_ENDS, LINK_KEYS(custom_link, l, 1), {0}};
 static const cfg_key custom_link_over_keys[] = {CUSTOM_ENDS, LINK_KEYS(custom_link, l, 0), {0}};
 
-enum { K_DUMBBELL, K_STAR, K_LEAF_SPINE, K_FAT_TREE, K_CUSTOM };
-static const char *const kinds[] = {"dumbbell", "star", "leaf_spine", "fat_tree", "custom", NULL};
+enum { K_DUMBBELL, K_STAR, K_LEAF_SPINE, K_FAT_TREE, K_RAIL, K_DUAL, K_CUSTOM };
+static const char *const kinds[] = {"dumbbell", "star", "leaf_spine", "fat_tree",
+                                    "rail_optimised", "dual_plane", "custom", NULL};
+#define KIND_LIST "dumbbell, star, leaf_spine, fat_tree, rail_optimised, dual_plane, custom"
 
 typedef struct topo_raw {
     int kind;
     int64_t left, right, hosts, leaves, spines, hosts_per_leaf, k;
+    int64_t servers, gpus, rails, servers_per_tor, aggs;
     double oversub;
-    cfg_node *link, *bottleneck, *host_link, *fabric_link;
+    cfg_node *link, *bottleneck, *host_link, *fabric_link, *nic_link, *nvlink;
     cfg_node *host_list, *switch_list, *links;
     cfg_node *shared;
     int nic_sched;
@@ -277,7 +356,7 @@ static const cfg_key shared_keys[] = {
 
 #define KIND_KEY                                                                             \
     {.name = "kind", .type = CFG_ENUM, .off = offsetof(topo_raw, kind), .choices = kinds,    \
-     .help = "dumbbell | star | leaf_spine | fat_tree | custom"}
+     .help = "dumbbell | star | leaf_spine | fat_tree | rail_optimised | dual_plane | custom"}
 #define COUNT_KEY(N, F, LO, H)                                                               \
     {.name = N, .type = CFG_INT, .off = offsetof(topo_raw, F), .flags = CFG_MIN | CFG_MAX,   \
      .min = LO, .max = 100000, .help = H}
@@ -322,11 +401,33 @@ static const cfg_key leaf_spine_keys[] = {
 static const cfg_key fat_tree_keys[] = {
     KIND_KEY,
     {.name = "k", .type = CFG_INT, .off = offsetof(topo_raw, k), .flags = CFG_MIN | CFG_MAX,
-     .min = 2, .max = 62, .help = "switch radix (even; 62 is the largest within 65534 nodes)"},
+     .min = 2, .max = 128, .help = "switch radix (even; k^3/4 hosts)"},
     NODE_KEY("link", link, 0, "every link"),
     SHARED_KEY,
     {0},
 };
+#define RAIL_KEYS(PLANES)                                                                    \
+    KIND_KEY,                                                                                \
+    COUNT_KEY("servers", servers, 1, "GPU servers"),                                         \
+    COUNT_KEY("gpus_per_server", gpus, 1, "GPUs per server, each with its own NIC (rail)"),  \
+    {.name = "rails", .type = CFG_INT, .off = offsetof(topo_raw, rails),                      \
+     .flags = CFG_OPTIONAL | CFG_MIN | CFG_MAX, .min = 1, .max = 100000,                     \
+     .help = "rails: must equal the NICs per server (gpus_per_server)"},                     \
+    COUNT_KEY("servers_per_tor", servers_per_tor, 1,                                         \
+              "servers whose rail-r NICs share a ToR of rail r (a segment)"),                \
+    COUNT_KEY("aggs", aggs, 1, PLANES ? "aggregation switches per plane, each linked to "    \
+              "every ToR of its plane" : "aggregation switches, each linked to every ToR"),  \
+    NODE_KEY("nic_link", nic_link, 0, PLANES ? "each NIC port - ToR link" : "NIC - ToR links"), \
+    NODE_KEY("fabric_link", fabric_link, CFG_OPTIONAL, "ToR - agg links (default: nic_link)"), \
+    {.name = "oversubscription", .type = CFG_FLOAT, .off = offsetof(topo_raw, oversub),       \
+     .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0,                                         \
+     .help = "sets the fabric rate to servers_per_tor*NIC rate/(aggs*this)"},               \
+    NODE_KEY("nvlink", nvlink, CFG_OPTIONAL,                                                 \
+             "GPU - NVSwitch links (default: rate 3600Gbps, delay 25ns)"),                   \
+    SHARED_KEY,                                                                              \
+    {0}
+static const cfg_key rail_keys[] = {RAIL_KEYS(0)};
+static const cfg_key dual_keys[] = {RAIL_KEYS(1)};
 static const cfg_key custom_keys[] = {
     KIND_KEY,
     NODE_KEY("hosts", host_list, 0, "host names"),
@@ -337,7 +438,7 @@ static const cfg_key custom_keys[] = {
     {0},
 };
 static const cfg_key *const kind_keys[] = {dumbbell_keys, star_keys, leaf_spine_keys,
-                                           fat_tree_keys, custom_keys};
+                                           fat_tree_keys, rail_keys, dual_keys, custom_keys};
 
 static void raw_to_link(const link_raw *r, link_cfg *c)
 {
@@ -505,6 +606,78 @@ static int build_custom(topo *t, cfg_node *n, const char *path, topo_raw *r, err
 
 static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err *e);
 
+/* The default NVLink-class link (docs/network.md): 450 GB/s per direction
+ * per GPU (H100 SXM: NVLink 4, 900 GB/s bidirectional), 25 ns (SimAI's
+ * default nvlink_latency). */
+static const link_raw nvlink_default = {
+    .rate_bps = INT64_C(3600000000000), .delay_ps = 25000, .buffer_bytes = 1 << 20,
+    .red_max_p = 0.1, .red_weight = 0.002, .priorities = 1,
+};
+
+/* The fabric rate oversubscription o gives: down / (up links x o). */
+static int oversub_rate(cfg_node *n, const char *path, double down_bps, double ups, double o,
+                        int64_t *rate, err *e)
+{
+    char p[256];
+    *rate = (int64_t)(down_bps / (ups * o) + 0.5);
+    if (*rate < 1) {
+        cfg_path(p, sizeof p, path, "oversubscription");
+        return cfg_err(e, AISIM_ERANGE, cfg_get(n, "oversubscription"), p,
+                       "makes the fabric rate 0 bps");
+    }
+    return 0;
+}
+
+static int build_rail(topo *t, cfg_node *n, const char *path, topo_raw *r, err *e)
+{
+    char p[256];
+    if (r->rails && r->rails != r->gpus) {
+        cfg_path(p, sizeof p, path, "rails");
+        return cfg_err(e, AISIM_EINVAL, cfg_get(n, "rails"), p,
+                       "expected %lld (one rail per NIC, one NIC per GPU: gpus_per_server), "
+                       "found %lld", (long long)r->gpus, (long long)r->rails);
+    }
+    if (r->fabric_link && r->oversub > 0) {
+        cfg_path(p, sizeof p, path, "oversubscription");
+        return cfg_err(e, AISIM_EINVAL, cfg_get(n, "oversubscription"), p,
+                       "give either fabric_link or oversubscription, not both");
+    }
+    link_raw nic, fab, nvl = nvlink_default;
+    int rc = bind_link(r->nic_link, path, "nic_link", &nic, e);
+    if (rc)
+        return rc;
+    fab = nic;
+    if (r->fabric_link && (rc = bind_link(r->fabric_link, path, "fabric_link", &fab, e)))
+        return rc;
+    if (r->oversub > 0 &&
+        (rc = oversub_rate(n, path, (double)r->servers_per_tor * (double)nic.rate_bps,
+                           (double)r->aggs, r->oversub, &fab.rate_bps, e)))
+        return rc;
+    if (r->nvlink) {
+        cfg_path(p, sizeof p, path, "nvlink");
+        link_item it = {nvlink_default};
+        if ((rc = cfg_bind(r->nvlink, p, link_over_keys, &it, e)) ||
+            (rc = check_red(&it.l, r->nvlink, p, e)))
+            return rc;
+        nvl = it.l;
+    }
+    topo_rail_cfg c = {
+        .servers = (int)r->servers, .gpus = (int)r->gpus,
+        .servers_per_tor = (int)r->servers_per_tor, .aggs = (int)r->aggs,
+        .planes = r->kind == K_DUAL ? 2 : 1,
+    };
+    raw_to_link(&nic, &c.nic);
+    raw_to_link(&fab, &c.fabric);
+    raw_to_link(&nvl, &c.nvlink);
+    rc = topo_build_rail(t, &c, e);
+    if (rc) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return cfg_err(e, rc, n, path, "%s", msg);
+    }
+    return 0;
+}
+
 /* topology.shared_buffer, once the switches exist. */
 static int apply_shared(topo *t, cfg_node *sn, const char *path, err *e)
 {
@@ -534,7 +707,8 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
     char buf[64], p[256];
     if (!n)
         return ERR(e, AISIM_EINVAL, "%s: missing required key (expected a map with kind: "
-                   "dumbbell, star, leaf_spine, fat_tree or custom)", path);
+                   "dumbbell, star, leaf_spine, fat_tree, rail_optimised, dual_plane or custom)",
+                   path);
     if (cfg_kind(n) != CFG_MAP)
         return cfg_err(e, AISIM_EINVAL, n, path, "expected a map, found %s",
                        cfg_describe(n, buf, sizeof buf));
@@ -542,8 +716,8 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
     cfg_node *kn = cfg_get(n, "kind");
     cfg_path(p, sizeof p, path, "kind");
     if (!kn)
-        return cfg_err(e, AISIM_EINVAL, n, p, "missing required key (expected one of: dumbbell, "
-                       "star, leaf_spine, fat_tree, custom)");
+        return cfg_err(e, AISIM_EINVAL, n, p, "missing required key (expected one of: "
+                       KIND_LIST ")");
     static const cfg_key kind_only = KIND_KEY;
     int rc = cfg_value(kn, p, &kind_only, &r.kind, e);
     if (rc)
@@ -610,6 +784,9 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
         raw_to_link(&a, &la);
         rc = topo_build_fat_tree(t, (int)r.k, &la, e);
         break;
+    case K_RAIL:
+    case K_DUAL:
+        return build_rail(t, n, path, &r, e);
     default:
         return build_custom(t, n, path, &r, e);
     }
