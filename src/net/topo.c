@@ -77,6 +77,7 @@ typedef struct tnode {
     host_rx rx;                 /* hosts: the receive sink */
     node_fwd fwd;               /* the forwarder (switches, and hosts as senders) */
     shbuf *sb;                  /* switches: shared buffer pool, or NULL */
+    bool has_intra;             /* hosts: has an intra-host (NVLink) link */
 } tnode;
 
 typedef struct tlink {
@@ -456,6 +457,8 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
     }
     adj_push(t->node[a], id, 0, b);
     adj_push(t->node[b], id, 1, a);
+    if (cfg->intra_host)
+        t->node[a]->has_intra = t->node[b]->has_intra = true;
     return id;
 }
 
@@ -782,13 +785,30 @@ static uint32_t dv(const dview *v, int32_t node)
     return v->row[node] + v->off;
 }
 
-/* Is adjacency a of node u a next hop toward the destination? */
-static bool is_next_hop(const topo *t, const dview *d, int32_t u, const tadj *a)
+/* Is adjacency a of node u on a shortest path toward the destination? */
+static bool on_shortest(const topo *t, const dview *d, int32_t u, const tadj *a)
 {
     int32_t v = a->other;
     uint32_t dvv = dv(d, v);
     return t->link[a->link]->route_up && dvv != DV_INF && dvv + 1 == dv(d, u) &&
            (v == d->dst || t->node[v]->kind == NODE_SWITCH);
+}
+
+/* Is adjacency a of node u a next hop toward the destination?  A shortest
+ * one, except that a host with an intra-host (NVLink) next hop takes only
+ * those: GPUs of a server talk over NVLink even where a ToR they share is
+ * as few hops away. */
+static bool is_next_hop(const topo *t, const dview *d, int32_t u, const tadj *a)
+{
+    if (!on_shortest(t, d, u, a))
+        return false;
+    const tnode *n = t->node[u];
+    if (!n->has_intra || t->link[a->link]->cfg.intra_host)
+        return true;
+    for (uint32_t i = 0; i < n->nadj; i++)
+        if (t->link[n->adj[i].link]->cfg.intra_host && on_shortest(t, d, u, &n->adj[i]))
+            return false;
+    return true;
 }
 
 /* Forwarding by entropy (pkt.h): at node u, the next hops toward

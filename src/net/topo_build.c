@@ -308,12 +308,16 @@ static const cfg_key link_over_keys[] = {LINK_KEYS(link_item, l, 0), {0}};
 /* An entry of a custom topology's `links` list. */
 typedef struct custom_link {
     const char *a, *b;
+    int64_t nic;
     link_raw l;
 } custom_link;
 
 #define CUSTOM_ENDS                                                                          \
     {.name = "a", .type = CFG_STR, .off = offsetof(custom_link, a), .help = "one end"},      \
-    {.name = "b", .type = CFG_STR, .off = offsetof(custom_link, b), .help = "other end"}
+    {.name = "b", .type = CFG_STR, .off = offsetof(custom_link, b), .help = "other end"},    \
+    {.name = "nic", .type = CFG_INT, .off = offsetof(custom_link, nic),                      \
+     .flags = CFG_OPTIONAL | CFG_MIN, .min = 0,                                              \
+     .help = "a is a server: the link is a port of its NIC (and GPU) nic"}
 
 static const cfg_key custom_link_full_keys[] = {CUSTOM_ENDS, LINK_KEYS(custom_link, l, 1), {0}};
 static const cfg_key custom_link_over_keys[] = {CUSTOM_ENDS, LINK_KEYS(custom_link, l, 0), {0}};
@@ -430,10 +434,12 @@ static const cfg_key rail_keys[] = {RAIL_KEYS(0)};
 static const cfg_key dual_keys[] = {RAIL_KEYS(1)};
 static const cfg_key custom_keys[] = {
     KIND_KEY,
-    NODE_KEY("hosts", host_list, 0, "host names"),
+    NODE_KEY("hosts", host_list, 0, "host names, or servers {name, gpus, nics, ports_per_nic}"),
     NODE_KEY("switches", switch_list, CFG_OPTIONAL, "switch names"),
     NODE_KEY("link", link, CFG_OPTIONAL, "default settings of every link"),
-    NODE_KEY("links", links, 0, "links: {a: NAME, b: NAME, ...overrides}"),
+    NODE_KEY("links", links, 0, "links: {a: NAME, b: NAME, nic: N, ...overrides}"),
+    NODE_KEY("nvlink", nvlink, CFG_OPTIONAL,
+             "servers' GPU - NVSwitch links (default: rate 3600Gbps, delay 25ns)"),
     SHARED_KEY,
     {0},
 };
@@ -508,8 +514,118 @@ static bool name_ok(const char *s)
     return true;
 }
 
-static int add_named(topo *t, cfg_node *list, const char *path, const char *key,
-                     enum node_kind kind, cfg_node ***where, size_t *nwhere, err *e)
+/* A server of a custom topology ({name, gpus, nics, ports_per_nic}): GPU
+ * endpoints "name.g{j}", each with NIC j, and (gpus > 1) an NVSwitch
+ * "name.nvs" joined to them by NVLinks. */
+typedef struct server_raw {
+    const char *name;
+    int64_t gpus, nics, ports;
+} server_raw;
+
+static const cfg_key server_keys[] = {
+    {.name = "name", .type = CFG_STR, .off = offsetof(server_raw, name), .help = "server name"},
+    {.name = "gpus", .type = CFG_INT, .off = offsetof(server_raw, gpus),
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 4096,
+     .help = "GPU endpoints name.g0 .., GPU j with NIC j"},
+    {.name = "nics", .type = CFG_INT, .off = offsetof(server_raw, nics),
+     .flags = CFG_OPTIONAL | CFG_MIN | CFG_MAX, .min = 1, .max = 4096,
+     .help = "NICs (rails): one per GPU, so equal to gpus"},
+    {.name = "ports_per_nic", .type = CFG_INT, .off = offsetof(server_raw, ports),
+     .flags = CFG_OPTIONAL | CFG_MIN | CFG_MAX, .min = 1, .max = 64,
+     .help = "links each NIC may have (default: any number)"},
+    {0},
+};
+
+typedef struct csrv {
+    const char *name;           /* in the cfg document */
+    cfg_node *at;               /* its entry in hosts */
+    int first, gpus, ports;     /* node id of name.g0; ports 0: any */
+    int nvs;                    /* node id of name.nvs, or -1 */
+    int *used;                  /* links per NIC */
+} csrv;
+
+typedef struct cbuild {         /* what build_custom tracks */
+    cfg_node **where;           /* by node id: where it was given */
+    size_t nwhere;
+    csrv *srv;
+    size_t nsrv;
+} cbuild;
+
+static void cb_free(cbuild *cb)
+{
+    for (size_t i = 0; i < cb->nsrv; i++)
+        free(cb->srv[i].used);
+    free(cb->srv);
+    free(cb->where);
+}
+
+static csrv *find_server(cbuild *cb, const char *name)
+{
+    for (size_t i = 0; i < cb->nsrv; i++)
+        if (strcmp(cb->srv[i].name, name) == 0)
+            return &cb->srv[i];
+    return NULL;
+}
+
+/* Adds node `name` given at x (path p); a located error if it is taken. */
+static int add_one(topo *t, cbuild *cb, cfg_node *x, const char *p, const char *name,
+                   enum node_kind kind, err *e)
+{
+    int prev = topo_find_node(t, name);
+    const csrv *sv = find_server(cb, name);
+    if (prev >= 0 || sv) {
+        const cfg_node *first = sv ? sv->at : cb->where[prev];
+        return cfg_err(e, AISIM_EINVAL, x, p, "duplicate node name \"%s\" (first given "
+                       "at line %d, column %d)", name, cfg_line(first), cfg_col(first));
+    }
+    int id = topo_add_node(t, name, kind);
+    if (id < 0)
+        return cfg_err(e, id, x, p, "too many nodes");
+    cb->where = xrealloc(cb->where, (size_t)(id + 1) * sizeof *cb->where);
+    cb->where[id] = x;
+    cb->nwhere = (size_t)id + 1;
+    return id;
+}
+
+/* hosts[i] as a server map. */
+static int add_server(topo *t, cbuild *cb, cfg_node *x, const char *pi, err *e)
+{
+    server_raw sr = {0};
+    int rc = cfg_bind(x, pi, server_keys, &sr, e);
+    if (rc)
+        return rc;
+    char p[256], buf[64];
+    if (!name_ok(sr.name))
+        return cfg_err(e, AISIM_EINVAL, cfg_get(x, "name"), cfg_path(p, sizeof p, pi, "name"),
+                       "expected a node name (letters, digits, '_', '.', '-'), found %s",
+                       cfg_describe(cfg_get(x, "name"), buf, sizeof buf));
+    if (sr.nics && sr.nics != sr.gpus)
+        return cfg_err(e, AISIM_EINVAL, cfg_get(x, "nics"), cfg_path(p, sizeof p, pi, "nics"),
+                       "expected %lld (one NIC per GPU: GPU j uses NIC j, its rail), found %lld",
+                       (long long)sr.gpus, (long long)sr.nics);
+    cfg_path(p, sizeof p, pi, "name");
+    if (topo_find_node(t, sr.name) >= 0 || find_server(cb, sr.name)) {
+        int id = add_one(t, cb, cfg_get(x, "name"), p, sr.name, NODE_HOST, e);
+        assert(id < 0);
+        return id;
+    }
+    int first = -1;
+    for (int j = 0; j < sr.gpus; j++) {
+        char gname[300];
+        snprintf(gname, sizeof gname, "%s.g%d", sr.name, j);
+        int id = add_one(t, cb, cfg_get(x, "name"), p, gname, NODE_HOST, e);
+        if (id < 0)
+            return id;
+        first = j ? first : id;
+    }
+    cb->srv = xrealloc(cb->srv, (cb->nsrv + 1) * sizeof *cb->srv);
+    cb->srv[cb->nsrv++] = (csrv){sr.name, cfg_get(x, "name"), first, (int)sr.gpus,
+                                 (int)sr.ports, -1, xcalloc((size_t)sr.gpus, sizeof(int))};
+    return 0;
+}
+
+static int add_named(topo *t, cbuild *cb, cfg_node *list, const char *path, const char *key,
+                     enum node_kind kind, err *e)
 {
     char p[256], pi[256];
     cfg_path(p, sizeof p, path, key);
@@ -522,86 +638,148 @@ static int add_named(topo *t, cfg_node *list, const char *path, const char *key,
     for (size_t i = 0; i < cfg_len(list); i++) {
         cfg_node *x = cfg_at(list, i);
         cfg_path_index(pi, sizeof pi, p, i);
+        if (kind == NODE_HOST && cfg_kind(x) == CFG_MAP) {
+            int rc = add_server(t, cb, x, pi, e);
+            if (rc)
+                return rc;
+            continue;
+        }
         const char *name = cfg_scalar(x);
         if (!name || cfg_is_null(x) || !name_ok(name))
             return cfg_err(e, AISIM_EINVAL, x, pi, "expected a node name (letters, digits, "
-                           "'_', '.', '-'), found %s", cfg_describe(x, buf, sizeof buf));
-        int prev = topo_find_node(t, name);
-        if (prev >= 0)
-            return cfg_err(e, AISIM_EINVAL, x, pi, "duplicate node name \"%s\" (first given "
-                           "at line %d, column %d)", name, cfg_line((*where)[prev]),
-                           cfg_col((*where)[prev]));
-        int id = topo_add_node(t, name, kind);
+                           "'_', '.', '-')%s, found %s", kind == NODE_HOST ? " or a server "
+                           "{name, gpus}" : "", cfg_describe(x, buf, sizeof buf));
+        int id = add_one(t, cb, x, pi, name, kind, e);
         if (id < 0)
-            return cfg_err(e, id, x, pi, "too many nodes");
-        *where = xrealloc(*where, (size_t)(id + 1) * sizeof **where);
-        (*where)[id] = x;
-        *nwhere = (size_t)id + 1;
+            return id;
     }
     return 0;
 }
 
-static int custom_end(topo *t, cfg_node *item, const char *path, const char *key,
-                      const char *name, err *e)
+/* The node at end `key` of links[i]; for a server in a, its GPU `nic`. */
+static int custom_end(topo *t, cbuild *cb, cfg_node *item, const char *path, const char *key,
+                      const custom_link *cl, err *e)
 {
-    int id = topo_find_node(t, name);
-    if (id >= 0)
-        return id;
     char p[256];
-    cfg_path(p, sizeof p, path, key);
-    return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), p, "unknown node \"%s\" (not in hosts "
-                   "or switches)", name);
+    const char *name = key[0] == 'a' ? cl->a : cl->b;
+    bool has_nic = cfg_get(item, "nic") != NULL;
+    csrv *sv = find_server(cb, name);
+    int id = -1;
+    if (sv) {
+        if (key[0] == 'b')
+            return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), cfg_path(p, sizeof p, path, key),
+                           "%s is a server: name one of its GPUs (%s.g0 .. %s.g%d), or put "
+                           "it in a with nic: N", name, name, name, sv->gpus - 1);
+        if (!has_nic)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), cfg_path(p, sizeof p, path, key),
+                           "%s is a server: give nic: N (0 .. %d) or name one of its GPUs "
+                           "(%s.g0 ..)", name, sv->gpus - 1, name);
+        if (cl->nic >= sv->gpus)
+            return cfg_err(e, AISIM_ERANGE, cfg_get(item, "nic"),
+                           cfg_path(p, sizeof p, path, "nic"),
+                           "expected a NIC of server %s, 0 .. %d (one per GPU), found %lld",
+                           name, sv->gpus - 1, (long long)cl->nic);
+        id = sv->first + (int)cl->nic;
+    } else {
+        if (key[0] == 'a' && has_nic)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(item, "nic"),
+                           cfg_path(p, sizeof p, path, "nic"),
+                           "%s is not a server (nic picks a NIC of a server named in a)", name);
+        id = topo_find_node(t, name);
+        if (id < 0)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), cfg_path(p, sizeof p, path, key),
+                           "unknown node \"%s\" (not in hosts or switches)", name);
+    }
+    /* A server's NIC: count its ports. */
+    for (size_t i = 0; i < cb->nsrv; i++) {
+        csrv *s = &cb->srv[i];
+        if (id < s->first || id >= s->first + s->gpus)
+            continue;
+        int j = id - s->first;
+        if (s->ports && s->used[j] == s->ports)
+            return cfg_err(e, AISIM_ERANGE, item, path, "NIC %d of server %s has %d port%s "
+                           "(ports_per_nic), all linked already", j, s->name, s->ports,
+                           s->ports == 1 ? "" : "s");
+        s->used[j]++;
+    }
+    return id;
 }
+
+static int bind_nvlink(cfg_node *nv, const char *path, link_cfg *out, err *e);
 
 static int build_custom(topo *t, cfg_node *n, const char *path, topo_raw *r, err *e)
 {
-    cfg_node **where = NULL;
-    size_t nwhere = 0;
-    int rc = add_named(t, r->host_list, path, "hosts", NODE_HOST, &where, &nwhere, e);
-    if (!rc && r->switch_list)
-        rc = add_named(t, r->switch_list, path, "switches", NODE_SWITCH, &where, &nwhere, e);
-    free(where);
-    if (rc)
-        return rc;
-    link_raw def = {0};
-    if (r->link && (rc = bind_link(r->link, path, "link", &def, e)))
-        return rc;
+    cbuild cb = {0};
+    int rc = add_named(t, &cb, r->host_list, path, "hosts", NODE_HOST, e);
     char p[256], pi[256];
+    cfg_path(p, sizeof p, path, "hosts");
+    for (size_t i = 0; !rc && i < cb.nsrv; i++) {
+        csrv *sv = &cb.srv[i];
+        if (sv->gpus < 2)
+            continue;
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s.nvs", sv->name);
+        cfg_path_index(pi, sizeof pi, p, i);
+        sv->nvs = add_one(t, &cb, sv->at, pi, nm, NODE_SWITCH, e);
+        if (sv->nvs < 0)
+            rc = sv->nvs;
+    }
+    if (!rc && r->switch_list)
+        rc = add_named(t, &cb, r->switch_list, path, "switches", NODE_SWITCH, e);
+    link_raw def = {0};
+    link_cfg nvl;
+    if (!rc && r->link)
+        rc = bind_link(r->link, path, "link", &def, e);
+    if (!rc)
+        rc = bind_nvlink(r->nvlink, path, &nvl, e);
+    if (rc)
+        goto out;
     cfg_path(p, sizeof p, path, "links");
     char buf[64];
-    if (cfg_kind(r->links) != CFG_SEQ)
-        return cfg_err(e, AISIM_EINVAL, r->links, p, "expected a list of links, found %s",
-                       cfg_describe(r->links, buf, sizeof buf));
+    if (cfg_kind(r->links) != CFG_SEQ) {
+        rc = cfg_err(e, AISIM_EINVAL, r->links, p, "expected a list of links, found %s",
+                     cfg_describe(r->links, buf, sizeof buf));
+        goto out;
+    }
     for (size_t i = 0; i < cfg_len(r->links); i++) {
         cfg_node *item = cfg_at(r->links, i);
         cfg_path_index(pi, sizeof pi, p, i);
         custom_link cl = {.l = def};
         rc = cfg_bind(item, pi, r->link ? custom_link_over_keys : custom_link_full_keys, &cl, e);
-        if (rc)
-            return rc;
-        if ((rc = check_red(&cl.l, item, pi, e)))
-            return rc;
-        int a = custom_end(t, item, pi, "a", cl.a, e);
-        if (a < 0)
-            return a;
-        int b = custom_end(t, item, pi, "b", cl.b, e);
-        if (b < 0)
-            return b;
-        if (a == b)
-            return cfg_err(e, AISIM_EINVAL, item, pi, "a link from %s to itself", cl.a);
+        if (rc || (rc = check_red(&cl.l, item, pi, e)))
+            goto out;
+        int a = custom_end(t, &cb, item, pi, "a", &cl, e);
+        if (a < 0) {
+            rc = a;
+            goto out;
+        }
+        int b = custom_end(t, &cb, item, pi, "b", &cl, e);
+        if (b < 0) {
+            rc = b;
+            goto out;
+        }
+        if (a == b) {
+            rc = cfg_err(e, AISIM_EINVAL, item, pi, "a link from %s to itself", cl.a);
+            goto out;
+        }
         link_cfg lc;
         raw_to_link(&cl.l, &lc);
         int id = topo_add_link(t, a, b, &lc);
         assert(id >= 0);
         (void)id;
     }
+    for (size_t i = 0; i < cb.nsrv; i++)
+        for (int j = 0; cb.srv[i].nvs >= 0 && j < cb.srv[i].gpus; j++)
+            link_or_die(t, cb.srv[i].first + j, cb.srv[i].nvs, &nvl);
     rc = topo_finish(t, e);
     if (rc) {
         char msg[sizeof e->msg];
         snprintf(msg, sizeof msg, "%s", e->msg);
-        return cfg_err(e, rc, n, path, "%s", msg);
+        rc = cfg_err(e, rc, n, path, "%s", msg);
     }
-    return 0;
+out:
+    cb_free(&cb);
+    return rc;
 }
 
 static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err *e);
@@ -613,6 +791,22 @@ static const link_raw nvlink_default = {
     .rate_bps = INT64_C(3600000000000), .delay_ps = 25000, .buffer_bytes = 1 << 20,
     .red_max_p = 0.1, .red_weight = 0.002, .priorities = 1,
 };
+
+/* topology.nvlink (may be absent: the defaults) as an intra-host link. */
+static int bind_nvlink(cfg_node *nv, const char *path, link_cfg *out, err *e)
+{
+    link_item it = {nvlink_default};
+    if (nv) {
+        char p[256];
+        cfg_path(p, sizeof p, path, "nvlink");
+        int rc = cfg_bind(nv, p, link_over_keys, &it, e);
+        if (rc || (rc = check_red(&it.l, nv, p, e)))
+            return rc;
+    }
+    raw_to_link(&it.l, out);
+    out->intra_host = true;
+    return 0;
+}
 
 /* The fabric rate oversubscription o gives: down / (up links x o). */
 static int oversub_rate(cfg_node *n, const char *path, double down_bps, double ups, double o,
@@ -642,7 +836,7 @@ static int build_rail(topo *t, cfg_node *n, const char *path, topo_raw *r, err *
         return cfg_err(e, AISIM_EINVAL, cfg_get(n, "oversubscription"), p,
                        "give either fabric_link or oversubscription, not both");
     }
-    link_raw nic, fab, nvl = nvlink_default;
+    link_raw nic, fab;
     int rc = bind_link(r->nic_link, path, "nic_link", &nic, e);
     if (rc)
         return rc;
@@ -653,22 +847,15 @@ static int build_rail(topo *t, cfg_node *n, const char *path, topo_raw *r, err *
         (rc = oversub_rate(n, path, (double)r->servers_per_tor * (double)nic.rate_bps,
                            (double)r->aggs, r->oversub, &fab.rate_bps, e)))
         return rc;
-    if (r->nvlink) {
-        cfg_path(p, sizeof p, path, "nvlink");
-        link_item it = {nvlink_default};
-        if ((rc = cfg_bind(r->nvlink, p, link_over_keys, &it, e)) ||
-            (rc = check_red(&it.l, r->nvlink, p, e)))
-            return rc;
-        nvl = it.l;
-    }
     topo_rail_cfg c = {
         .servers = (int)r->servers, .gpus = (int)r->gpus,
         .servers_per_tor = (int)r->servers_per_tor, .aggs = (int)r->aggs,
         .planes = r->kind == K_DUAL ? 2 : 1,
     };
+    if ((rc = bind_nvlink(r->nvlink, path, &c.nvlink, e)))
+        return rc;
     raw_to_link(&nic, &c.nic);
     raw_to_link(&fab, &c.fabric);
-    raw_to_link(&nvl, &c.nvlink);
     rc = topo_build_rail(t, &c, e);
     if (rc) {
         char msg[sizeof e->msg];

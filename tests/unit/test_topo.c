@@ -801,7 +801,7 @@ static void test_topo_from_cfg_errors_name_the_location(void **state)
          "hosts, link, shared_buffer, nic_scheduling"},
         {"topology:\n  kind: custom\n  hosts: [a, b c]\n  links: []\n",
          "t.yaml:3:14: topology.hosts[1]: expected a node name (letters, "
-         "digits, '_', '.', '-'), found \"b c\""},
+         "digits, '_', '.', '-') or a server {name, gpus}, found \"b c\""},
         {"topology: {kind: fat_tree, k: 130, link: {rate: 1Gbps}}\n",
          "t.yaml:1:31: topology.k: expected an integer in [2, 128], found \"130\""},
         {"other: 1\n",

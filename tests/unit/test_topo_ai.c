@@ -443,6 +443,57 @@ static void test_from_cfg_rail_kinds(void **state)
     bed_fini(&b);
 }
 
+/* Custom topologies describe servers by hand: GPU endpoints with NVLinks
+ * to their NVSwitch, links by GPU name or by NIC index; a server's GPUs
+ * talk over NVLink even when their NICs share a switch. */
+static void test_from_cfg_custom_servers(void **state)
+{
+    (void)state;
+    bed b;
+    err e = {0};
+    bed_init(&b);
+    assert_int_equal(load_topo(&b, "topology:\n"
+                                   "  kind: custom\n"
+                                   "  hosts: [{name: a, gpus: 2, nics: 2, ports_per_nic: 2},\n"
+                                   "          {name: b, gpus: 2}, c]\n"
+                                   "  switches: [t0, t1]\n"
+                                   "  link: {rate: 100Gbps}\n"
+                                   "  nvlink: {delay: 100ns}\n"
+                                   "  links:\n"
+                                   "    - {a: a, nic: 0, b: t0}\n"
+                                   "    - {a: a, nic: 0, b: t1}\n"
+                                   "    - {a: a, nic: 1, b: t1}\n"
+                                   "    - {a: b.g0, b: t0}\n"
+                                   "    - {a: b, nic: 1, b: t1}\n"
+                                   "    - {a: c, b: t0}\n"
+                                   "    - {a: t0, b: t1, rate: 400Gbps}\n", &e), 0);
+    const char *names[] = {"a.g0", "a.g1", "b.g0", "b.g1", "c", "a.nvs", "b.nvs", "t0", "t1"};
+    assert_int_equal(topo_nodes(b.t), 9);
+    assert_int_equal(topo_hosts(b.t), 5);
+    for (int i = 0; i < 9; i++)
+        assert_string_equal(topo_node_name(b.t, i), names[i]);
+    /* Listed links keep their ids; NVLinks follow. */
+    assert_int_equal(topo_links(b.t), 7 + 4);
+    assert_string_equal(link_name(b.t, 1), "a.g0->t1");
+    assert_string_equal(link_name(b.t, 4), "b.g1->t1");
+    assert_string_equal(link_name(b.t, 7), "a.g0->a.nvs");
+    assert_int_equal(topo_link_wire(b.t, 7, 0)->delay_ps, 100000);
+    assert_true(topo_link_is_intra_host(b.t, 10));
+    char buf[256];
+    for (uint64_t k = 0; k < 64; k++) {     /* t1 is as near: NVLink wins */
+        route_nodes(topo_route_ecmp(b.t, 0, 1, k), buf, sizeof buf);
+        assert_string_equal(buf, "a.nvs a.g1");
+    }
+    size_t np;
+    topo_paths(b.t, 0, 1, &np);
+    assert_int_equal(np, 1);
+    topo_paths(b.t, 0, 3, &np);             /* a.g0 -> b.g1: via t1 only */
+    assert_int_equal(np, 1);
+    topo_paths(b.t, 4, 0, &np);             /* c -> a.g0: t0, or t0 t1 */
+    assert_int_equal(np, 1);
+    bed_fini(&b);
+}
+
 typedef struct bad_case {
     const char *yaml, *msg;
 } bad_case;
@@ -475,6 +526,34 @@ static void test_from_cfg_rail_errors(void **state)
          "t.yaml:1:62: topology.planes: unknown key; expected one of: kind, servers, "
          "gpus_per_server, rails, servers_per_tor, aggs, nic_link, fabric_link, "
          "oversubscription, nvlink, shared_buffer, nic_scheduling"},
+#define CUSTOM_AB "topology:\n  kind: custom\n  hosts: [{name: a, gpus: 2}, b]\n" \
+                  "  switches: [t]\n  link: {rate: 1Gbps}\n  links:\n"
+        {CUSTOM_AB "    - {a: a, nic: 2, b: t}\n",
+         "t.yaml:7:19: topology.links[0].nic: expected a NIC of server a, 0 .. 1 (one per "
+         "GPU), found 2"},
+        {CUSTOM_AB "    - {a: a, b: t}\n",
+         "t.yaml:7:11: topology.links[0].a: a is a server: give nic: N (0 .. 1) or name one of "
+         "its GPUs (a.g0 ..)"},
+        {CUSTOM_AB "    - {a: t, b: a}\n",
+         "t.yaml:7:17: topology.links[0].b: a is a server: name one of its GPUs (a.g0 .. "
+         "a.g1), or put it in a with nic: N"},
+        {CUSTOM_AB "    - {a: b, nic: 0, b: t}\n",
+         "t.yaml:7:19: topology.links[0].nic: b is not a server (nic picks a NIC of a server "
+         "named in a)"},
+        {"topology:\n  kind: custom\n  hosts: [{name: a, gpus: 8, nics: 4}]\n  links: []\n",
+         "t.yaml:3:36: topology.hosts[0].nics: expected 8 (one NIC per GPU: GPU j uses NIC j, "
+         "its rail), found 4"},
+        {"topology:\n  kind: custom\n  hosts: [{name: a, gpus: 1, ports_per_nic: 1}, b]\n"
+         "  switches: [t, u]\n  link: {rate: 1Gbps}\n  links:\n    - {a: a.g0, b: t}\n"
+         "    - {a: a, nic: 0, b: u}\n",
+         "t.yaml:8:7: topology.links[1]: NIC 0 of server a has 1 port (ports_per_nic), all "
+         "linked already"},
+        {"topology:\n  kind: custom\n  hosts: [a.g1, {name: a, gpus: 2}]\n  links: []\n",
+         "t.yaml:3:24: topology.hosts[1].name: duplicate node name \"a.g1\" (first given at "
+         "line 3, column 11)"},
+        {"topology:\n  kind: custom\n  hosts: [{name: a, gpus: 2}, a]\n  links: []\n",
+         "t.yaml:3:31: topology.hosts[1]: duplicate node name \"a\" (first given at line 3, "
+         "column 18)"},
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
         bed b;
@@ -560,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_dual_plane_failure_moves_traffic_to_other_plane),
         cmocka_unit_test(test_node_ids_past_16_bits),
         cmocka_unit_test(test_from_cfg_rail_kinds),
+        cmocka_unit_test(test_from_cfg_custom_servers),
         cmocka_unit_test(test_from_cfg_rail_errors),
         cmocka_unit_test(test_dual_plane_example_plane_failure),
     };
