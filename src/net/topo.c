@@ -13,9 +13,10 @@
  * Distances.  Routing needs, for a destination host D, the hop distance of
  * every node to D over the links routing believes are up.  A row is a BFS
  * that does not expand through hosts other than its root (hosts never
- * forward).  A host with a single link to switch S shares S's row (its
- * distances plus one), so a fat tree needs one row per edge switch, not
- * per host; a multi-homed host has a row of its own.  Rows are computed on
+ * forward).  A host whose few links all go to switches shares their rows
+ * (its distance is one more than the least of theirs, see dist_to), so a
+ * fat tree needs one row per edge switch, not per host, and a dual-plane
+ * fabric one per ToR and NVSwitch, not per GPU.  Rows are computed on
  * first use and dropped when routing changes (an epoch counter), so memory
  * grows with the destinations actually used.  From node u, the next hops
  * toward D are the neighbours v with dist(v) = dist(u) - 1 that are
@@ -755,34 +756,51 @@ static const uint32_t *dist_row(topo *t, int32_t root)
     return d;
 }
 
-/* Distances to one destination host: a row, shared with its switch. */
+/* Distances to one destination host D.  A host whose links (at most
+ * DV_ROWS) all go to switches shares their rows: its distance from node v
+ * is 1 + the least of its switches' distances (over the links routing sees
+ * up), exactly what a BFS from D gives, since hosts do not forward.  So a
+ * fat tree needs a row per edge switch, a dual-plane fabric one per ToR
+ * and NVSwitch, not one per GPU.  Other hosts (a direct host-host link,
+ * more links) have a row of their own. */
+#define DV_ROWS 4
+
 typedef struct dview {
-    const uint32_t *row;        /* NULL: the destination is cut off */
+    const uint32_t *row[DV_ROWS];   /* rows to take the least of */
+    uint32_t nrow;              /* 0: the destination is cut off */
     int32_t dst;                /* destination node */
-    uint32_t off;               /* added to row values: 1 if rooted at dst's switch */
+    uint32_t off;               /* added to row values: 1 if rooted at D's switches */
 } dview;
 
 #define DV_INF UINT32_MAX
 
 static dview dist_to(topo *t, int dst_host)
 {
-    int32_t dst = t->host_node[dst_host];
-    const tnode *n = t->node[dst];
-    if (n->nadj == 1 && t->node[n->adj[0].other]->kind == NODE_SWITCH) {
-        if (!t->link[n->adj[0].link]->route_up)
-            return (dview){NULL, dst, 0};
-        return (dview){dist_row(t, n->adj[0].other), dst, 1};
+    dview v = {.dst = t->host_node[dst_host], .off = 1};
+    const tnode *n = t->node[v.dst];
+    bool shared = n->nadj <= DV_ROWS;
+    for (uint32_t i = 0; i < n->nadj && shared; i++)
+        shared = t->node[n->adj[i].other]->kind == NODE_SWITCH;
+    if (!shared) {
+        v.row[v.nrow++] = dist_row(t, v.dst);
+        v.off = 0;
+        return v;
     }
-    return (dview){dist_row(t, dst), dst, 0};
+    for (uint32_t i = 0; i < n->nadj; i++)
+        if (t->link[n->adj[i].link]->route_up)
+            v.row[v.nrow++] = dist_row(t, n->adj[i].other);
+    return v;
 }
 
 static uint32_t dv(const dview *v, int32_t node)
 {
     if (node == v->dst)
         return 0;
-    if (!v->row || v->row[node] == DIST_INF)
-        return DV_INF;
-    return v->row[node] + v->off;
+    uint32_t m = DIST_INF;
+    for (uint32_t i = 0; i < v->nrow; i++)
+        if (v->row[i][node] < m)
+            m = v->row[i][node];
+    return m == DIST_INF ? DV_INF : m + v->off;
 }
 
 /* Is adjacency a of node u on a shortest path toward the destination? */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/log.h"
 #include "aisim/topo.h"
 
 /* ---- builders ----------------------------------------------------------- */
@@ -862,6 +863,13 @@ static int build_rail(topo *t, cfg_node *n, const char *path, topo_raw *r, err *
         snprintf(msg, sizeof msg, "%s", e->msg);
         return cfg_err(e, rc, n, path, "%s", msg);
     }
+    double down = (double)r->servers_per_tor * (double)c.nic.rate_bps,
+           up = (double)c.aggs * (double)c.fabric.rate_bps;
+    LOG(LOG_INFO, "topo", "%s: %d servers x %d GPUs, %d plane%s, %zu nodes, %zu links; ToR "
+        "oversubscription %.3g:1 (%d x %.4g Gbps down, %d x %.4g Gbps up)",
+        c.planes == 1 ? "rail_optimised" : "dual_plane", c.servers, c.gpus, c.planes,
+        c.planes == 1 ? "" : "s", topo_nodes(t), topo_links(t), down / up, c.servers_per_tor,
+        (double)c.nic.rate_bps / 1e9, c.aggs, (double)c.fabric.rate_bps / 1e9);
     return 0;
 }
 
