@@ -1,14 +1,19 @@
 /*
  * topo_build.c - the standard topologies (dumbbell, star, leaf-spine,
- * k-ary fat tree) and the scenario's `topology:` map, built through the
- * public topo.h calls only.
+ * k-ary fat tree), AI-cluster fabrics (rail-optimised, dual-plane) and the
+ * scenario's `topology:` map, servers of custom topologies included, built
+ * through the public topo.h calls only.
  *
  * Numbering is part of the contract (topo.h): hosts first, named h0, h1,
  * ..., then switches; links to hosts first, in host order, then the fabric.
  * Fat tree after Al-Fares, Loukissas and Vahdat, "A Scalable, Commodity
  * Data Center Network Architecture", SIGCOMM 2008: k pods of k/2 edge and
  * k/2 aggregation switches, (k/2)^2 core switches, k^3/4 hosts, every
- * switch with k ports.
+ * switch with k ports.  The dual-plane fabric after Qian et al., "Alibaba
+ * HPN: A Data Center Network for Large Language Model Training", SIGCOMM
+ * 2024: rail-aligned GPUs, NICs with a port to each of two planes that
+ * share nothing, ToRs per rail, plane and segment, aggregation per plane;
+ * GPU endpoints are named s{server}.g{gpu} (docs/network.md).
  *
  * Scenario keys are read through cfg_key schemas, so units, ranges and
  * unknown keys are reported by cfg_bind with file:line:column and key path;
