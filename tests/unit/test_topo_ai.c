@@ -243,6 +243,12 @@ static void test_shortest_paths_by_name(void **state)
     route_nodes(topo_route_ecmp(b.t, host(b.t, "s0.g0"), host(b.t, "s1.g1"), 7), buf,
                 sizeof buf);
     assert_true(strncmp(buf, "tor0.r0 agg", 11) == 0 && strstr(buf, " tor0.r1 s1.g1"));
+    /* With its NVLink down, a GPU reaches its neighbour through the
+     * network (up to an agg and down the other rail). */
+    topo_link_set_up(b.t, topo_find_link(b.t, node(b.t, "s0.g0"), node(b.t, "s0.nvs")), false, 0);
+    route_nodes(topo_route_ecmp(b.t, host(b.t, "s0.g0"), host(b.t, "s0.g1"), 1), buf,
+                sizeof buf);
+    assert_true(strncmp(buf, "tor0.r0 agg", 11) == 0 && strstr(buf, " tor0.r1 s0.g1"));
     bed_fini(&b);
 }
 
