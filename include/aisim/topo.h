@@ -21,6 +21,9 @@
  *     real ECMP, not of a global path index.
  *   - Spraying (topo_paths): every equal-cost path, in a fixed order, for
  *     transports that choose one per packet.
+ * A host with an intra-host (NVLink, link_cfg.intra_host) next hop takes
+ * only those: GPUs of a server talk over NVLink, never through a switch
+ * that is as few hops away.
  * Routes are interned per path (a path used by many flows is one route
  * object, shared by ECMP and the path lists); they are immutable, owned by
  * the topology and stay valid until topo_destroy(), also after failures.
@@ -83,8 +86,9 @@ void topo_destroy(topo *t);
 int topo_add_node(topo *t, const char *name, enum node_kind kind);
 /* Adds a full-duplex link between nodes a and b (a != b; parallel links
  * are allowed); returns its id, or AISIM_EINVAL for bad ends, AISIM_ERANGE
- * for a rate <= 0, a delay < 0, a buffer <= 0 or past TOPO_MAX_LINKS.  Its ports and wires are
- * initialised at once and named "a->b" and "a->b/wire". */
+ * for a rate <= 0, a delay < 0, a buffer <= 0 or past TOPO_MAX_LINKS.  Its
+ * ports and wires are initialised at once and named "a->b" and
+ * "a->b/wire". */
 int topo_add_link(topo *t, int a, int b, const link_cfg *cfg);
 /* Checks the graph: at least one host, every host has a link, every two
  * hosts are joined by a path whose inner nodes are switches (a direct
@@ -114,8 +118,8 @@ int topo_build_leaf_spine(topo *t, int leaves, int spines, int hosts_per_leaf,
                           const link_cfg *host_link, const link_cfg *fabric_link, err *e);
 int topo_build_fat_tree(topo *t, int k, const link_cfg *link, err *e);
 
-/* An AI-cluster fabric of rail-aligned GPU servers (docs/network.md, "AI
- * topologies").  Each server has `gpus` GPUs and as many NICs: GPU j uses
+/* An AI-cluster fabric of rail-aligned GPU servers (docs/network.md,
+ * "AI-cluster topologies").  Each server has `gpus` GPUs and as many NICs: GPU j uses
  * NIC j, which belongs to rail j.  An endpoint (a host node) is one GPU with
  * its NIC, named "s{i}.g{j}"; its host index is i * gpus + j.  A NIC has
  * `planes` ports: port p links to a ToR of plane p, so with planes = 2 every

@@ -78,7 +78,7 @@ typedef struct tnode {
     host_rx rx;                 /* hosts: the receive sink */
     node_fwd fwd;               /* the forwarder (switches, and hosts as senders) */
     shbuf *sb;                  /* switches: shared buffer pool, or NULL */
-    bool has_intra;             /* hosts: has an intra-host (NVLink) link */
+    bool has_intra;             /* has an intra-host (NVLink) link: a GPU or NVSwitch */
 } tnode;
 
 typedef struct tlink {
