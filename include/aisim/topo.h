@@ -21,6 +21,9 @@
  *     real ECMP, not of a global path index.
  *   - Spraying (topo_paths): every equal-cost path, in a fixed order, for
  *     transports that choose one per packet.
+ * A host with an intra-host (NVLink, link_cfg.intra_host) next hop takes
+ * only those: GPUs of a server talk over NVLink, never through a switch
+ * that is as few hops away.
  * Routes are interned per path (a path used by many flows is one route
  * object, shared by ECMP and the path lists); they are immutable, owned by
  * the topology and stay valid until topo_destroy(), also after failures.
@@ -58,8 +61,11 @@
 
 typedef struct topo topo;
 
-/* Node ids and hop distances are 16-bit. */
-#define TOPO_MAX_NODES 65534
+/* Node ids and hop distances are 32-bit (a distance row is 4 bytes per
+ * node); link ids are stored with a direction bit in 32 bits.  In practice
+ * memory limits a topology long before these do. */
+#define TOPO_MAX_NODES 2147483646
+#define TOPO_MAX_LINKS 1073741823
 
 enum node_kind { NODE_HOST, NODE_SWITCH };
 
@@ -68,6 +74,7 @@ typedef struct link_cfg {
     int64_t delay_ps;       /* propagation, each direction */
     port_cfg port;          /* queue settings of both egress ports
                                (port.rate_bps is taken from rate_bps) */
+    bool intra_host;        /* NVLink class, inside a server: not a NIC */
 } link_cfg;
 
 /* An empty topology on engine s, with packets from pool. */
@@ -79,8 +86,9 @@ void topo_destroy(topo *t);
 int topo_add_node(topo *t, const char *name, enum node_kind kind);
 /* Adds a full-duplex link between nodes a and b (a != b; parallel links
  * are allowed); returns its id, or AISIM_EINVAL for bad ends, AISIM_ERANGE
- * for a rate <= 0, a delay < 0 or a buffer <= 0.  Its ports and wires are
- * initialised at once and named "a->b" and "a->b/wire". */
+ * for a rate <= 0, a delay < 0, a buffer <= 0 or past TOPO_MAX_LINKS.  Its
+ * ports and wires are initialised at once and named "a->b" and
+ * "a->b/wire". */
 int topo_add_link(topo *t, int a, int b, const link_cfg *cfg);
 /* Checks the graph: at least one host, every host has a link, every two
  * hosts are joined by a path whose inner nodes are switches (a direct
@@ -110,6 +118,36 @@ int topo_build_leaf_spine(topo *t, int leaves, int spines, int hosts_per_leaf,
                           const link_cfg *host_link, const link_cfg *fabric_link, err *e);
 int topo_build_fat_tree(topo *t, int k, const link_cfg *link, err *e);
 
+/* An AI-cluster fabric of rail-aligned GPU servers (docs/network.md,
+ * "AI-cluster topologies").  Each server has `gpus` GPUs and as many NICs: GPU j uses
+ * NIC j, which belongs to rail j.  An endpoint (a host node) is one GPU with
+ * its NIC, named "s{i}.g{j}"; its host index is i * gpus + j.  A NIC has
+ * `planes` ports: port p links to a ToR of plane p, so with planes = 2 every
+ * endpoint is multi-homed and picks a plane per flow (ECMP) or per packet
+ * (spraying) at its first hop; planes share nothing.  Servers are grouped
+ * into segments of `servers_per_tor`: in each plane the rail-j NICs of a
+ * segment share ToR "tor{seg}.r{j}" ("p{p}.tor{seg}.r{j}" with 2+ planes),
+ * and every ToR of a plane links to each of the plane's `aggs` aggregation
+ * switches "agg{a}" ("p{p}.agg{a}").  With gpus > 1 each server has an
+ * NVSwitch-class switch "s{i}.nvs" joined to its GPUs by `nvlink` links:
+ * same-server traffic takes 2 NVLink hops, never the network (hosts do not
+ * forward, so the NVSwitch carries nothing else; PXN is not modelled).
+ * Node ids: endpoints, NVSwitches, ToRs (plane, segment, rail order), aggs
+ * (plane-major).  Link ids: NIC ports (endpoint-major, then plane), then
+ * NVLinks (endpoint order), then ToR-agg (plane, ToR, agg).  The last
+ * segment may be partial. */
+typedef struct topo_rail_cfg {
+    int servers;                /* >= 1 */
+    int gpus;                   /* GPUs = NICs = rails per server, >= 1 */
+    int servers_per_tor;        /* servers per segment, >= 1 */
+    int aggs;                   /* aggregation switches per plane, >= 1 */
+    int planes;                 /* ports per NIC: 1 rail-optimised, 2 dual-plane */
+    link_cfg nic;               /* NIC port - ToR */
+    link_cfg fabric;            /* ToR - agg */
+    link_cfg nvlink;            /* GPU - NVSwitch (made intra_host) */
+} topo_rail_cfg;
+int topo_build_rail(topo *t, const topo_rail_cfg *c, err *e);
+
 /* Builds any of the above, or a custom topology, from a scenario's
  * `topology` map (docs/network.md lists the keys); errors name the
  * scenario location ("file:line:col: topology.key: ...").  `path` is the
@@ -135,6 +173,9 @@ void topo_link_ends(const topo *t, int link, int *a, int *b);
 /* The first link (lowest id) between nodes a and b, or -1. */
 int topo_find_link(const topo *t, int a, int b);
 bool topo_link_is_up(const topo *t, int link);
+/* True for a link of the intra-host class (link_cfg.intra_host: a GPU's
+ * NVLink); a host's network capacity is that of its other links. */
+bool topo_link_is_intra_host(const topo *t, int link);
 /* Packets lost on the link's wires when it failed, both directions. */
 uint64_t topo_link_wire_losses(const topo *t, int link);
 /* Packets that reached a host for a flow not bound there (freed and counted

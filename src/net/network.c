@@ -346,6 +346,8 @@ double network_host_capacity_bps(network *n)
     for (size_t l = 0; l < topo_links(n->t); l++) {
         int a, b;
         topo_link_ends(n->t, (int)l, &a, &b);
+        if (topo_link_is_intra_host(n->t, (int)l))
+            continue;                   /* NVLink: not the network */
         if (topo_node_host(n->t, a) >= 0)
             cap_bps += (double)topo_link_port(n->t, (int)l, 0)->cfg.rate_bps;
         else if (topo_node_host(n->t, b) >= 0)

@@ -13,9 +13,10 @@
  * Distances.  Routing needs, for a destination host D, the hop distance of
  * every node to D over the links routing believes are up.  A row is a BFS
  * that does not expand through hosts other than its root (hosts never
- * forward).  A host with a single link to switch S shares S's row (its
- * distances plus one), so a fat tree needs one row per edge switch, not
- * per host; a multi-homed host has a row of its own.  Rows are computed on
+ * forward).  A host whose few links all go to switches shares their rows
+ * (its distance is one more than the least of theirs, see dist_to), so a
+ * fat tree needs one row per edge switch, not per host, and a dual-plane
+ * fabric one per ToR and NVSwitch, not per GPU.  Rows are computed on
  * first use and dropped when routing changes (an epoch counter), so memory
  * grows with the destinations actually used.  From node u, the next hops
  * toward D are the neighbours v with dist(v) = dist(u) - 1 that are
@@ -42,7 +43,7 @@
 #include "aisim/rng.h"
 #include "aisim/units.h"
 
-#define DIST_INF UINT16_MAX
+#define DIST_INF UINT32_MAX
 #define ARENA_BLOCK_BYTES ((size_t)64 * 1024)
 
 typedef struct host_rx {
@@ -77,6 +78,7 @@ typedef struct tnode {
     host_rx rx;                 /* hosts: the receive sink */
     node_fwd fwd;               /* the forwarder (switches, and hosts as senders) */
     shbuf *sb;                  /* switches: shared buffer pool, or NULL */
+    bool has_intra;             /* has an intra-host (NVLink) link: a GPU or NVSwitch */
 } tnode;
 
 typedef struct tlink {
@@ -132,7 +134,7 @@ struct topo {
     tab names;                  /* name -> node id + 1 */
     bool finished;
     uint32_t epoch;             /* bumped at every routing change */
-    uint16_t **dist;            /* per BFS root node: hops of each node */
+    uint32_t **dist;            /* per BFS root node: hops of each node */
     uint32_t *dist_epoch;       /* epoch each row was computed in */
     int32_t *bfs;               /* BFS queue, nnodes */
     int32_t *hops;              /* path being built: link * 2 + dir */
@@ -431,7 +433,8 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
     assert(!t->finished);
     if (a < 0 || b < 0 || (size_t)a >= t->nnodes || (size_t)b >= t->nnodes || a == b)
         return AISIM_EINVAL;
-    if (cfg->rate_bps <= 0 || cfg->delay_ps < 0 || cfg->port.buffer_bytes <= 0)
+    if (cfg->rate_bps <= 0 || cfg->delay_ps < 0 || cfg->port.buffer_bytes <= 0 ||
+        t->nlinks >= TOPO_MAX_LINKS)
         return AISIM_ERANGE;
     if (t->nlinks == t->caplinks) {
         t->caplinks = t->caplinks ? 2 * t->caplinks : 64;
@@ -460,6 +463,8 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
     }
     adj_push(t->node[a], id, 0, b);
     adj_push(t->node[b], id, 1, a);
+    if (cfg->intra_host)
+        t->node[a]->has_intra = t->node[b]->has_intra = true;
     return id;
 }
 
@@ -643,6 +648,12 @@ bool topo_link_is_up(const topo *t, int link)
     return t->link[link]->up;
 }
 
+bool topo_link_is_intra_host(const topo *t, int link)
+{
+    assert(link >= 0 && (size_t)link < t->nlinks);
+    return t->link[link]->cfg.intra_host;
+}
+
 uint64_t topo_link_wire_losses(const topo *t, int link)
 {
     assert(link >= 0 && (size_t)link < t->nlinks);
@@ -721,13 +732,13 @@ void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_h
 
 /* Hops from every node to node root over links routing sees up, not
  * through hosts other than root; DIST_INF if unreachable. */
-static const uint16_t *dist_row(topo *t, int32_t root)
+static const uint32_t *dist_row(topo *t, int32_t root)
 {
     if (t->dist_epoch[root] == t->epoch)
         return t->dist[root];
     if (!t->dist[root])
         t->dist[root] = xmalloc(t->nnodes * sizeof **t->dist);
-    uint16_t *d = t->dist[root];
+    uint32_t *d = t->dist[root];
     for (size_t i = 0; i < t->nnodes; i++)
         d[i] = DIST_INF;
     size_t qh = 0, qt = 0;
@@ -741,7 +752,7 @@ static const uint16_t *dist_row(topo *t, int32_t root)
         for (uint32_t i = 0; i < n->nadj; i++) {
             int32_t v = n->adj[i].other;
             if (t->link[n->adj[i].link]->route_up && d[v] == DIST_INF) {
-                d[v] = (uint16_t)(d[u] + 1);
+                d[v] = d[u] + 1;
                 t->bfs[qt++] = v;
             }
         }
@@ -750,43 +761,77 @@ static const uint16_t *dist_row(topo *t, int32_t root)
     return d;
 }
 
-/* Distances to one destination host: a row, shared with its switch. */
+/* Distances to one destination host D.  A host whose links (at most
+ * DV_ROWS) all go to switches shares their rows: its distance from node v
+ * is 1 + the least of its switches' distances (over the links routing sees
+ * up), exactly what a BFS from D gives, since hosts do not forward.  So a
+ * fat tree needs a row per edge switch, a dual-plane fabric one per ToR
+ * and NVSwitch, not one per GPU.  Other hosts (a direct host-host link,
+ * more links) have a row of their own. */
+#define DV_ROWS 4
+
 typedef struct dview {
-    const uint16_t *row;        /* NULL: the destination is cut off */
+    const uint32_t *row[DV_ROWS];   /* rows to take the least of */
+    uint32_t nrow;              /* 0: the destination is cut off */
     int32_t dst;                /* destination node */
-    uint32_t off;               /* added to row values: 1 if rooted at dst's switch */
+    uint32_t off;               /* added to row values: 1 if rooted at D's switches */
 } dview;
 
 #define DV_INF UINT32_MAX
 
 static dview dist_to(topo *t, int dst_host)
 {
-    int32_t dst = t->host_node[dst_host];
-    const tnode *n = t->node[dst];
-    if (n->nadj == 1 && t->node[n->adj[0].other]->kind == NODE_SWITCH) {
-        if (!t->link[n->adj[0].link]->route_up)
-            return (dview){NULL, dst, 0};
-        return (dview){dist_row(t, n->adj[0].other), dst, 1};
+    dview v = {.dst = t->host_node[dst_host], .off = 1};
+    const tnode *n = t->node[v.dst];
+    bool shared = n->nadj <= DV_ROWS;
+    for (uint32_t i = 0; i < n->nadj && shared; i++)
+        shared = t->node[n->adj[i].other]->kind == NODE_SWITCH;
+    if (!shared) {
+        v.row[v.nrow++] = dist_row(t, v.dst);
+        v.off = 0;
+        return v;
     }
-    return (dview){dist_row(t, dst), dst, 0};
+    for (uint32_t i = 0; i < n->nadj; i++)
+        if (t->link[n->adj[i].link]->route_up)
+            v.row[v.nrow++] = dist_row(t, n->adj[i].other);
+    return v;
 }
 
 static uint32_t dv(const dview *v, int32_t node)
 {
     if (node == v->dst)
         return 0;
-    if (!v->row || v->row[node] == DIST_INF)
-        return DV_INF;
-    return v->row[node] + v->off;
+    uint32_t m = DIST_INF;
+    for (uint32_t i = 0; i < v->nrow; i++)
+        if (v->row[i][node] < m)
+            m = v->row[i][node];
+    return m == DIST_INF ? DV_INF : m + v->off;
 }
 
-/* Is adjacency a of node u a next hop toward the destination? */
-static bool is_next_hop(const topo *t, const dview *d, int32_t u, const tadj *a)
+/* Is adjacency a of node u on a shortest path toward the destination? */
+static bool on_shortest(const topo *t, const dview *d, int32_t u, const tadj *a)
 {
     int32_t v = a->other;
     uint32_t dvv = dv(d, v);
     return t->link[a->link]->route_up && dvv != DV_INF && dvv + 1 == dv(d, u) &&
            (v == d->dst || t->node[v]->kind == NODE_SWITCH);
+}
+
+/* Is adjacency a of node u a next hop toward the destination?  A shortest
+ * one, except that a host with an intra-host (NVLink) next hop takes only
+ * those: GPUs of a server talk over NVLink even where a ToR they share is
+ * as few hops away. */
+static bool is_next_hop(const topo *t, const dview *d, int32_t u, const tadj *a)
+{
+    if (!on_shortest(t, d, u, a))
+        return false;
+    const tnode *n = t->node[u];
+    if (!n->has_intra || t->link[a->link]->cfg.intra_host)
+        return true;
+    for (uint32_t i = 0; i < n->nadj; i++)
+        if (t->link[n->adj[i].link]->cfg.intra_host && on_shortest(t, d, u, &n->adj[i]))
+            return false;
+    return true;
 }
 
 /* Forwarding by entropy (pkt.h): at node u, the next hops toward

@@ -1,24 +1,31 @@
 /*
  * topo_build.c - the standard topologies (dumbbell, star, leaf-spine,
- * k-ary fat tree) and the scenario's `topology:` map, built through the
- * public topo.h calls only.
+ * k-ary fat tree), AI-cluster fabrics (rail-optimised, dual-plane) and the
+ * scenario's `topology:` map, servers of custom topologies included, built
+ * through the public topo.h calls only.
  *
  * Numbering is part of the contract (topo.h): hosts first, named h0, h1,
  * ..., then switches; links to hosts first, in host order, then the fabric.
  * Fat tree after Al-Fares, Loukissas and Vahdat, "A Scalable, Commodity
  * Data Center Network Architecture", SIGCOMM 2008: k pods of k/2 edge and
  * k/2 aggregation switches, (k/2)^2 core switches, k^3/4 hosts, every
- * switch with k ports.
+ * switch with k ports.  The dual-plane fabric after Qian et al., "Alibaba
+ * HPN: A Data Center Network for Large Language Model Training", SIGCOMM
+ * 2024: rail-aligned GPUs, NICs with a port to each of two planes that
+ * share nothing, ToRs per rail, plane and segment, aggregation per plane;
+ * GPU endpoints are named s{server}.g{gpu} (docs/network.md).
  *
  * Scenario keys are read through cfg_key schemas, so units, ranges and
  * unknown keys are reported by cfg_bind with file:line:column and key path;
  * the checks schemas cannot express (unknown or duplicate node names, an
  * odd k, a disconnected custom graph) produce messages in the same form.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/log.h"
 #include "aisim/topo.h"
 
 /* ---- builders ----------------------------------------------------------- */
@@ -174,6 +181,80 @@ int topo_build_fat_tree(topo *t, int k, const link_cfg *link, err *e)
     return topo_finish(t, e);
 }
 
+static int add_named_node(topo *t, enum node_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int add_named_node(topo *t, enum node_kind kind, const char *fmt, ...)
+{
+    char name[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    int id = topo_add_node(t, name, kind);
+    assert(id >= 0);
+    return id;
+}
+
+int topo_build_rail(topo *t, const topo_rail_cfg *c, err *e)
+{
+    assert(topo_nodes(t) == 0);
+    const char *kind = c->planes == 1 ? "rail_optimised" : "dual_plane";
+    if (c->servers < 1 || c->gpus < 1 || c->servers_per_tor < 1 || c->aggs < 1 ||
+        c->planes < 1)
+        return ERR(e, AISIM_EINVAL, "%s: expected at least one server, GPU per server, server "
+                   "per ToR, aggregation switch and plane, found %d, %d, %d, %d and %d", kind,
+                   c->servers, c->gpus, c->servers_per_tor, c->aggs, c->planes);
+    int64_t hosts = (int64_t)c->servers * c->gpus;
+    int64_t segs = ((int64_t)c->servers + c->servers_per_tor - 1) / c->servers_per_tor;
+    int64_t tors = segs * c->gpus;          /* per plane */
+    int64_t nvs = c->gpus > 1 ? c->servers : 0;
+    int rc = check_size(hosts + nvs + (tors + c->aggs) * c->planes, kind, e);
+    if (!rc)
+        rc = check_link(&c->nic, "nic_link", e);
+    if (!rc)
+        rc = check_link(&c->fabric, "fabric_link", e);
+    if (!rc && nvs)
+        rc = check_link(&c->nvlink, "nvlink", e);
+    if (rc)
+        return rc;
+    for (int i = 0; i < c->servers; i++)
+        for (int j = 0; j < c->gpus; j++)
+            add_named_node(t, NODE_HOST, "s%d.g%d", i, j);
+    int nvs0 = (int)hosts;
+    for (int i = 0; i < nvs; i++)
+        add_named_node(t, NODE_SWITCH, "s%d.nvs", i);
+    int tor0 = nvs0 + (int)nvs, agg0 = tor0 + (int)(tors * c->planes);
+    char pl[16] = "";
+    for (int p = 0; p < c->planes; p++) {
+        if (c->planes > 1)
+            snprintf(pl, sizeof pl, "p%d.", p);
+        for (int s = 0; s < segs; s++)
+            for (int r = 0; r < c->gpus; r++)
+                add_named_node(t, NODE_SWITCH, "%stor%d.r%d", pl, s, r);
+    }
+    for (int p = 0; p < c->planes; p++) {
+        if (c->planes > 1)
+            snprintf(pl, sizeof pl, "p%d.", p);
+        for (int a = 0; a < c->aggs; a++)
+            add_named_node(t, NODE_SWITCH, "%sagg%d", pl, a);
+    }
+    for (int h = 0; h < hosts; h++) {
+        int seg = h / c->gpus / c->servers_per_tor, rail = h % c->gpus;
+        for (int p = 0; p < c->planes; p++)
+            link_or_die(t, h, tor0 + (int)(p * tors) + seg * c->gpus + rail, &c->nic);
+    }
+    link_cfg nvl = c->nvlink;
+    nvl.intra_host = true;
+    for (int h = 0; nvs && h < hosts; h++)
+        link_or_die(t, h, nvs0 + h / c->gpus, &nvl);
+    for (int p = 0; p < c->planes; p++)
+        for (int k = 0; k < tors; k++)
+            for (int a = 0; a < c->aggs; a++)
+                link_or_die(t, tor0 + (int)(p * tors) + k, agg0 + p * c->aggs + a, &c->fabric);
+    return topo_finish(t, e);
+}
+
 /* ---- scenario ----------------------------------------------------------- */
 
 /* A link's settings as the scenario gives them. */
@@ -228,28 +309,36 @@ typedef struct link_item {
 } link_item;
 
 static const cfg_key link_keys[] = {LINK_KEYS(link_item, l, 1), {0}};
+static const cfg_key link_over_keys[] = {LINK_KEYS(link_item, l, 0), {0}};
 
 /* An entry of a custom topology's `links` list. */
 typedef struct custom_link {
     const char *a, *b;
+    int64_t nic;
     link_raw l;
 } custom_link;
 
 #define CUSTOM_ENDS                                                                          \
     {.name = "a", .type = CFG_STR, .off = offsetof(custom_link, a), .help = "one end"},      \
-    {.name = "b", .type = CFG_STR, .off = offsetof(custom_link, b), .help = "other end"}
+    {.name = "b", .type = CFG_STR, .off = offsetof(custom_link, b), .help = "other end"},    \
+    {.name = "nic", .type = CFG_INT, .off = offsetof(custom_link, nic),                      \
+     .flags = CFG_OPTIONAL | CFG_MIN, .min = 0,                                              \
+     .help = "a is a server: the link is a port of its NIC (and GPU) nic"}
 
 static const cfg_key custom_link_full_keys[] = {CUSTOM_ENDS, LINK_KEYS(custom_link, l, 1), {0}};
 static const cfg_key custom_link_over_keys[] = {CUSTOM_ENDS, LINK_KEYS(custom_link, l, 0), {0}};
 
-enum { K_DUMBBELL, K_STAR, K_LEAF_SPINE, K_FAT_TREE, K_CUSTOM };
-static const char *const kinds[] = {"dumbbell", "star", "leaf_spine", "fat_tree", "custom", NULL};
+enum { K_DUMBBELL, K_STAR, K_LEAF_SPINE, K_FAT_TREE, K_RAIL, K_DUAL, K_CUSTOM };
+static const char *const kinds[] = {"dumbbell", "star", "leaf_spine", "fat_tree",
+                                    "rail_optimised", "dual_plane", "custom", NULL};
+#define KIND_LIST "dumbbell, star, leaf_spine, fat_tree, rail_optimised, dual_plane, custom"
 
 typedef struct topo_raw {
     int kind;
     int64_t left, right, hosts, leaves, spines, hosts_per_leaf, k;
+    int64_t servers, gpus, rails, servers_per_tor, aggs;
     double oversub;
-    cfg_node *link, *bottleneck, *host_link, *fabric_link;
+    cfg_node *link, *bottleneck, *host_link, *fabric_link, *nic_link, *nvlink;
     cfg_node *host_list, *switch_list, *links;
     cfg_node *shared;
     int nic_sched;
@@ -277,7 +366,7 @@ static const cfg_key shared_keys[] = {
 
 #define KIND_KEY                                                                             \
     {.name = "kind", .type = CFG_ENUM, .off = offsetof(topo_raw, kind), .choices = kinds,    \
-     .help = "dumbbell | star | leaf_spine | fat_tree | custom"}
+     .help = "dumbbell | star | leaf_spine | fat_tree | rail_optimised | dual_plane | custom"}
 #define COUNT_KEY(N, F, LO, H)                                                               \
     {.name = N, .type = CFG_INT, .off = offsetof(topo_raw, F), .flags = CFG_MIN | CFG_MAX,   \
      .min = LO, .max = 100000, .help = H}
@@ -322,22 +411,46 @@ static const cfg_key leaf_spine_keys[] = {
 static const cfg_key fat_tree_keys[] = {
     KIND_KEY,
     {.name = "k", .type = CFG_INT, .off = offsetof(topo_raw, k), .flags = CFG_MIN | CFG_MAX,
-     .min = 2, .max = 62, .help = "switch radix (even; 62 is the largest within 65534 nodes)"},
+     .min = 2, .max = 128, .help = "switch radix (even; k^3/4 hosts)"},
     NODE_KEY("link", link, 0, "every link"),
     SHARED_KEY,
     {0},
 };
+#define RAIL_KEYS(PLANES)                                                                    \
+    KIND_KEY,                                                                                \
+    COUNT_KEY("servers", servers, 1, "GPU servers"),                                         \
+    COUNT_KEY("gpus_per_server", gpus, 1, "GPUs per server, each with its own NIC (rail)"),  \
+    {.name = "rails", .type = CFG_INT, .off = offsetof(topo_raw, rails),                      \
+     .flags = CFG_OPTIONAL | CFG_MIN | CFG_MAX, .min = 1, .max = 100000,                     \
+     .help = "rails: must equal the NICs per server (gpus_per_server)"},                     \
+    COUNT_KEY("servers_per_tor", servers_per_tor, 1,                                         \
+              "servers whose rail-r NICs share a ToR of rail r (a segment)"),                \
+    COUNT_KEY("aggs", aggs, 1, PLANES ? "aggregation switches per plane, each linked to "    \
+              "every ToR of its plane" : "aggregation switches, each linked to every ToR"),  \
+    NODE_KEY("nic_link", nic_link, 0, PLANES ? "each NIC port - ToR link" : "NIC - ToR links"), \
+    NODE_KEY("fabric_link", fabric_link, CFG_OPTIONAL, "ToR - agg links (default: nic_link)"), \
+    {.name = "oversubscription", .type = CFG_FLOAT, .off = offsetof(topo_raw, oversub),       \
+     .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0,                                         \
+     .help = "sets the fabric rate to servers_per_tor*NIC rate/(aggs*this)"},               \
+    NODE_KEY("nvlink", nvlink, CFG_OPTIONAL,                                                 \
+             "GPU - NVSwitch links (default: rate 3600Gbps, delay 25ns)"),                   \
+    SHARED_KEY,                                                                              \
+    {0}
+static const cfg_key rail_keys[] = {RAIL_KEYS(0)};
+static const cfg_key dual_keys[] = {RAIL_KEYS(1)};
 static const cfg_key custom_keys[] = {
     KIND_KEY,
-    NODE_KEY("hosts", host_list, 0, "host names"),
+    NODE_KEY("hosts", host_list, 0, "host names, or servers {name, gpus, nics, ports_per_nic}"),
     NODE_KEY("switches", switch_list, CFG_OPTIONAL, "switch names"),
     NODE_KEY("link", link, CFG_OPTIONAL, "default settings of every link"),
-    NODE_KEY("links", links, 0, "links: {a: NAME, b: NAME, ...overrides}"),
+    NODE_KEY("links", links, 0, "links: {a: NAME, b: NAME, nic: N, ...overrides}"),
+    NODE_KEY("nvlink", nvlink, CFG_OPTIONAL,
+             "servers' GPU - NVSwitch links (default: rate 3600Gbps, delay 25ns)"),
     SHARED_KEY,
     {0},
 };
 static const cfg_key *const kind_keys[] = {dumbbell_keys, star_keys, leaf_spine_keys,
-                                           fat_tree_keys, custom_keys};
+                                           fat_tree_keys, rail_keys, dual_keys, custom_keys};
 
 static void raw_to_link(const link_raw *r, link_cfg *c)
 {
@@ -407,8 +520,118 @@ static bool name_ok(const char *s)
     return true;
 }
 
-static int add_named(topo *t, cfg_node *list, const char *path, const char *key,
-                     enum node_kind kind, cfg_node ***where, size_t *nwhere, err *e)
+/* A server of a custom topology ({name, gpus, nics, ports_per_nic}): GPU
+ * endpoints "name.g{j}", each with NIC j, and (gpus > 1) an NVSwitch
+ * "name.nvs" joined to them by NVLinks. */
+typedef struct server_raw {
+    const char *name;
+    int64_t gpus, nics, ports;
+} server_raw;
+
+static const cfg_key server_keys[] = {
+    {.name = "name", .type = CFG_STR, .off = offsetof(server_raw, name), .help = "server name"},
+    {.name = "gpus", .type = CFG_INT, .off = offsetof(server_raw, gpus),
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 4096,
+     .help = "GPU endpoints name.g0 .., GPU j with NIC j"},
+    {.name = "nics", .type = CFG_INT, .off = offsetof(server_raw, nics),
+     .flags = CFG_OPTIONAL | CFG_MIN | CFG_MAX, .min = 1, .max = 4096,
+     .help = "NICs (rails): one per GPU, so equal to gpus"},
+    {.name = "ports_per_nic", .type = CFG_INT, .off = offsetof(server_raw, ports),
+     .flags = CFG_OPTIONAL | CFG_MIN | CFG_MAX, .min = 1, .max = 64,
+     .help = "links each NIC may have (default: any number)"},
+    {0},
+};
+
+typedef struct csrv {
+    const char *name;           /* in the cfg document */
+    cfg_node *at;               /* its entry in hosts */
+    int first, gpus, ports;     /* node id of name.g0; ports 0: any */
+    int nvs;                    /* node id of name.nvs, or -1 */
+    int *used;                  /* links per NIC */
+} csrv;
+
+typedef struct cbuild {         /* what build_custom tracks */
+    cfg_node **where;           /* by node id: where it was given */
+    size_t nwhere;
+    csrv *srv;
+    size_t nsrv;
+} cbuild;
+
+static void cb_free(cbuild *cb)
+{
+    for (size_t i = 0; i < cb->nsrv; i++)
+        free(cb->srv[i].used);
+    free(cb->srv);
+    free(cb->where);
+}
+
+static csrv *find_server(cbuild *cb, const char *name)
+{
+    for (size_t i = 0; i < cb->nsrv; i++)
+        if (strcmp(cb->srv[i].name, name) == 0)
+            return &cb->srv[i];
+    return NULL;
+}
+
+/* Adds node `name` given at x (path p); a located error if it is taken. */
+static int add_one(topo *t, cbuild *cb, cfg_node *x, const char *p, const char *name,
+                   enum node_kind kind, err *e)
+{
+    int prev = topo_find_node(t, name);
+    const csrv *sv = find_server(cb, name);
+    if (prev >= 0 || sv) {
+        const cfg_node *first = sv ? sv->at : cb->where[prev];
+        return cfg_err(e, AISIM_EINVAL, x, p, "duplicate node name \"%s\" (first given "
+                       "at line %d, column %d)", name, cfg_line(first), cfg_col(first));
+    }
+    int id = topo_add_node(t, name, kind);
+    if (id < 0)
+        return cfg_err(e, id, x, p, "too many nodes");
+    cb->where = xrealloc(cb->where, (size_t)(id + 1) * sizeof *cb->where);
+    cb->where[id] = x;
+    cb->nwhere = (size_t)id + 1;
+    return id;
+}
+
+/* hosts[i] as a server map. */
+static int add_server(topo *t, cbuild *cb, cfg_node *x, const char *pi, err *e)
+{
+    server_raw sr = {0};
+    int rc = cfg_bind(x, pi, server_keys, &sr, e);
+    if (rc)
+        return rc;
+    char p[256], buf[64];
+    if (!name_ok(sr.name))
+        return cfg_err(e, AISIM_EINVAL, cfg_get(x, "name"), cfg_path(p, sizeof p, pi, "name"),
+                       "expected a node name (letters, digits, '_', '.', '-'), found %s",
+                       cfg_describe(cfg_get(x, "name"), buf, sizeof buf));
+    if (sr.nics && sr.nics != sr.gpus)
+        return cfg_err(e, AISIM_EINVAL, cfg_get(x, "nics"), cfg_path(p, sizeof p, pi, "nics"),
+                       "expected %lld (one NIC per GPU: GPU j uses NIC j, its rail), found %lld",
+                       (long long)sr.gpus, (long long)sr.nics);
+    cfg_path(p, sizeof p, pi, "name");
+    if (topo_find_node(t, sr.name) >= 0 || find_server(cb, sr.name)) {
+        int id = add_one(t, cb, cfg_get(x, "name"), p, sr.name, NODE_HOST, e);
+        assert(id < 0);
+        return id;
+    }
+    int first = -1;
+    for (int j = 0; j < sr.gpus; j++) {
+        char gname[300];
+        snprintf(gname, sizeof gname, "%s.g%d", sr.name, j);
+        int id = add_one(t, cb, cfg_get(x, "name"), p, gname, NODE_HOST, e);
+        if (id < 0)
+            return id;
+        first = j ? first : id;
+    }
+    cb->srv = xrealloc(cb->srv, (cb->nsrv + 1) * sizeof *cb->srv);
+    cb->srv[cb->nsrv++] = (csrv){sr.name, cfg_get(x, "name"), first, (int)sr.gpus,
+                                 (int)sr.ports, -1, xcalloc((size_t)sr.gpus, sizeof(int))};
+    return 0;
+}
+
+static int add_named(topo *t, cbuild *cb, cfg_node *list, const char *path, const char *key,
+                     enum node_kind kind, err *e)
 {
     char p[256], pi[256];
     cfg_path(p, sizeof p, path, key);
@@ -421,89 +644,239 @@ static int add_named(topo *t, cfg_node *list, const char *path, const char *key,
     for (size_t i = 0; i < cfg_len(list); i++) {
         cfg_node *x = cfg_at(list, i);
         cfg_path_index(pi, sizeof pi, p, i);
+        if (kind == NODE_HOST && cfg_kind(x) == CFG_MAP) {
+            int rc = add_server(t, cb, x, pi, e);
+            if (rc)
+                return rc;
+            continue;
+        }
         const char *name = cfg_scalar(x);
         if (!name || cfg_is_null(x) || !name_ok(name))
             return cfg_err(e, AISIM_EINVAL, x, pi, "expected a node name (letters, digits, "
-                           "'_', '.', '-'), found %s", cfg_describe(x, buf, sizeof buf));
-        int prev = topo_find_node(t, name);
-        if (prev >= 0)
-            return cfg_err(e, AISIM_EINVAL, x, pi, "duplicate node name \"%s\" (first given "
-                           "at line %d, column %d)", name, cfg_line((*where)[prev]),
-                           cfg_col((*where)[prev]));
-        int id = topo_add_node(t, name, kind);
+                           "'_', '.', '-')%s, found %s", kind == NODE_HOST ? " or a server "
+                           "{name, gpus}" : "", cfg_describe(x, buf, sizeof buf));
+        int id = add_one(t, cb, x, pi, name, kind, e);
         if (id < 0)
-            return cfg_err(e, id, x, pi, "too many nodes");
-        *where = xrealloc(*where, (size_t)(id + 1) * sizeof **where);
-        (*where)[id] = x;
-        *nwhere = (size_t)id + 1;
+            return id;
     }
     return 0;
 }
 
-static int custom_end(topo *t, cfg_node *item, const char *path, const char *key,
-                      const char *name, err *e)
+/* The node at end `key` of links[i]; for a server in a, its GPU `nic`. */
+static int custom_end(topo *t, cbuild *cb, cfg_node *item, const char *path, const char *key,
+                      const custom_link *cl, err *e)
 {
-    int id = topo_find_node(t, name);
-    if (id >= 0)
-        return id;
     char p[256];
-    cfg_path(p, sizeof p, path, key);
-    return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), p, "unknown node \"%s\" (not in hosts "
-                   "or switches)", name);
+    const char *name = key[0] == 'a' ? cl->a : cl->b;
+    bool has_nic = cfg_get(item, "nic") != NULL;
+    csrv *sv = find_server(cb, name);
+    int id = -1;
+    if (sv) {
+        if (key[0] == 'b')
+            return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), cfg_path(p, sizeof p, path, key),
+                           "%s is a server: name one of its GPUs (%s.g0 .. %s.g%d), or put "
+                           "it in a with nic: N", name, name, name, sv->gpus - 1);
+        if (!has_nic)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), cfg_path(p, sizeof p, path, key),
+                           "%s is a server: give nic: N (0 .. %d) or name one of its GPUs "
+                           "(%s.g0 ..)", name, sv->gpus - 1, name);
+        if (cl->nic >= sv->gpus)
+            return cfg_err(e, AISIM_ERANGE, cfg_get(item, "nic"),
+                           cfg_path(p, sizeof p, path, "nic"),
+                           "expected a NIC of server %s, 0 .. %d (one per GPU), found %lld",
+                           name, sv->gpus - 1, (long long)cl->nic);
+        id = sv->first + (int)cl->nic;
+    } else {
+        if (key[0] == 'a' && has_nic)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(item, "nic"),
+                           cfg_path(p, sizeof p, path, "nic"),
+                           "%s is not a server (nic picks a NIC of a server named in a)", name);
+        id = topo_find_node(t, name);
+        if (id < 0)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(item, key), cfg_path(p, sizeof p, path, key),
+                           "unknown node \"%s\" (not in hosts or switches)", name);
+    }
+    /* A server's NIC: count its ports. */
+    for (size_t i = 0; i < cb->nsrv; i++) {
+        csrv *s = &cb->srv[i];
+        if (id < s->first || id >= s->first + s->gpus)
+            continue;
+        int j = id - s->first;
+        if (s->ports && s->used[j] == s->ports)
+            return cfg_err(e, AISIM_ERANGE, item, path, "NIC %d of server %s has %d port%s "
+                           "(ports_per_nic), all linked already", j, s->name, s->ports,
+                           s->ports == 1 ? "" : "s");
+        s->used[j]++;
+    }
+    return id;
 }
+
+static int bind_nvlink(cfg_node *nv, const char *path, link_cfg *out, err *e);
 
 static int build_custom(topo *t, cfg_node *n, const char *path, topo_raw *r, err *e)
 {
-    cfg_node **where = NULL;
-    size_t nwhere = 0;
-    int rc = add_named(t, r->host_list, path, "hosts", NODE_HOST, &where, &nwhere, e);
-    if (!rc && r->switch_list)
-        rc = add_named(t, r->switch_list, path, "switches", NODE_SWITCH, &where, &nwhere, e);
-    free(where);
-    if (rc)
-        return rc;
-    link_raw def = {0};
-    if (r->link && (rc = bind_link(r->link, path, "link", &def, e)))
-        return rc;
+    cbuild cb = {0};
+    int rc = add_named(t, &cb, r->host_list, path, "hosts", NODE_HOST, e);
     char p[256], pi[256];
+    cfg_path(p, sizeof p, path, "hosts");
+    for (size_t i = 0; !rc && i < cb.nsrv; i++) {
+        csrv *sv = &cb.srv[i];
+        if (sv->gpus < 2)
+            continue;
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s.nvs", sv->name);
+        cfg_path_index(pi, sizeof pi, p, i);
+        sv->nvs = add_one(t, &cb, sv->at, pi, nm, NODE_SWITCH, e);
+        if (sv->nvs < 0)
+            rc = sv->nvs;
+    }
+    if (!rc && r->switch_list)
+        rc = add_named(t, &cb, r->switch_list, path, "switches", NODE_SWITCH, e);
+    link_raw def = {0};
+    link_cfg nvl;
+    if (!rc && r->link)
+        rc = bind_link(r->link, path, "link", &def, e);
+    if (!rc)
+        rc = bind_nvlink(r->nvlink, path, &nvl, e);
+    if (rc)
+        goto out;
     cfg_path(p, sizeof p, path, "links");
     char buf[64];
-    if (cfg_kind(r->links) != CFG_SEQ)
-        return cfg_err(e, AISIM_EINVAL, r->links, p, "expected a list of links, found %s",
-                       cfg_describe(r->links, buf, sizeof buf));
+    if (cfg_kind(r->links) != CFG_SEQ) {
+        rc = cfg_err(e, AISIM_EINVAL, r->links, p, "expected a list of links, found %s",
+                     cfg_describe(r->links, buf, sizeof buf));
+        goto out;
+    }
     for (size_t i = 0; i < cfg_len(r->links); i++) {
         cfg_node *item = cfg_at(r->links, i);
         cfg_path_index(pi, sizeof pi, p, i);
         custom_link cl = {.l = def};
         rc = cfg_bind(item, pi, r->link ? custom_link_over_keys : custom_link_full_keys, &cl, e);
-        if (rc)
-            return rc;
-        if ((rc = check_red(&cl.l, item, pi, e)))
-            return rc;
-        int a = custom_end(t, item, pi, "a", cl.a, e);
-        if (a < 0)
-            return a;
-        int b = custom_end(t, item, pi, "b", cl.b, e);
-        if (b < 0)
-            return b;
-        if (a == b)
-            return cfg_err(e, AISIM_EINVAL, item, pi, "a link from %s to itself", cl.a);
+        if (rc || (rc = check_red(&cl.l, item, pi, e)))
+            goto out;
+        int a = custom_end(t, &cb, item, pi, "a", &cl, e);
+        if (a < 0) {
+            rc = a;
+            goto out;
+        }
+        int b = custom_end(t, &cb, item, pi, "b", &cl, e);
+        if (b < 0) {
+            rc = b;
+            goto out;
+        }
+        if (a == b) {
+            rc = cfg_err(e, AISIM_EINVAL, item, pi, "a link from %s to itself", cl.a);
+            goto out;
+        }
         link_cfg lc;
         raw_to_link(&cl.l, &lc);
         int id = topo_add_link(t, a, b, &lc);
         assert(id >= 0);
         (void)id;
     }
+    for (size_t i = 0; i < cb.nsrv; i++)
+        for (int j = 0; cb.srv[i].nvs >= 0 && j < cb.srv[i].gpus; j++)
+            link_or_die(t, cb.srv[i].first + j, cb.srv[i].nvs, &nvl);
     rc = topo_finish(t, e);
+    if (rc) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        rc = cfg_err(e, rc, n, path, "%s", msg);
+    }
+out:
+    cb_free(&cb);
+    return rc;
+}
+
+static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err *e);
+
+/* The default NVLink-class link (docs/network.md): 450 GB/s per direction
+ * per GPU (H100 SXM: NVLink 4, 900 GB/s bidirectional), 25 ns (SimAI's
+ * default nvlink_latency). */
+static const link_raw nvlink_default = {
+    .rate_bps = INT64_C(3600000000000), .delay_ps = 25000, .buffer_bytes = 1 << 20,
+    .red_max_p = 0.1, .red_weight = 0.002, .priorities = 1,
+};
+
+/* topology.nvlink (may be absent: the defaults) as an intra-host link. */
+static int bind_nvlink(cfg_node *nv, const char *path, link_cfg *out, err *e)
+{
+    link_item it = {nvlink_default};
+    if (nv) {
+        char p[256];
+        cfg_path(p, sizeof p, path, "nvlink");
+        int rc = cfg_bind(nv, p, link_over_keys, &it, e);
+        if (rc || (rc = check_red(&it.l, nv, p, e)))
+            return rc;
+    }
+    raw_to_link(&it.l, out);
+    out->intra_host = true;
+    return 0;
+}
+
+/* The fabric rate oversubscription o gives: down / (up links x o). */
+static int oversub_rate(cfg_node *n, const char *path, double down_bps, double ups, double o,
+                        int64_t *rate, err *e)
+{
+    char p[256];
+    *rate = (int64_t)(down_bps / (ups * o) + 0.5);
+    if (*rate < 1) {
+        cfg_path(p, sizeof p, path, "oversubscription");
+        return cfg_err(e, AISIM_ERANGE, cfg_get(n, "oversubscription"), p,
+                       "makes the fabric rate 0 bps");
+    }
+    return 0;
+}
+
+static int build_rail(topo *t, cfg_node *n, const char *path, topo_raw *r, err *e)
+{
+    char p[256];
+    if (r->rails && r->rails != r->gpus) {
+        cfg_path(p, sizeof p, path, "rails");
+        return cfg_err(e, AISIM_EINVAL, cfg_get(n, "rails"), p,
+                       "expected %lld (one rail per NIC, one NIC per GPU: gpus_per_server), "
+                       "found %lld", (long long)r->gpus, (long long)r->rails);
+    }
+    if (r->fabric_link && r->oversub > 0) {
+        cfg_path(p, sizeof p, path, "oversubscription");
+        return cfg_err(e, AISIM_EINVAL, cfg_get(n, "oversubscription"), p,
+                       "give either fabric_link or oversubscription, not both");
+    }
+    link_raw nic, fab;
+    int rc = bind_link(r->nic_link, path, "nic_link", &nic, e);
+    if (rc)
+        return rc;
+    fab = nic;
+    if (r->fabric_link && (rc = bind_link(r->fabric_link, path, "fabric_link", &fab, e)))
+        return rc;
+    if (r->oversub > 0 &&
+        (rc = oversub_rate(n, path, (double)r->servers_per_tor * (double)nic.rate_bps,
+                           (double)r->aggs, r->oversub, &fab.rate_bps, e)))
+        return rc;
+    topo_rail_cfg c = {
+        .servers = (int)r->servers, .gpus = (int)r->gpus,
+        .servers_per_tor = (int)r->servers_per_tor, .aggs = (int)r->aggs,
+        .planes = r->kind == K_DUAL ? 2 : 1,
+    };
+    if ((rc = bind_nvlink(r->nvlink, path, &c.nvlink, e)))
+        return rc;
+    raw_to_link(&nic, &c.nic);
+    raw_to_link(&fab, &c.fabric);
+    rc = topo_build_rail(t, &c, e);
     if (rc) {
         char msg[sizeof e->msg];
         snprintf(msg, sizeof msg, "%s", e->msg);
         return cfg_err(e, rc, n, path, "%s", msg);
     }
+    double down = (double)r->servers_per_tor * (double)c.nic.rate_bps,
+           up = (double)c.aggs * (double)c.fabric.rate_bps;
+    LOG(LOG_INFO, "topo", "%s: %d servers x %d GPUs, %d plane%s, %zu nodes, %zu links; ToR "
+        "oversubscription %.3g:1 (%d x %.4g Gbps down, %d x %.4g Gbps up)",
+        c.planes == 1 ? "rail_optimised" : "dual_plane", c.servers, c.gpus, c.planes,
+        c.planes == 1 ? "" : "s", topo_nodes(t), topo_links(t), down / up, c.servers_per_tor,
+        (double)c.nic.rate_bps / 1e9, c.aggs, (double)c.fabric.rate_bps / 1e9);
     return 0;
 }
-
-static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err *e);
 
 /* topology.shared_buffer, once the switches exist. */
 static int apply_shared(topo *t, cfg_node *sn, const char *path, err *e)
@@ -534,7 +907,8 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
     char buf[64], p[256];
     if (!n)
         return ERR(e, AISIM_EINVAL, "%s: missing required key (expected a map with kind: "
-                   "dumbbell, star, leaf_spine, fat_tree or custom)", path);
+                   "dumbbell, star, leaf_spine, fat_tree, rail_optimised, dual_plane or custom)",
+                   path);
     if (cfg_kind(n) != CFG_MAP)
         return cfg_err(e, AISIM_EINVAL, n, path, "expected a map, found %s",
                        cfg_describe(n, buf, sizeof buf));
@@ -542,8 +916,8 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
     cfg_node *kn = cfg_get(n, "kind");
     cfg_path(p, sizeof p, path, "kind");
     if (!kn)
-        return cfg_err(e, AISIM_EINVAL, n, p, "missing required key (expected one of: dumbbell, "
-                       "star, leaf_spine, fat_tree, custom)");
+        return cfg_err(e, AISIM_EINVAL, n, p, "missing required key (expected one of: "
+                       KIND_LIST ")");
     static const cfg_key kind_only = KIND_KEY;
     int rc = cfg_value(kn, p, &kind_only, &r.kind, e);
     if (rc)
@@ -610,6 +984,9 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
         raw_to_link(&a, &la);
         rc = topo_build_fat_tree(t, (int)r.k, &la, e);
         break;
+    case K_RAIL:
+    case K_DUAL:
+        return build_rail(t, n, path, &r, e);
     default:
         return build_custom(t, n, path, &r, e);
     }
