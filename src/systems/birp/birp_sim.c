@@ -27,19 +27,23 @@
  * -first queue per (edge, model), and run in batches: an accelerator runs up
  * to `parallel` batches at once, each taking l(n) * (1 + gamma k) * LN(sigma),
  * with l the profile's latency for n requests, k the batches already running
- * and LN a mean-one lognormal (run-to-run variation).  A request whose
- * deadline cannot be met even by a batch of one is dropped when it reaches the
- * head of its queue.
+ * and LN a mean-one lognormal (run-to-run variation); every policy gets the
+ * same `parallel` slots.  A request whose deadline cannot be met even by a
+ * batch of one (plus its response's way back) is dropped when it reaches the
+ * head of its queue.  An offloaded request's response returns over the
+ * reverse link before the request counts as served.
  *
  * Every `slot` the policy decides: routing fractions per origin (applied to
- * the next slot's arrivals by smooth weighted round robin), the batch-size cap
- * per edge, and the model per (edge, class).  Policies: birp (QP + UCB1-tuned
- * TIR + batching; faster models only when batching cannot carry the load),
- * birp_static (fixed TIR parameters), serial (the same QP
- * redistribution, batch 1), model_selection (Clipper/Jellyfish-style model
- * downgrade + proportional redistribution, serial), local (serial, no
+ * the next slot's arrivals by smooth weighted round robin), the batch-size
+ * caps per edge and class, and the model per (edge, class).  Policies: birp
+ * (QP + bandit-tuned TIR + batching; faster models only when batching cannot
+ * carry the load), birp_static (fixed TIR parameters), batch_only (the same
+ * batching, no redistribution), serial (the same QP redistribution, batch
+ * 1), model_selection (Clipper/Jellyfish-style model downgrade +
+ * proportional redistribution, batch 1), clipper (the same with Clipper's
+ * AIMD adaptive batching and a batch timeout), local (batch 1, no
  * redistribution), jsq (join the edge with the shortest expected wait,
- * serial).
+ * batch 1).
  *
  * Inference loss (papers.md 4(e)): mean over requests of 1 - top-1 accuracy
  * of the model that served it, or 1 if it missed its SLO or was dropped.
@@ -486,7 +490,7 @@ static void bandit_rewards(birp_model *m, int64_t now)
     }
 }
 
-static void decide(birp_model *m, slot_row *row)
+static void decide(birp_model *m, slot_row *row, int64_t now)
 {
     int E = m->E;
     double dt = ps_to_s(slot_of(m));
@@ -555,9 +559,9 @@ static void decide(birp_model *m, slot_row *row)
     /* birp, birp_static, serial: the QP */
     double a = m->bc.static_a, beta = m->bc.static_beta;
     if (p == P_BIRP) {
-        /* one reward per hold: 1 - the mean loss of the requests decided
-         * while the arm was in force (the bandit scales it, birp.h) */
-        int64_t now = m->now_ps;
+        /* a new arm every `hold` slots; its reward, 1 - the mean loss of the
+         * requests that arrived while it was in force, comes once their
+         * deadlines have passed (bandit_rewards; the bandit scales it) */
         if (m->held == 0 || m->held >= m->bc.hold) {
             if (m->held)
                 m->pend[m->pull_cur % PULL_RING].end_ps = now;
@@ -644,10 +648,9 @@ static void on_slot(sim *s, void *obj, uint64_t arg)
     memset(row, 0, sizeof *row);
     row->t_s = ps_to_s(sim_now(s));
     row->loss = m->slot_n > 0 ? m->slot_loss / (double)m->slot_n : NAN;
-    m->now_ps = sim_now(s);
     m->slot_loss = 0;
     m->slot_n = 0;
-    decide(m, row);
+    decide(m, row, sim_now(s));
     double off = 0;
     for (int i = 0; i < m->E; i++) {
         row->bcap[i] = m->e[i].bcap;

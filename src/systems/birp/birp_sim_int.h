@@ -174,7 +174,6 @@ typedef struct birp_model {
     } pend[PULL_RING];
     int32_t pull_cur, pull_fin;             /* current pull; first not yet rewarded */
     int64_t max_slo_ps;
-    int64_t now_ps;                         /* the slot decision's time */
     double slot_loss;                       /* the current slot: loss sum, requests */
     int64_t slot_n;
     double prev_load[BIRP_MAX_EDGES];
