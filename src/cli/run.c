@@ -210,6 +210,13 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
                         json_real(wall > 0 ? (double)sim_events_run(s) / wall : 0));
     json_object_set_new(w, "sim_seconds_per_second",
                         json_real(wall > 0 ? ps_to_s(sim_now(s)) / wall : 0));
+    /* a model's own wall-clock figures (results.wall) join the top-level
+     * "wall", the only part of summary.json that may differ between runs */
+    json_t *mw = json_object_get(results, "wall");
+    if (json_is_object(mw)) {
+        json_object_update(w, mw);
+        json_object_del(results, "wall");
+    }
     json_object_set_new(sum, "wall", w);
 
     FILE *f = out_file(od, "scenario.yaml", e);

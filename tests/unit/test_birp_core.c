@@ -1,6 +1,7 @@
 /*
  * test_birp_core.c - BIRP's sans-I/O core: the TIR shape, UCB1's regret, the
- * slot QP against brute-force enumeration, the fallback path, and the
+ * bandit at the deployed reward scale and under a switch of the best arm,
+ * the slot QP against brute-force enumeration, the fallback path, and the
  * model-selection planner.
  */
 #include <setjmp.h>
@@ -43,7 +44,7 @@ static double ucb_regret(const double *mu, int narms, int T, int seeds, int *mos
         rng r;
         rng_init(&r, 42 + (uint64_t)s, "test.bandit", 0);
         birp_bandit b;
-        birp_bandit_init(&b, narms, sqrt(2.0));
+        birp_bandit_init(&b, narms, &(birp_bandit_par){.c = sqrt(2.0), .discount = 1});
         for (int t = 0; t < T; t++) {
             int a = birp_bandit_select(&b);
             reg += best - mu[a];
@@ -51,7 +52,7 @@ static double ucb_regret(const double *mu, int narms, int T, int seeds, int *mos
         }
         int mp = 0;
         for (int a = 1; a < narms; a++)
-            if (b.pulls[a] > b.pulls[mp])
+            if (b.plays[a] > b.plays[mp])
                 mp = a;
         votes[mp]++;
         birp_bandit_fini(&b);
@@ -79,12 +80,80 @@ static void test_ucb1_regret_is_sublinear_and_finds_best_arm(void **st)
     assert_int_equal(mp2, 3);
     assert_int_equal(mp3, 3);
     birp_bandit b;
-    birp_bandit_init(&b, 3, 1);
+    birp_bandit_init(&b, 3, &(birp_bandit_par){.c = 1, .discount = 1});
     assert_int_equal(birp_bandit_select(&b), 0);
     birp_bandit_update(&b, 0, 2.0);          /* clamped to 1 */
     assert_float_equal(b.sum[0], 1, 0);
     assert_int_equal(birp_bandit_select(&b), 1);
     birp_bandit_fini(&b);
+}
+
+/* Share of the pulls from `from` on that go to arm `best`, averaged over
+ * seeds, for Gaussian rewards whose means switch from mu0 to mu1 at pull
+ * `sw` (no switch: sw >= T). */
+static double share_on_best(const birp_bandit_par *par, const double *mu0, const double *mu1,
+                            int narms, int sw, int T, double sd, int from, int best)
+{
+    int seeds = 40;
+    double share = 0;
+    for (int s = 0; s < seeds; s++) {
+        rng r;
+        rng_init(&r, 7 + (uint64_t)s, "test.bandit.scale", 0);
+        birp_bandit b;
+        birp_bandit_init(&b, narms, par);
+        int on = 0;
+        for (int t = 0; t < T; t++) {
+            int a = birp_bandit_select(&b);
+            on += t >= from && a == best;
+            birp_bandit_update(&b, a, rng_normal(&r, (t < sw ? mu0 : mu1)[a], sd));
+        }
+        share += (double)on / (T - from) / seeds;
+        birp_bandit_fini(&b);
+    }
+    return share;
+}
+
+/* The deployed regime (docs/birp.md, "Bandit"): nine arms whose rewards
+ * (1 - inference loss of a slot) lie within 0.015 of each other with a
+ * per-slot noise of 0.004, 180 pulls.  UCB1 on a [0, 1] scale spreads its
+ * pulls evenly (the bonus, about 1, swamps gaps of 0.01); scaled to the
+ * rewards' spread, the best arm gets most pulls after a 60-pull warm-up. */
+static void test_bandit_concentrates_at_the_deployed_reward_scale(void **st)
+{
+    (void)st;
+    const double mu[9] = {0.800, 0.805, 0.808, 0.807, 0.812, 0.809, 0.797, 0.806, 0.803};
+    birp_bandit_par ucb1 = {.c = sqrt(2.0), .discount = 1, .normalise = 0};
+    birp_bandit_par scaled = {.c = sqrt(2.0), .discount = 1, .normalise = 1};
+    double s1 = share_on_best(&ucb1, mu, mu, 9, 1 << 30, 180, 0.004, 60, 4);
+    double s2 = share_on_best(&scaled, mu, mu, 9, 1 << 30, 180, 0.004, 60, 4);
+    print_message("best arm's share of pulls 60..180: UCB1 %.2f, scaled %.2f\n", s1, s2);
+    assert_true(s1 < 0.2);
+    assert_true(s2 > 0.5);
+}
+
+/* The best arm changes at pull 100 of 300 (TIR drift): the old best arm
+ * falls 0.012 below the new one, every other arm by 0.005.  All three
+ * variants move most of their pulls from 150 on to the new best arm: the
+ * discounted bandit (Garivier and Moulines 2011, gamma = 1 - sqrt(1/300)/4
+ * = 0.986, their choice for one switch), the sliding window, and (here, as
+ * the spread of the rewards grows at the switch and with it the bonus) the
+ * stationary one.  A bandit that stops exploring fails this test. */
+static void test_bandits_follow_a_switch_of_the_best_arm(void **st)
+{
+    (void)st;
+    const double mu0[9] = {0.800, 0.805, 0.808, 0.807, 0.812, 0.809, 0.797, 0.806, 0.803};
+    const double mu1[9] = {0.812, 0.800, 0.803, 0.802, 0.800, 0.804, 0.792, 0.801, 0.798};
+    birp_bandit_par ucb = {.c = sqrt(2.0), .discount = 1, .normalise = 1};
+    birp_bandit_par ducb = {.c = sqrt(2.0), .discount = 0.986, .normalise = 1};
+    birp_bandit_par swucb = {.c = sqrt(2.0), .discount = 1, .window = 60, .normalise = 1};
+    double s1 = share_on_best(&ucb, mu0, mu1, 9, 100, 300, 0.004, 150, 0);
+    double s2 = share_on_best(&ducb, mu0, mu1, 9, 100, 300, 0.004, 150, 0);
+    double s3 = share_on_best(&swucb, mu0, mu1, 9, 100, 300, 0.004, 150, 0);
+    print_message("new best arm's share of pulls 150..300: UCB %.2f, D-UCB %.2f, SW-UCB %.2f\n",
+                  s1, s2, s3);
+    assert_true(s1 > 0.5);
+    assert_true(s2 > 0.5);
+    assert_true(s3 > 0.5);
 }
 
 /* ---- slot QP vs brute force ------------------------------------------------ */
@@ -309,6 +378,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tir_is_one_at_batch_one_increasing_and_saturating),
         cmocka_unit_test(test_ucb1_regret_is_sublinear_and_finds_best_arm),
+        cmocka_unit_test(test_bandit_concentrates_at_the_deployed_reward_scale),
+        cmocka_unit_test(test_bandits_follow_a_switch_of_the_best_arm),
         cmocka_unit_test(test_slot_qp_is_feasible_and_matches_brute_force),
         cmocka_unit_test(test_slot_hot_edge_sends_to_idle_and_batches),
         cmocka_unit_test(test_slot_solver_failure_falls_back_safely),

@@ -1,7 +1,10 @@
 /*
- * test_birp_sim.c - the BIRP model end to end: BIRP beats model selection on
- * the same seed, batching beats serial execution on one edge at the same
- * load, runs are deterministic, and bad scenarios fail with file:line:col.
+ * test_birp_sim.c - the BIRP model end to end: BIRP beats serial model
+ * selection on the same seed and ties with Clipper-style batched model
+ * selection, batching beats serial execution on one edge at the same load,
+ * the bandit moves its pulls to the smaller gain scale when the TIR drifts,
+ * runs are deterministic, and bad scenarios and data files fail with
+ * file:line:col.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,7 +42,7 @@ static int teardown(void **st)
 
 /* Runs a scenario with overrides; returns results (new reference) or NULL
  * with e filled. */
-static json_t *run(const char *scenario, const char *tag, const char **sets, int nsets, err *e,
+static json_t *run(const char *scenario, const char *tag, const char *const *sets, int nsets, err *e,
                    int *rc)
 {
     char dir[256];
@@ -73,15 +76,22 @@ static void test_birp_loss_lower_than_model_selection_same_seed(void **st)
     json_t *m = run(SMALL, "e2e-ms", sm, 1, &e, &rc);
     if (!m)
         fail_msg("%s", e.msg);
+    const char *sc[] = {"birp.policy=clipper"};
+    json_t *c = run(SMALL, "e2e-clipper", sc, 1, &e, &rc);
+    if (!c)
+        fail_msg("%s", e.msg);
     double lb = num(b, "inference_loss"), lm = num(m, "inference_loss");
+    double lc = num(c, "inference_loss");
     double fb = num(b, "slo_failure_rate"), fm = num(m, "slo_failure_rate");
-    print_message("loss birp %.4f model_selection %.4f (%.1f%% lower); SLO failures %.4f vs %.4f\n",
-                  lb, lm, 100 * (lm - lb) / lm, fb, fm);
+    print_message("loss birp %.4f model_selection %.4f (%.1f%% lower), clipper %.4f; SLO failures "
+                  "%.4f vs %.4f\n", lb, lm, 100 * (lm - lb) / lm, lc, fb, fm);
     assert_true(num(b, "requests") > 15000);
     assert_true(fabs(num(b, "requests") - num(m, "requests")) < 0.01 * num(b, "requests"));
-    assert_true(lb < lm);
-    assert_true(lb < 0.8 * lm);          /* measured about 35% lower */
-    assert_true(fb < fm);
+    assert_true(lb < 0.8 * lm);          /* measured 0.190 vs 0.289, 34% lower */
+    assert_true(fb <= fm);
+    /* with the same batching effort the baseline keeps up: measured 0.1886 */
+    assert_true(fabs(lb - lc) < 0.01);
+    json_decref(c);
     /* BIRP's served requests use the accurate models (resnet50/101, ~81%) */
     assert_true(num(b, "served_accuracy") > 0.80);
     assert_true(num(m, "served_accuracy") < 0.78);
@@ -102,16 +112,16 @@ static void test_batched_beats_serial_on_one_edge(void **st)
         "birp.edges=[{name: orin, device: Jetson AGX Orin, memory: 64GB, models: [resnet50]}]",
         "birp.classes=[{name: c, slo: 200ms, models: [resnet50]}]",
         "birp.workload={source: poisson, load: 2.0}",
-        "birp.latency_sigma=0",
+        "birp.latency_sigma=0", "birp.parallel=1",
         NULL, NULL};
     err e = {0};
     int rc;
-    common[4] = "birp.policy=serial";
-    json_t *s = run(SMALL, "batch-serial", common, 5, &e, &rc);
+    common[5] = "birp.policy=serial";
+    json_t *s = run(SMALL, "batch-serial", common, 6, &e, &rc);
     if (!s)
         fail_msg("%s", e.msg);
-    common[4] = "birp.policy=birp_static";
-    json_t *b = run(SMALL, "batch-birp", common, 5, &e, &rc);
+    common[5] = "birp.policy=birp_static";
+    json_t *b = run(SMALL, "batch-birp", common, 6, &e, &rc);
     if (!b)
         fail_msg("%s", e.msg);
     double ts = num(s, "throughput_rps"), tb = num(b, "throughput_rps");
@@ -128,29 +138,45 @@ static void test_batched_beats_serial_on_one_edge(void **st)
     json_decref(b);
 }
 
-static void test_bandit_beats_static_tir_when_the_gain_drifts(void **st)
+/* The default arms, a in {0.5, 0.8, 1.1}: after the true gain drops to 40%
+ * the bandit plays a = 0.5 in most slots and beats the static TIR (a = 1). */
+static void test_bandit_moves_to_the_smaller_gain_when_the_tir_drifts(void **st)
 {
     (void)st;
-    const char *sets[] = {"birp.drift_at=10s", "birp.drift_tir_gain=0.4",
-                          "birp.bandit.a=[0.2, 0.4, 0.7, 1.0]", "stop=60s",
+    const char *sets[] = {"birp.drift_at=10s", "birp.drift_tir_gain=0.4", "stop=60s",
                           "birp.workload.load=1.5", NULL};
     err e = {0};
     int rc;
-    sets[5] = "birp.policy=birp";
-    json_t *b = run(SMALL, "drift-birp", sets, 6, &e, &rc);
+    sets[4] = "birp.policy=birp";
+    json_t *b = run(SMALL, "drift-birp", sets, 5, &e, &rc);
     if (!b)
         fail_msg("%s", e.msg);
-    sets[5] = "birp.policy=birp_static";
-    json_t *s = run(SMALL, "drift-static", sets, 6, &e, &rc);
+    sets[4] = "birp.policy=birp_static";
+    json_t *s = run(SMALL, "drift-static", sets, 5, &e, &rc);
     if (!s)
         fail_msg("%s", e.msg);
     double lb = num(b, "inference_loss"), ls = num(s, "inference_loss");
-    json_t *bo = json_object_get(b, "bandit");
-    print_message("TIR drift: loss bandit %.4f, static %.4f; bandit's best a %.2f\n", lb, ls,
-                  num(bo, "best_a"));
-    assert_true(lb < ls - 0.02);                 /* measured 0.248 vs 0.318 */
-    assert_true(num(bo, "best_a") < 1.0);       /* it learned a smaller gain */
-    assert_int_equal(json_integer_value(json_object_get(bo, "pulls")), 20);
+    /* slots.csv: the arm per slot; arms 0-2 are a = 0.5 */
+    char path[256];
+    snprintf(path, sizeof path, "%s/drift-birp/slots.csv", tmpdir);
+    char *csv = tu_slurp(path, NULL), *save = NULL;
+    int post = 0, small = 0;
+    strtok_r(csv, "\n", &save);                 /* header */
+    for (char *ln = strtok_r(NULL, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+        double t;
+        int arm;
+        assert_int_equal(sscanf(ln, "%lf,%d", &t, &arm), 2);
+        if (t >= 20) {
+            post++;
+            small += arm >= 0 && arm <= 2;
+        }
+    }
+    free(csv);
+    print_message("TIR drift: loss bandit %.4f, static %.4f; a = 0.5 in %d of %d slots from 20 s\n",
+                  lb, ls, small, post);
+    assert_true(lb < ls - 0.02);                 /* measured 0.207 vs 0.265 */
+    assert_int_equal(post, 41);
+    assert_true(small > post / 2);               /* measured 24 of 41 */
     json_decref(b);
     json_decref(s);
 }
@@ -172,9 +198,10 @@ static void test_streams_are_rescaled_to_the_load(void **st)
         double got = num(r, "arrival_rate_rps");
         print_message("%s: offered %.1f req/s, measured %.1f req/s\n", srcs[i], off, got);
         assert_float_equal(off, 1.2 * cap, 1e-9);
-        /* 60 s measured: Poisson within 3%; the trace and on/off (about 60
-         * exponential cycles) are burstier */
-        assert_true(fabs(got - off) < (i == 1 ? 0.03 : 0.10) * off);
+        /* 60 s measured (docs/birp.md): the superposed trace within 2%
+         * (measured 0.03%), Poisson within 2% (0.4%), on/off, about 60
+         * exponential cycles, within 5% (1.9%) */
+        assert_true(fabs(got - off) < (i == 2 ? 0.05 : 0.02) * off);
         json_decref(r);
     }
 }
@@ -189,9 +216,17 @@ static void test_same_seed_same_bytes(void **st)
     json_t *b = run(SMALL, "det-b", sets, 2, &e, &rc);
     assert_non_null(a);
     assert_non_null(b);
-    json_object_del(a, "wall");
-    json_object_del(b, "wall");
+    /* issue 19 item 10: the solver's wall time is not in results (the
+     * runner moves it to the top-level "wall"), so results compare whole */
+    assert_null(json_object_get(a, "wall"));
     assert_true(json_equal(a, b));
+    char ps[256];
+    snprintf(ps, sizeof ps, "%s/det-a/summary.json", tmpdir);
+    json_t *sum = json_load_file(ps, 0, NULL);
+    assert_non_null(sum);
+    assert_true(json_is_number(json_object_get(json_object_get(sum, "wall"),
+                                               "solver_time_per_slot_mean_s")));
+    json_decref(sum);
     const char *files[] = {"classes.csv", "edges.csv", "slots.csv"};
     for (int i = 0; i < 3; i++) {
         char pa[256], pb[256];
@@ -206,7 +241,7 @@ static void test_same_seed_same_bytes(void **st)
     json_decref(b);
 }
 
-static void expect_bad(const char **sets, int nsets, const char *needle)
+static void expect_bad(const char *const *sets, int nsets, const char *needle)
 {
     err e = {0};
     int rc;
@@ -250,14 +285,33 @@ static void test_bad_scenarios_name_the_place(void **st)
     assert_int_not_equal(access(dir, F_OK), 0);   /* nothing written */
     (void)rc;
 
-    const char *s1[] = {"birp.edges[1].models=[resnet101]"};
-    expect_bad(s1, 1, "edge \"xavier\" has no model that can serve class \"detect\"");
-    const char *s2[] = {"birp.classes[0].slo=6ms"};
-    expect_bad(s2, 1, "no model on edge \"nano\" meets class \"detect\"'s SLO");
-    const char *s3[] = {"birp.edges[0].memory=100MB"};
-    expect_bad(s3, 1, "the deployed model engines need");
-    const char *s4[] = {"birp.edges[0].models=[vgg16]"};
-    expect_bad(s4, 1, "no profile for device \"Jetson Orin Nano\", model \"vgg16\"");
+    /* --set overrides (at most two), each with a part of its message */
+    static const struct {
+        const char *set[2], *needle;
+    } cases[] = {
+        {{"birp.edges[1].models=[resnet101]"},
+         "edge \"xavier\" has no model that can serve class \"detect\""},
+        {{"birp.classes[0].slo=6ms"}, "no model on edge \"nano\" meets class \"detect\"'s SLO"},
+        {{"birp.edges[0].memory=100MB"}, "the deployed model engines need"},
+        {{"birp.edges[0].models=[vgg16]"},
+         "no profile for device \"Jetson Orin Nano\", model \"vgg16\""},
+        /* issue 17: bandit and batching parameters out of range */
+        {{"birp.bandit.window=0"}, "birp.bandit.window: expected an integer in [1, "},
+        {{"birp.bandit.discount=0"}, "birp.bandit.discount: expected a number in (0, 1]"},
+        {{"birp.bandit.discount=1.5"}, "birp.bandit.discount: expected a number in (0, 1]"},
+        {{"birp.bandit.discount=0.9", "birp.bandit.window=20"},
+         "birp.bandit.window: expected either a window or a discount below 1"},
+        {{"birp.clipper.timeout=0ms"}, "birp.clipper.timeout: expected a time > 0s"},
+        /* issue 19 item 8: duplicates, and the links prefix */
+        {{"birp.classes[1].name=detect"},
+         "birp.classes[1].name: expected a unique class name, found \"detect\" again"},
+        {{"birp.edges[0].models=[resnet50, resnet18, resnet50]"},
+         "birp.edges[0].models[2]: expected each model once per edge"},
+        {{"birp.links.pairs=[{between: [nano, tpu]}]"},
+         "birp.links.pairs[0].between[1]: expected the name of an edge, found \"tpu\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_bad(cases[i].set, cases[i].set[1] ? 2 : 1, cases[i].needle);
 
     /* profile and trace files with bad rows: the data file's line */
     char prof[256], trace[256], set1[300], set2[300];
@@ -277,6 +331,17 @@ static void test_bad_scenarios_name_the_place(void **st)
     snprintf(set2, sizeof set2, "birp.workload.file=%s", trace);
     const char *s6[] = {set2};
     expect_bad(s6, 1, "trace.csv:4: unsorted trace");
+    /* issue 19 item 7: all timestamps equal; one far before the first */
+    f = fopen(trace, "w");
+    fputs("TIMESTAMP,x\n2023-11-16 18:00:00,1\n2023-11-16 18:00:00,1\n2023-11-16 18:00:00,1\n", f);
+    fclose(f);
+    expect_bad(s6, 1, "trace.csv:4: expected timestamps spanning more than 0 s, found all 3 equal");
+    f = fopen(trace, "w");
+    fputs("TIMESTAMP,x\n2023-11-16 18:00:00,1\n1023-11-16 18:00:00,1\n", f);
+    fclose(f);
+    expect_bad(s6, 1, "trace.csv:3: expected timestamps within 106 days of the first, found "
+                      "\"1023-11-16 18:00:00\", more than that before it");
+
 }
 
 int main(void)
@@ -284,7 +349,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_birp_loss_lower_than_model_selection_same_seed),
         cmocka_unit_test(test_batched_beats_serial_on_one_edge),
-        cmocka_unit_test(test_bandit_beats_static_tir_when_the_gain_drifts),
+        cmocka_unit_test(test_bandit_moves_to_the_smaller_gain_when_the_tir_drifts),
         cmocka_unit_test(test_streams_are_rescaled_to_the_load),
         cmocka_unit_test(test_same_seed_same_bytes),
         cmocka_unit_test(test_bad_scenarios_name_the_place),

@@ -1,5 +1,5 @@
 /*
- * birp.c - BIRP's sans-I/O core: TIR, UCB1, the per-slot QP (Ipopt) with its
+ * birp.c - BIRP's sans-I/O core: TIR, the UCB bandit, the per-slot QP (Ipopt) with its
  * safe fallback, and the model-selection baseline's planner.
  *
  * The slot QP (docs/birp.md, "Formulation"), with L_j = sum_i lambda_i y_ij,
@@ -36,36 +36,57 @@ double birp_tir(double b, double tmax, double a, double beta)
     return 1 + a * (tmax - 1) * (1 - exp(-beta * (b - 1)));
 }
 
-/* ---- UCB1 ------------------------------------------------------------------ */
+/* ---- UCB bandit ------------------------------------------------------------ */
 
-void birp_bandit_init(birp_bandit *b, int narms, double c)
+void birp_bandit_init(birp_bandit *b, int narms, const birp_bandit_par *par)
 {
     assert(narms > 0);
+    assert(par->discount > 0 && par->discount <= 1 && par->window >= 0);
+    memset(b, 0, sizeof *b);
     b->narms = narms;
-    b->t = 0;
-    b->c = c;
-    b->pulls = xcalloc((size_t)narms, sizeof *b->pulls);
+    b->par = *par;
+    if (b->par.window > 0)
+        b->par.discount = 1;
+    b->plays = xcalloc((size_t)narms, sizeof *b->plays);
+    b->cnt = xcalloc((size_t)narms, sizeof *b->cnt);
     b->sum = xcalloc((size_t)narms, sizeof *b->sum);
+    if (b->par.window > 0) {
+        b->h_arm = xcalloc((size_t)b->par.window, sizeof *b->h_arm);
+        b->h_r = xcalloc((size_t)b->par.window, sizeof *b->h_r);
+    }
 }
 
 void birp_bandit_fini(birp_bandit *b)
 {
-    free(b->pulls);
+    free(b->plays);
+    free(b->cnt);
     free(b->sum);
-    b->pulls = NULL;
-    b->sum = NULL;
+    free(b->h_arm);
+    free(b->h_r);
+    memset(b, 0, sizeof *b);
+}
+
+double birp_bandit_scale(const birp_bandit *b)
+{
+    if (!b->par.normalise)
+        return 1;
+    if (b->n <= 0)
+        return 0;
+    double m = b->s1 / b->n, v = b->s2 / b->n - m * m;
+    return v > 0 ? sqrt(v) : 0;
 }
 
 int birp_bandit_select(const birp_bandit *b)
 {
+    /* an arm whose (windowed) count is zero is played first; under
+     * discounting counts only shrink towards zero, and the bonus grows */
     for (int a = 0; a < b->narms; a++)
-        if (b->pulls[a] == 0)
+        if (b->cnt[a] <= 0)
             return a;
     int best = 0;
-    double bv = -INFINITY, lt = log((double)b->t);
+    double bv = -INFINITY, lt = log(b->n > 1 ? b->n : 1), s = birp_bandit_scale(b);
     for (int a = 0; a < b->narms; a++) {
-        double n = (double)b->pulls[a];
-        double v = b->sum[a] / n + b->c * sqrt(lt / n);
+        double v = b->sum[a] / b->cnt[a] + b->par.c * s * sqrt(lt / b->cnt[a]);
         if (v > bv) {
             bv = v;
             best = a;
@@ -74,12 +95,47 @@ int birp_bandit_select(const birp_bandit *b)
     return best;
 }
 
+static void bandit_add(birp_bandit *b, int arm, double r, double w)
+{
+    b->cnt[arm] += w;
+    b->sum[arm] += w * r;
+    b->n += w;
+    b->s1 += w * r;
+    b->s2 += w * r * r;
+}
+
 void birp_bandit_update(birp_bandit *b, int arm, double r)
 {
     assert(arm >= 0 && arm < b->narms);
-    r = r < 0 ? 0 : r > 1 ? 1 : r;
-    b->pulls[arm]++;
-    b->sum[arm] += r;
+    if (!b->par.normalise)
+        r = r < 0 ? 0 : r > 1 ? 1 : r;
+    double g = b->par.discount;
+    if (g < 1) {
+        for (int a = 0; a < b->narms; a++) {
+            b->cnt[a] *= g;
+            b->sum[a] *= g;
+        }
+        b->n *= g;
+        b->s1 *= g;
+        b->s2 *= g;
+    }
+    if (b->par.window > 0) {
+        if (b->h_len == b->par.window) {       /* the oldest leaves the window */
+            int oa = b->h_arm[b->h_pos];
+            bandit_add(b, oa, b->h_r[b->h_pos], -1);
+            if (b->cnt[oa] < 0.5) {            /* exact zero, not rounding residue */
+                b->cnt[oa] = 0;
+                b->sum[oa] = 0;
+            }
+        } else {
+            b->h_len++;
+        }
+        b->h_arm[b->h_pos] = arm;
+        b->h_r[b->h_pos] = r;
+        b->h_pos = (b->h_pos + 1) % b->par.window;
+    }
+    bandit_add(b, arm, r, 1);
+    b->plays[arm]++;
     b->t++;
 }
 
@@ -88,8 +144,8 @@ int birp_bandit_best(const birp_bandit *b)
     int best = 0;
     double bv = -INFINITY;
     for (int a = 0; a < b->narms; a++)
-        if (b->pulls[a] && b->sum[a] / (double)b->pulls[a] > bv) {
-            bv = b->sum[a] / (double)b->pulls[a];
+        if (b->cnt[a] > 0 && b->sum[a] / b->cnt[a] > bv) {
+            bv = b->sum[a] / b->cnt[a];
             best = a;
         }
     return best;

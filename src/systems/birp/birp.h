@@ -11,8 +11,9 @@
  *    where T_j is edge j's profiled TIR at its largest batch: a scales the
  *    attainable gain (co-located batches and run-to-run noise make the real
  *    gain smaller than the profile's), beta sets how fast it saturates.
- *  - UCB1 (Auer, Cesa-Bianchi, Fischer 2002) over a grid of (a, beta) arms,
- *    rewards in [0, 1] (1 - mean inference loss of an epoch).
+ *  - A UCB bandit over a grid of (a, beta) arms, rewarded with 1 - the mean
+ *    inference loss of each slot, its bonus scaled to the rewards' spread,
+ *    optionally discounted or windowed for drift (see below).
  *  - The slot problem: routing fractions y_ij, a convex combination z_jk of
  *    the batch-size breakpoints b_k per edge (the piecewise-linear stand-in
  *    for the integer batch size), overflow o_j; a convex QP solved with
@@ -39,25 +40,57 @@
  * is tmax (>= 1). */
 double birp_tir(double b, double tmax, double a, double beta);
 
-/* ---- UCB1 bandit ------------------------------------------------------------ */
+/* ---- UCB bandit ------------------------------------------------------------- */
+
+/* UCB over a few arms with three choices a stationary UCB1 leaves open:
+ *
+ *  - scale: with `normalise`, the exploration bonus is c * s * sqrt(ln n / N_i)
+ *    where s is the standard deviation of the rewards seen (in the window or
+ *    discounted like the rest), i.e. the index of UCB for s-subgaussian
+ *    rewards (Lattimore and Szepesvari, "Bandit Algorithms", 2020, ch. 7)
+ *    with the unknown s estimated; without it, s = 1 and rewards are clamped
+ *    to [0, 1] (UCB1, Auer, Cesa-Bianchi and Fischer 2002).  Rewards that
+ *    differ by 0.01 between arms are then compared on their own spread, not
+ *    on a [0, 1] range they never use.
+ *  - forgetting: discount gamma in (0, 1] (discounted UCB) or a sliding
+ *    window of the last `window` pulls (SW-UCB), both from Garivier and
+ *    Moulines, "On upper-confidence bound policies for switching bandit
+ *    problems", ALT 2011; gamma = 1 and window = 0 are plain UCB.
+ *  - counts: N_i and n = sum N_i are the discounted (or windowed) pull
+ *    counts, the means the discounted (windowed) reward means. */
+typedef struct birp_bandit_par {
+    double c;           /* exploration constant (sqrt(2): UCB1) */
+    double discount;    /* gamma in (0, 1]; 1: no discounting */
+    int window;         /* > 0: only the last `window` pulls count (then discount = 1) */
+    int normalise;      /* 1: bonus scaled by the rewards' standard deviation */
+} birp_bandit_par;
 
 typedef struct birp_bandit {
     int narms;
+    birp_bandit_par par;
     int64_t t;          /* pulls so far */
-    int64_t *pulls;     /* per arm; owned */
-    double *sum;        /* reward sums per arm; owned */
-    double c;           /* exploration constant (sqrt(2) in UCB1) */
+    int64_t *plays;     /* undiscounted pulls per arm; owned */
+    double *cnt;        /* discounted / windowed pulls per arm; owned */
+    double *sum;        /* discounted / windowed reward sums per arm; owned */
+    double n, s1, s2;   /* discounted / windowed count, sum, sum of squares over all arms */
+    int *h_arm;         /* window: ring of the last `window` pulls; owned */
+    double *h_r;
+    int h_len, h_pos;
 } birp_bandit;
 
-void birp_bandit_init(birp_bandit *b, int narms, double c);
+void birp_bandit_init(birp_bandit *b, int narms, const birp_bandit_par *par);
 void birp_bandit_fini(birp_bandit *b);
-/* The arm to play next: each arm once in index order, then the largest
- * mean + c*sqrt(ln t / n); ties go to the lower index. */
+/* The arm to play next: each arm with no (windowed) pull first, in index
+ * order, then the largest mean_i + c * s * sqrt(ln n / N_i); ties go to the
+ * lower index. */
 int birp_bandit_select(const birp_bandit *b);
-/* Records reward r (clamped to [0, 1]) for arm. */
+/* Records reward r for arm (clamped to [0, 1] unless normalised). */
 void birp_bandit_update(birp_bandit *b, int arm, double r);
-/* The arm with the highest empirical mean among played arms (0 if none). */
+/* The arm with the highest (discounted / windowed) mean among played arms,
+ * 0 if none. */
 int birp_bandit_best(const birp_bandit *b);
+/* The scale s of the bonus (1 when not normalised). */
+double birp_bandit_scale(const birp_bandit *b);
 
 /* ---- the slot problem ------------------------------------------------------- */
 

@@ -18,14 +18,15 @@
 #include "systems/birp/birp_sim_int.h"
 
 const char *const policy_names[] = {"birp", "birp_static", "serial", "model_selection",
-                                    "local", "jsq", NULL};
+                                    "local", "jsq", "clipper", "batch_only", NULL};
 static const char *const source_names[] = {"trace", "poisson", "onoff", NULL};
 
 /* ---- configuration -------------------------------------------------------- */
 
 static const cfg_key top_keys[] = {
     {.name = "policy", .type = CFG_ENUM, .off = offsetof(top_cfg, policy), .def = "birp",
-     .choices = policy_names, .help = "scheduler: birp, birp_static, serial, model_selection, local, jsq"},
+     .choices = policy_names,
+     .help = "scheduler: birp, birp_static, serial, model_selection, local, jsq, clipper, batch_only"},
     {.name = "profiles", .type = CFG_STR, .off = offsetof(top_cfg, profiles),
      .help = "latency-vs-batch profile CSV, relative to the scenario file"},
     {.name = "engine", .type = CFG_STR, .off = offsetof(top_cfg, engine), .def = "TRT_fp16",
@@ -39,7 +40,7 @@ static const cfg_key top_keys[] = {
      .help = "sigma of the mean-one lognormal run-to-run variation of batch latency"},
     {.name = "parallel", .type = CFG_INT, .off = offsetof(top_cfg, parallel), .def = "2",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 16,
-     .help = "batches an accelerator runs at once under batching policies"},
+     .help = "batches (or single requests) an accelerator runs at once, under every policy"},
     {.name = "parallel_penalty", .type = CFG_FLOAT, .off = offsetof(top_cfg, gamma), .def = "0.6",
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 10,
      .help = "gamma: a batch started with k others running takes (1 + gamma k) times longer"},
@@ -57,13 +58,18 @@ static const cfg_key top_keys[] = {
     {.name = "workload", .type = CFG_NODE, .off = offsetof(top_cfg, workload),
      .help = "request stream {source, file, load, origin_shares, on, off}"},
     {.name = "bandit", .type = CFG_NODE, .off = offsetof(top_cfg, bandit), .def = "{}",
-     .help = "UCB1 over TIR parameters {a, beta, hold, c, static_a, static_beta}"},
+     .help = "UCB over TIR parameters {a, beta, hold, c, normalise, discount, window, "
+             "static_a, static_beta}"},
+    {.name = "clipper", .type = CFG_NODE, .off = offsetof(top_cfg, clipper), .def = "{}",
+     .help = "clipper: AIMD adaptive batching {step, backoff, timeout}"},
     {.name = "batch_grid", .type = CFG_NODE, .off = offsetof(top_cfg, grid),
      .def = "[1, 2, 4, 8, 16, 32, 64]", .help = "breakpoints of the piecewise-linear batch model"},
     {.name = "weights", .type = CFG_NODE, .off = offsetof(top_cfg, weights), .def = "{}",
      .help = "QP objective weights {transfer, batch_latency, queue, balance}"},
     {.name = "downgrade", .type = CFG_BOOL, .off = offsetof(top_cfg, downgrade), .def = "true",
      .help = "birp: switch an overflowing edge to faster models when batching is not enough"},
+    {.name = "class_caps", .type = CFG_BOOL, .off = offsetof(top_cfg, class_caps), .def = "true",
+     .help = "batching policies: looser SLO classes may take proportionally larger batches"},
     {.name = "target_util", .type = CFG_FLOAT, .off = offsetof(top_cfg, target_util), .def = "0.9",
      .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1,
      .help = "model_selection: utilisation above which models are downgraded"},
@@ -113,7 +119,7 @@ static const cfg_key pair_keys[] = {
 
 typedef struct class_cfg {
     const char *name;
-    int64_t slo_ps, input_bytes;
+    int64_t slo_ps, input_bytes, output_bytes;
     double share;
     cfg_node *models;
 } class_cfg;
@@ -126,6 +132,9 @@ static const cfg_key class_keys[] = {
      .flags = CFG_MIN_EXCL, .min = 0, .help = "relative share of requests"},
     {.name = "input", .type = CFG_SIZE, .off = offsetof(class_cfg, input_bytes), .def = "150KB",
      .flags = CFG_MIN, .min = 0, .help = "input bytes sent when the request is redistributed"},
+    {.name = "output", .type = CFG_SIZE, .off = offsetof(class_cfg, output_bytes), .def = "4KB",
+     .flags = CFG_MIN, .min = 0,
+     .help = "response bytes sent back to the origin when the request was redistributed"},
     {.name = "models", .type = CFG_NODE, .off = offsetof(class_cfg, models),
      .help = "models that can serve the class"},
     {0},
@@ -146,7 +155,11 @@ static const cfg_key wl_keys[] = {
     {.name = "off", .type = CFG_TIME, .off = offsetof(wl_cfg, off_ps), .def = "2s",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "onoff: mean off period"},
     {.name = "trace_start", .type = CFG_TIME, .off = offsetof(wl_cfg, start_ps), .def = "0s",
-     .flags = CFG_MIN, .min = 0, .help = "trace: skip this much of the (unscaled) trace"},
+     .flags = CFG_MIN, .min = 0, .help = "trace: where the first copy starts in the trace"},
+    {.name = "speedup", .type = CFG_FLOAT, .off = offsetof(wl_cfg, speedup), .def = "1",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6,
+     .help = "trace: time compression (1: the trace's own time scale); the load is reached by "
+             "superposing copies from different offsets"},
     {0},
 };
 
@@ -155,14 +168,38 @@ static const cfg_key bandit_keys[] = {
      .def = "[0.5, 0.8, 1.1]", .help = "arm values of the TIR gain scale"},
     {.name = "beta", .type = CFG_NODE, .off = offsetof(bandit_cfg, beta),
      .def = "[0.05, 0.1, 0.2]", .help = "arm values of the TIR saturation rate"},
-    {.name = "hold", .type = CFG_INT, .off = offsetof(bandit_cfg, hold), .def = "3",
-     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000, .help = "slots an arm is kept"},
+    {.name = "hold", .type = CFG_INT, .off = offsetof(bandit_cfg, hold), .def = "1",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000,
+     .help = "slots an arm is kept (one reward per hold)"},
     {.name = "c", .type = CFG_FLOAT, .off = offsetof(bandit_cfg, c), .def = "1.41421356",
-     .flags = CFG_MIN, .min = 0, .help = "UCB1 exploration constant"},
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 100,
+     .help = "exploration constant: bonus c * s * sqrt(ln n / N_arm)"},
+    {.name = "normalise", .type = CFG_BOOL, .off = offsetof(bandit_cfg, normalise), .def = "true",
+     .help = "s = the rewards' standard deviation (false: s = 1, plain UCB1 on [0, 1])"},
+    {.name = "discount", .type = CFG_FLOAT, .off = offsetof(bandit_cfg, discount), .def = "1",
+     .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1,
+     .help = "discounted UCB: weight of a reward per later pull (1: no forgetting)"},
+    {.name = "window", .type = CFG_INT, .off = offsetof(bandit_cfg, window),
+     .flags = CFG_OPTIONAL | CFG_MIN | CFG_MAX, .min = 1, .max = 100000,
+     .help = "sliding-window UCB: only the last `window` rewards count"},
     {.name = "static_a", .type = CFG_FLOAT, .off = offsetof(bandit_cfg, static_a), .def = "1",
-     .flags = CFG_MIN_EXCL, .min = 0, .help = "birp_static: TIR gain scale"},
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "birp_static, batch_only: TIR gain scale"},
     {.name = "static_beta", .type = CFG_FLOAT, .off = offsetof(bandit_cfg, static_beta),
-     .def = "0.1", .flags = CFG_MIN_EXCL, .min = 0, .help = "birp_static: TIR saturation rate"},
+     .def = "0.1", .flags = CFG_MIN_EXCL, .min = 0,
+     .help = "birp_static, batch_only: TIR saturation rate"},
+    {0},
+};
+
+static const cfg_key clipper_keys[] = {
+    {.name = "step", .type = CFG_INT, .off = offsetof(clipper_cfg, step), .def = "2",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 256,
+     .help = "additive increase of the batch cap after a batch within the objective"},
+    {.name = "backoff", .type = CFG_FLOAT, .off = offsetof(clipper_cfg, backoff), .def = "0.9",
+     .flags = CFG_MIN_EXCL | CFG_MAX_EXCL, .min = 0, .max = 1,
+     .help = "multiplicative decrease of the cap after a batch over the objective"},
+    {.name = "timeout", .type = CFG_TIME, .off = offsetof(clipper_cfg, timeout_ps), .def = "2ms",
+     .flags = CFG_MIN_EXCL, .min = 0,
+     .help = "longest a request waits for its batch to fill"},
     {0},
 };
 
@@ -231,10 +268,14 @@ static int conf_edges(birp_model *m, const char *path, err *e)
         if (r)
             return r;
         edge *ed = &m->e[j];
+        if (strlen(ec.name) >= sizeof ed->name)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(en, "name"), cfg_path(sub, sizeof sub, ep, "name"),
+                           "expected a name of at most %zu characters, found %zu", sizeof ed->name - 1,
+                           strlen(ec.name));
         snprintf(ed->name, sizeof ed->name, "%s", ec.name);
         if (find_edge(m, ec.name) != j)
             return cfg_err(e, AISIM_EINVAL, cfg_get(en, "name"), cfg_path(sub, sizeof sub, ep, "name"),
-                           "duplicate edge name \"%s\"", ec.name);
+                           "expected a unique edge name, found \"%s\" again", ec.name);
         cfg_path(sub, sizeof sub, ep, "models");
         if (cfg_kind(ec.models) != CFG_SEQ || cfg_len(ec.models) < 1 ||
             cfg_len(ec.models) > MAX_MODELS)
@@ -249,6 +290,10 @@ static int conf_edges(birp_model *m, const char *path, err *e)
             cfg_path_index(mp, sizeof mp, sub, (size_t)k);
             if (!name)
                 return cfg_err(e, AISIM_EINVAL, mn, mp, "expected a model name");
+            for (int x = 0; x < k; x++)
+                if (!strcmp(ed->curve[x]->model, name))
+                    return cfg_err(e, AISIM_EINVAL, mn, mp, "expected each model once per edge, "
+                                   "found \"%s\" again", name);
             ed->curve[k] = birp_profiles_find(&m->prof, ec.device, name);
             if (!ed->curve[k])
                 return cfg_err(e, AISIM_ENOENT, mn, mp, "no profile for device \"%s\", model "
@@ -277,13 +322,14 @@ static int conf_links(birp_model *m, const char *path, err *e)
             m->bw_bps[i][j] = lc.bw_bps;
             m->rtt_ps[i][j] = lc.rtt_ps;
         }
-    cfg_path(p, sizeof p, p, "pairs");
+    char lp[256];      /* not p itself: cfg_path's source and destination must differ */
+    cfg_path(lp, sizeof lp, p, "pairs");
     if (cfg_kind(lc.pairs) != CFG_SEQ)
-        return cfg_err(e, AISIM_EINVAL, lc.pairs, p, "expected a list of {between: [a, b], ...}");
+        return cfg_err(e, AISIM_EINVAL, lc.pairs, lp, "expected a list of {between: [a, b], ...}");
     for (size_t k = 0; k < cfg_len(lc.pairs); k++) {
         link_cfg pc = {.bw_bps = -1, .rtt_ps = -1};
         char pp[256];
-        cfg_path_index(pp, sizeof pp, p, k);
+        cfg_path_index(pp, sizeof pp, lp, k);
         if ((r = cfg_bind(cfg_at(lc.pairs, k), pp, pair_keys, &pc, e)))
             return r;
         cfg_path(sub, sizeof sub, pp, "between");
@@ -293,10 +339,15 @@ static int conf_links(birp_model *m, const char *path, err *e)
         for (int x = 0; x < 2; x++) {
             const char *nm = cfg_scalar(cfg_at(pc.between, (size_t)x));
             ij[x] = nm ? find_edge(m, nm) : -1;
+            char bp[256];
+            cfg_path_index(bp, sizeof bp, sub, (size_t)x);
             if (ij[x] < 0)
-                return cfg_err(e, AISIM_ENOENT, cfg_at(pc.between, (size_t)x), sub,
-                               "expected the name of an edge");
+                return cfg_err(e, AISIM_ENOENT, cfg_at(pc.between, (size_t)x), bp,
+                               "expected the name of an edge, found \"%.40s\"", nm ? nm : "a non-scalar");
         }
+        if (ij[0] == ij[1])
+            return cfg_err(e, AISIM_EINVAL, pc.between, sub, "expected two different edges, "
+                           "found \"%s\" twice", m->e[ij[0]].name);
         if (pc.bw_bps > 0)
             m->bw_bps[ij[0]][ij[1]] = m->bw_bps[ij[1]][ij[0]] = pc.bw_bps;
         if (pc.rtt_ps >= 0)
@@ -324,10 +375,20 @@ static int conf_classes(birp_model *m, const char *path, err *e)
         int r = cfg_bind(cn, cp, class_keys, &cc, e);
         if (r)
             return r;
+        if (strlen(cc.name) >= sizeof m->cname[c])
+            return cfg_err(e, AISIM_EINVAL, cfg_get(cn, "name"), cfg_path(sub, sizeof sub, cp, "name"),
+                           "expected a name of at most %zu characters, found %zu",
+                           sizeof m->cname[c] - 1, strlen(cc.name));
         snprintf(m->cname[c], sizeof m->cname[c], "%s", cc.name);
+        for (int x = 0; x < c; x++)
+            if (!strcmp(m->cname[x], m->cname[c]))
+                return cfg_err(e, AISIM_EINVAL, cfg_get(cn, "name"), cfg_path(sub, sizeof sub, cp, "name"),
+                               "expected a unique class name, found \"%s\" again", cc.name);
         m->slo_s[c] = ps_to_s(cc.slo_ps);
         m->min_slo_s = fmin(m->min_slo_s, m->slo_s[c]);
+        m->max_slo_ps = cc.slo_ps > m->max_slo_ps ? cc.slo_ps : m->max_slo_ps;
         m->input_bytes[c] = (double)cc.input_bytes;
+        m->output_bytes[c] = (double)cc.output_bytes;
         tot += cc.share;
         m->class_cum[c] = tot;
         m->share[c] = cc.share;
@@ -467,6 +528,7 @@ int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *e
     m->K = n;
     /* bandit and weights */
     cfg_path(sub, sizeof sub, path, "bandit");
+    m->bc.window = 0;
     if ((r = cfg_bind(m->cfg.bandit, sub, bandit_keys, &m->bc, e)))
         return r;
     double a[16], b[16];
@@ -482,7 +544,16 @@ int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *e
     m->arm_beta = xmalloc((size_t)m->nb * sizeof *m->arm_beta);
     memcpy(m->arm_a, a, (size_t)m->na * sizeof *a);
     memcpy(m->arm_beta, b, (size_t)m->nb * sizeof *b);
-    birp_bandit_init(&m->bandit, m->na * m->nb, m->bc.c);
+    if (m->bc.window > 0 && m->bc.discount < 1)
+        return cfg_err(e, AISIM_EINVAL, cfg_get(m->cfg.bandit, "window"),
+                       cfg_path(s2, sizeof s2, sub, "window"), "expected either a window or a "
+                       "discount below 1, found both");
+    birp_bandit_par bp = {.c = m->bc.c, .discount = m->bc.discount, .window = (int)m->bc.window,
+                          .normalise = m->bc.normalise};
+    birp_bandit_init(&m->bandit, m->na * m->nb, &bp);
+    if ((r = cfg_bind(m->cfg.clipper, cfg_path(sub, sizeof sub, path, "clipper"), clipper_keys,
+                      &m->cl, e)))
+        return r;
     if ((r = cfg_bind(m->cfg.weights, cfg_path(sub, sizeof sub, path, "weights"), weight_keys,
                       &m->w, e)))
         return r;
@@ -494,5 +565,89 @@ int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *e
     }
     m->rate = m->wl.load * m->cap_ref;
     rng_init(&m->r_wl, env->seed, "birp.workload", 0);
+    if (m->wl.source == SRC_TRACE)
+        return birp_trace_arrivals(m, m->cfg.workload, cfg_path(sub, sizeof sub, path, "workload"),
+                                   env->seed, e);
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Appends the arrivals of one copy of the trace that starts `off` trace ps
+ * into it and plays `speedup` times faster, up to the stop time. */
+static void trace_copy(birp_model *m, double off, size_t *cap)
+{
+    const birp_trace *t = &m->trace;
+    double span = (double)t->t_ps[t->n - 1], gap = span / (double)(t->n - 1);
+    size_t lo = 0, hi = t->n;                               /* first record at or after off */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if ((double)t->t_ps[mid] < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double base = -off;                                     /* trace ps -> the copy's ps */
+    for (size_t i = lo;; i++) {
+        if (i == t->n) {
+            i = 0;
+            base += span + gap;
+            m->tr_wraps++;
+        }
+        double ts = (base + (double)t->t_ps[i]) / m->wl.speedup;
+        if (!(ts < (double)m->stop_ps))
+            break;
+        if (m->narr == *cap) {
+            *cap *= 2;
+            m->arr_ps = xrealloc(m->arr_ps, *cap * sizeof *m->arr_ps);
+        }
+        m->arr_ps[m->narr++] = (int64_t)llround(ts);
+    }
+}
+
+/* The trace at its own time scale (or `speedup` times faster), superposed:
+ * copies of the trace, each from its own offset (the first at trace_start,
+ * the others uniform, chosen so that a copy does not run past the trace's
+ * end when the trace is long enough), are added until they hold at least
+ * rate * stop arrivals, and then thinned to that number in expectation.  A
+ * copy that runs past the end restarts at the trace's beginning one mean
+ * gap later (counted in results.trace.wraps). */
+int birp_trace_arrivals(birp_model *m, cfg_node *at, const char *path, uint64_t seed, err *e)
+{
+    const birp_trace *t = &m->trace;
+    double span = (double)t->t_ps[t->n - 1];                /* > 0: birp_trace_load */
+    double r1 = m->wl.speedup * 1e12 * (double)(t->n - 1) / span;  /* req/s per copy */
+    double want = m->rate * ps_to_s(m->stop_ps);
+    char sub[256];
+    if (!(want <= 5e7) || !(m->rate / r1 <= 1e5))
+        return cfg_err(e, AISIM_ERANGE, cfg_get(at, "load"), cfg_path(sub, sizeof sub, path, "load"),
+                       "expected at most 5e7 trace arrivals in a run and 1e5 copies of the trace, "
+                       "found %.3g arrivals from %.3g copies (lower the load or the stop time, or "
+                       "raise speedup)", want, ceil(m->rate / r1));
+    double window = (double)m->stop_ps * m->wl.speedup;     /* trace ps a copy plays */
+    rng r;
+    rng_init(&r, seed, "birp.trace", 0);
+    size_t cap = (size_t)(want * 1.2) + 1024;
+    m->arr_ps = xmalloc(cap * sizeof *m->arr_ps);
+    m->narr = 0;
+    m->tr_copies = 0;
+    while ((double)m->narr < want || m->tr_copies == 0) {
+        double off = (double)m->wl.start_ps;
+        if (m->tr_copies > 0)
+            off = rng_u01(&r) * (window < span ? span - window : span);
+        trace_copy(m, fmod(off, span), &cap);
+        m->tr_copies++;
+    }
+    double p = want / (double)m->narr;
+    size_t n = 0;
+    for (size_t i = 0; i < m->narr; i++)                    /* thin, in copy order */
+        if (rng_u01(&r) < p)
+            m->arr_ps[n++] = m->arr_ps[i];
+    m->narr = n;
+    qsort(m->arr_ps, m->narr, sizeof *m->arr_ps, cmp_i64);
     return 0;
 }

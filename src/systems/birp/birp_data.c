@@ -365,9 +365,13 @@ int birp_trace_load(const char *path, birp_trace *t, err *e)
             first_s = secs;
             first_f = frac;
         }
-        if (secs - first_s > INT64_MAX / 1000000000000 - 1) {
-            rc = ERR(e, AISIM_ERANGE, "%s:%d: timestamp \"%.60s\" is more than 106 days after the "
-                     "first", path, lineno, f[0]);
+        /* both directions: an earlier timestamp is reported as unsorted
+         * below, but only after (secs - first_s) * 1e12 has been formed */
+        if (secs - first_s > INT64_MAX / 1000000000000 - 1 ||
+            first_s - secs > INT64_MAX / 1000000000000 - 1) {
+            rc = ERR(e, AISIM_ERANGE, "%s:%d: expected timestamps within 106 days of the first, "
+                     "found \"%.60s\", more than that %s it", path, lineno, f[0],
+                     secs > first_s ? "after" : "before");
             goto out;
         }
         int64_t ps = (secs - first_s) * 1000000000000 + (frac - first_f);
@@ -388,6 +392,9 @@ int birp_trace_load(const char *path, birp_trace *t, err *e)
         rc = ERR(e, AISIM_EIO, "%s: read error", path);
     else if (t->n < 2)
         rc = ERR(e, AISIM_EINVAL, "%s: a trace needs at least 2 arrivals, found %zu", path, t->n);
+    else if (t->t_ps[t->n - 1] <= 0)
+        rc = ERR(e, AISIM_EINVAL, "%s:%d: expected timestamps spanning more than 0 s, found all "
+                 "%zu equal to the first", path, prev_line, t->n);
 out:
     free(line);
     fclose(fp);

@@ -2,7 +2,8 @@
  * birp_report.c - the BIRP model's results: the per-request metrics over the
  * measured requests (inference loss, SLO failures, drops, throughput,
  * queueing and response-time quantiles, offloading, utilisation), the solver
- * and bandit counters, the wall-clock solver time (kept apart under "wall"),
+ * and bandit counters, the wall-clock solver time (moved by the runner into
+ * the summary's top-level "wall"),
  * and the files classes.csv, edges.csv and slots.csv.
  *
  * Requests arriving before `warmup` are not measured; requests still pending
@@ -89,6 +90,13 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     out_json_num(sum, "queueing_delay_p99_s", samples_quantile(&qd, 0.99));
     out_json_num(sum, "latency_p50_s", samples_quantile(&lat, 0.5));
     out_json_num(sum, "latency_p99_s", samples_quantile(&lat, 0.99));
+    if (m->wl.source == SRC_TRACE) {
+        json_t *to = json_object();
+        out_json_num(to, "speedup", m->wl.speedup);
+        json_object_set_new(to, "copies", json_integer(m->tr_copies));
+        json_object_set_new(to, "wraps", json_integer(m->tr_wraps));
+        json_object_set_new(sum, "trace", to);
+    }
     json_t *so = json_object();
     json_object_set_new(so, "solves", json_integer(m->solves));
     json_object_set_new(so, "fallbacks", json_integer(m->fallbacks));
@@ -101,9 +109,14 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         out_json_num(bo, "best_beta", m->arm_beta[best % m->nb]);
         json_object_set_new(bo, "arms", json_integer(m->bandit.narms));
         json_object_set_new(bo, "pulls", json_integer(m->bandit.t));
+        json_t *pa = json_array();
+        for (int a = 0; a < m->bandit.narms; a++)
+            json_array_append_new(pa, json_integer(m->bandit.plays[a]));
+        json_object_set_new(bo, "pulls_per_arm", pa);
         json_object_set_new(sum, "bandit", bo);
     }
-    /* wall-clock solver time: not deterministic, kept apart */
+    /* wall-clock solver time: not deterministic; the runner moves this
+     * object into the summary's top-level "wall" */
     json_t *wo = json_object();
     out_json_num(wo, "solver_time_per_slot_mean_s",
                  m->solves ? m->solve_wall_s / (double)m->solves : NAN);

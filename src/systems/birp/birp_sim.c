@@ -27,19 +27,23 @@
  * -first queue per (edge, model), and run in batches: an accelerator runs up
  * to `parallel` batches at once, each taking l(n) * (1 + gamma k) * LN(sigma),
  * with l the profile's latency for n requests, k the batches already running
- * and LN a mean-one lognormal (run-to-run variation).  A request whose
- * deadline cannot be met even by a batch of one is dropped when it reaches the
- * head of its queue.
+ * and LN a mean-one lognormal (run-to-run variation); every policy gets the
+ * same `parallel` slots.  A request whose deadline cannot be met even by a
+ * batch of one (plus its response's way back) is dropped when it reaches the
+ * head of its queue.  An offloaded request's response returns over the
+ * reverse link before the request counts as served.
  *
  * Every `slot` the policy decides: routing fractions per origin (applied to
- * the next slot's arrivals by smooth weighted round robin), the batch-size cap
- * per edge, and the model per (edge, class).  Policies: birp (QP + UCB1-tuned
- * TIR + batching; faster models only when batching cannot carry the load),
- * birp_static (fixed TIR parameters), serial (the same QP
- * redistribution, batch 1), model_selection (Clipper/Jellyfish-style model
- * downgrade + proportional redistribution, serial), local (serial, no
+ * the next slot's arrivals by smooth weighted round robin), the batch-size
+ * caps per edge and class, and the model per (edge, class).  Policies: birp
+ * (QP + bandit-tuned TIR + batching; faster models only when batching cannot
+ * carry the load), birp_static (fixed TIR parameters), batch_only (the same
+ * batching, no redistribution), serial (the same QP redistribution, batch
+ * 1), model_selection (Clipper/Jellyfish-style model downgrade +
+ * proportional redistribution, batch 1), clipper (the same with Clipper's
+ * AIMD adaptive batching and a batch timeout), local (batch 1, no
  * redistribution), jsq (join the edge with the shortest expected wait,
- * serial).
+ * batch 1).
  *
  * Inference loss (papers.md 4(e)): mean over requests of 1 - top-1 accuracy
  * of the model that served it, or 1 if it missed its SLO or was dropped.
@@ -110,20 +114,48 @@ static double draw_cum(rng *r, const double *cum, int n)
     return n - 1;
 }
 
-static int policy_batches(int p) { return p == P_BIRP || p == P_BIRP_STATIC; }
 
 /* ---- execution ------------------------------------------------------------ */
 
 static void decided(birp_model *m, req *q)
 {
     double loss = q->state == R_OK ? 1 - m->e[q->dest].curve[q->model]->acc : 1;
-    m->win_loss += loss;
-    m->win_n++;
+    if (q->pull >= m->pull_fin) {
+        struct pull_acc *pa = &m->pend[q->pull % PULL_RING];
+        pa->loss += loss;
+        pa->n_dec++;
+    }
     m->slot_loss += loss;
     m->slot_n++;
 }
 
 static void on_batch_done(sim *s, void *obj, uint64_t arg);
+static void try_dispatch(birp_model *m, sim *s, int j);
+
+static void on_wake(sim *s, void *obj, uint64_t j)
+{
+    birp_model *m = obj;
+    m->e[j].wake_at = 0;
+    try_dispatch(m, s, (int)j);
+}
+
+/* Time the response of request q takes back to its origin if it left now
+ * (0 if it ran at its origin), ps. */
+static int64_t return_ps(const birp_model *m, const req *q)
+{
+    if (q->dest == q->origin)
+        return 0;
+    return units_tx_time_ps((int64_t)m->output_bytes[q->cls], m->bw_bps[q->dest][q->origin]) +
+           m->rtt_ps[q->dest][q->origin] / 2;
+}
+
+/* The batch-size cap of queue k at edge j, whose head is request q. */
+static int queue_cap(const birp_model *m, const edge *ed, int k, const req *q)
+{
+    if (m->cfg.policy == P_CLIPPER)
+        return (int)ed->aimd[k];
+    return ed->ccap[q->cls];
+}
 
 static void try_dispatch(birp_model *m, sim *s, int j)
 {
@@ -131,11 +163,12 @@ static void try_dispatch(birp_model *m, sim *s, int j)
     int64_t now = sim_now(s);
     while (ed->running < ed->conc && ed->queued > 0) {
         int best = -1;
+        int64_t wake = INT64_MAX;
         for (int k = 0; k < ed->nmodels; k++) {     /* drop heads that cannot make it */
             rheap *h = &ed->q[k];
             while (h->n) {
                 req *q = &m->r[h->v[0]];
-                if (now + (int64_t)(model_lat(ed, k, 1) * 1e12) <= q->deadline)
+                if (now + (int64_t)(model_lat(ed, k, 1) * 1e12) + return_ps(m, q) <= q->deadline)
                     break;
                 heap_pop(m, h);
                 ed->queued--;
@@ -143,13 +176,28 @@ static void try_dispatch(birp_model *m, sim *s, int j)
                 q->t_done = now;
                 decided(m, q);
             }
-            if (h->n && (best < 0 || heap_less(m, h->v[0], ed->q[best].v[0])))
+            if (!h->n)
+                continue;
+            if (m->cfg.policy == P_CLIPPER) {       /* Clipper: wait for a full batch or the timeout */
+                int64_t due = m->r[h->v[0]].t_enq + m->cl.timeout_ps;
+                if ((int)h->n < queue_cap(m, ed, k, &m->r[h->v[0]]) && due > now) {
+                    wake = due < wake ? due : wake;
+                    continue;
+                }
+            }
+            if (best < 0 || heap_less(m, h->v[0], ed->q[best].v[0]))
                 best = k;
         }
-        if (best < 0)
+        if (best < 0) {
+            if (wake < INT64_MAX && (ed->wake_at <= now || wake < ed->wake_at)) {
+                ed->wake_at = wake;
+                sim_schedule(s, wake, on_wake, m, (uint64_t)j);
+            }
             break;
+        }
         rheap *h = &ed->q[best];
-        int n = (int)h->n < ed->bcap ? (int)h->n : ed->bcap;
+        int cap = queue_cap(m, ed, best, &m->r[h->v[0]]);
+        int n = (int)h->n < cap ? (int)h->n : cap;
         batch *b = xmalloc(sizeof *b + (size_t)n * sizeof(uint32_t));
         b->edge = j;
         b->model = best;
@@ -187,11 +235,35 @@ static void on_batch_done(sim *s, void *obj, uint64_t arg)
     batch *b = (batch *)(uintptr_t)arg;
     int64_t now = sim_now(s);
     edge *ed = &m->e[b->edge];
+    double obj_s = INFINITY;
     for (int i = 0; i < b->n; i++) {
         req *q = &m->r[b->ids[i]];
+        /* an offloaded request's response goes back over the directed link
+         * dest -> origin, FIFO behind what that link already carries */
         q->t_done = now;
-        q->state = now <= q->deadline ? R_OK : R_LATE;
+        if (q->dest != q->origin) {
+            int64_t *free_at = &m->link_free[q->dest][q->origin];
+            int64_t st = *free_at > now ? *free_at : now;
+            *free_at = st + units_tx_time_ps((int64_t)m->output_bytes[q->cls],
+                                             m->bw_bps[q->dest][q->origin]);
+            q->t_done = *free_at + m->rtt_ps[q->dest][q->origin] / 2;
+        }
+        q->state = q->t_done <= q->deadline ? R_OK : R_LATE;
         decided(m, q);
+        obj_s = fmin(obj_s, m->slo_s[q->cls] / 2);
+    }
+    if (m->cfg.policy == P_CLIPPER) {
+        /* Clipper's AIMD (Crankshaw et al., NSDI 2017, sec. 4.3): a batch
+         * within the latency objective (half the tightest SLO in it, the
+         * bound BIRP's QP uses) raises the cap by `step` if it was full; one
+         * over it cuts the cap by `backoff` */
+        double *cap = &ed->aimd[b->model];
+        if (ps_to_s(now - b->start) <= obj_s) {
+            if (b->n >= (int)*cap)
+                *cap = fmin(*cap + (double)m->cl.step, m->grid[m->K - 1]);
+        } else {
+            *cap = fmax(1, floor(*cap * m->cl.backoff));
+        }
     }
     account_busy(ed, now);
     ed->running--;
@@ -230,7 +302,8 @@ static int jsq_pick(birp_model *m, int o, int cls)
         double l1 = model_lat(ed, ed->use[cls], 1);
         double v = (ed->queued + ed->running + 1) * l1;
         if (j != o)
-            v += ps_to_s(m->rtt_ps[o][j]) / 2 + m->input_bytes[cls] * 8 / (double)m->bw_bps[o][j];
+            v += ps_to_s(m->rtt_ps[o][j]) + m->input_bytes[cls] * 8 / (double)m->bw_bps[o][j] +
+                 m->output_bytes[cls] * 8 / (double)m->bw_bps[j][o];
         if (v < bv) {
             bv = v;
             best = j;
@@ -255,30 +328,36 @@ static int wrr_pick(birp_model *m, int o)
     return best;
 }
 
-static int64_t next_gap(birp_model *m, int64_t now)
+/* ps from a double, or -1 if it is not before the stop time (also for
+ * NaN and values past the int64 range). */
+static int64_t before_stop(const birp_model *m, double t)
 {
-    switch (m->wl.source) {
-    case SRC_POISSON:
-        return (int64_t)llround(rng_exponential(&m->r_wl, 1e12 / m->rate));
-    case SRC_ONOFF: {
-        double duty = (double)m->wl.on_ps / (double)(m->wl.on_ps + m->wl.off_ps);
-        double mean = 1e12 * duty / m->rate;
-        int64_t t = now;
-        for (;;) {
-            if (t < m->on_start)
-                t = m->on_start;
-            int64_t g = (int64_t)llround(rng_exponential(&m->r_wl, mean));
-            if (t + g <= m->on_end)
-                return t + g - now;
-            t = m->on_end;
-            m->on_start = m->on_end + (int64_t)llround(rng_exponential(&m->r_wl, (double)m->wl.off_ps));
-            m->on_end = m->on_start + (int64_t)llround(rng_exponential(&m->r_wl, (double)m->wl.on_ps));
-        }
+    return t < (double)m->stop_ps ? (int64_t)llround(t) : -1;
+}
+
+/* The next synthetic arrival after now, or -1 if none before the stop time. */
+static int64_t next_synthetic(birp_model *m, int64_t now)
+{
+    if (m->wl.source == SRC_POISSON)
+        return before_stop(m, (double)now + rng_exponential(&m->r_wl, 1e12 / m->rate));
+    double duty = (double)m->wl.on_ps / (double)(m->wl.on_ps + m->wl.off_ps);
+    double mean = 1e12 * duty / m->rate;
+    int64_t t = now;
+    for (;;) {
+        if (t < m->on_start)
+            t = m->on_start;
+        double g = rng_exponential(&m->r_wl, mean);
+        if ((double)t + g <= (double)m->on_end)
+            return before_stop(m, (double)t + g);
+        t = m->on_end;
+        double off = rng_exponential(&m->r_wl, (double)m->wl.off_ps);
+        double on = rng_exponential(&m->r_wl, (double)m->wl.on_ps);
+        if ((m->on_start = before_stop(m, (double)m->on_end + off)) < 0)
+            return -1;
+        m->on_end = before_stop(m, (double)m->on_start + on);
+        if (m->on_end < 0)
+            m->on_end = m->stop_ps;
     }
-    default:
-        break;
-    }
-    return 0;
 }
 
 static void on_arrival(sim *s, void *obj, uint64_t arg);
@@ -287,18 +366,13 @@ static void schedule_next_arrival(birp_model *m, sim *s)
 {
     int64_t now = sim_now(s), t;
     if (m->wl.source == SRC_TRACE) {
-        if (m->tr_idx + 1 >= m->trace.n) {      /* wrap: one mean gap after the last */
-            double gap = (double)m->trace.t_ps[m->trace.n - 1] / (double)(m->trace.n - 1);
-            m->tr_base += (int64_t)llround(((double)m->trace.t_ps[m->trace.n - 1] + gap) * m->tr_scale);
-            m->tr_idx = 0;
-        } else {
-            m->tr_idx++;
-        }
-        t = m->tr_base + (int64_t)llround((double)m->trace.t_ps[m->tr_idx] * m->tr_scale);
+        if (++m->arr_idx >= m->narr)
+            return;
+        t = m->arr_ps[m->arr_idx];
         if (t < now)
             t = now;
-    } else {
-        t = now + next_gap(m, now);
+    } else if ((t = next_synthetic(m, now)) < 0) {
+        return;
     }
     if (t < m->stop_ps)
         sim_schedule(s, t, on_arrival, m, 0);
@@ -321,6 +395,11 @@ static void on_arrival(sim *s, void *obj, uint64_t arg)
     q->t_arr = now;
     q->deadline = now + (int64_t)llround(m->slo_s[q->cls] * 1e12);
     q->t_start = -1;
+    q->pull = -1;
+    if (m->cfg.policy == P_BIRP && m->held > 0) {
+        q->pull = m->pull_cur;
+        m->pend[m->pull_cur % PULL_RING].n_arr++;
+    }
     int o = q->origin;
     m->e[o].arr_slot++;
     int d = m->cfg.policy == P_JSQ ? jsq_pick(m, o, q->cls) : wrr_pick(m, o);
@@ -355,22 +434,26 @@ static void qp_decide(birp_model *m, const double *lam, const double *backlog, d
     memset(&in, 0, sizeof in);
     in.nedges = E;
     in.ngrid = m->cfg.policy == P_SERIAL ? 1 : m->K;
+    in.local_only = m->cfg.policy == P_BATCH_ONLY;
     memcpy(in.batch, m->grid, sizeof in.batch);
     in.slo_s = m->min_slo_s;
     in.w_tau = m->w.tau;
     in.w_batch = m->w.batch;
     in.w_queue = m->w.queue;
     in.w_util = m->w.util;
-    double bytes = 0;
-    for (int c = 0; c < m->C; c++)
+    double bytes = 0, obytes = 0;           /* mean input and response */
+    for (int c = 0; c < m->C; c++) {
         bytes += m->share[c] * m->input_bytes[c];
+        obytes += m->share[c] * m->output_bytes[c];
+    }
     for (int i = 0; i < E; i++) {
         in.lambda[i] = lam[i];
         in.backlog[i] = backlog[i];
         in.prev_load[i] = m->prev_load[i];
         in.acc[i] = mix_acc(m, i);
         for (int j = 0; j < E; j++)
-            in.tau_s[i][j] = i == j ? 0 : ps_to_s(m->rtt_ps[i][j]) / 2 + bytes * 8 / (double)m->bw_bps[i][j];
+            in.tau_s[i][j] = i == j ? 0 : ps_to_s(m->rtt_ps[i][j]) + bytes * 8 / (double)m->bw_bps[i][j] +
+                                          obytes * 8 / (double)m->bw_bps[j][i];
         double tmax = m->grid[m->K - 1] * mix_lat(m, i, 1) / mix_lat(m, i, m->grid[m->K - 1]);
         for (int k = 0; k < in.ngrid; k++) {
             in.lat_s[i][k] = mix_lat(m, i, m->grid[k]);
@@ -390,7 +473,24 @@ static void qp_decide(birp_model *m, const double *lam, const double *backlog, d
     m->fallbacks += so->fallback;
 }
 
-static void decide(birp_model *m, slot_row *row)
+/* Rewards every pull whose requests are all past their deadlines: 1 - their
+ * mean loss, undecided ones counting as failures (loss 1).  A pull would
+ * leave the ring unrewarded only with SLOs over PULL_RING - 1 holds; it is
+ * then rewarded early. */
+static void bandit_rewards(birp_model *m, int64_t now)
+{
+    while (m->pull_fin < m->pull_cur) {
+        struct pull_acc *pa = &m->pend[m->pull_fin % PULL_RING];
+        if (pa->end_ps > now - m->max_slo_ps && m->pull_cur - m->pull_fin < PULL_RING - 1)
+            break;
+        if (pa->n_arr > 0)
+            birp_bandit_update(&m->bandit, pa->arm,
+                               1 - (pa->loss + (double)(pa->n_arr - pa->n_dec)) / (double)pa->n_arr);
+        m->pull_fin++;
+    }
+}
+
+static void decide(birp_model *m, slot_row *row, int64_t now)
 {
     int E = m->E;
     double dt = ps_to_s(slot_of(m));
@@ -411,12 +511,14 @@ static void decide(birp_model *m, slot_row *row)
     for (int j = 0; j < E; j++) {
         m->y[j][j] = 1;
         m->e[j].bcap = 1;
-        m->e[j].conc = 1;
+        for (int c = 0; c < m->C; c++)
+            m->e[j].ccap[c] = 1;
+        m->e[j].conc = (int)m->cfg.parallel;    /* the same parallel execution for every policy */
         row->level[j] = 0;
     }
     if (p == P_LOCAL || p == P_JSQ)
         return;
-    if (p == P_MS) {
+    if (p == P_MS || p == P_CLIPPER) {
         birp_ms_in in = {.nedges = E, .target_util = m->cfg.target_util};
         for (int j = 0; j < E; j++) {
             edge *ed = &m->e[j];
@@ -430,7 +532,12 @@ static void decide(birp_model *m, slot_row *row)
                 double lat = 0, acc = 0;
                 for (int c = 0; c < m->C; c++) {
                     int mi = ed->ms_opt[c][l < ed->ms_nopt[c] ? l : ed->ms_nopt[c] - 1];
-                    lat += m->share[c] * model_lat(ed, mi, 1);
+                    /* time per request: serial, or (clipper) in the largest
+                     * batch within the AIMD objective, half the class's SLO */
+                    int b = 1;
+                    if (p == P_CLIPPER)
+                        b = birp_curve_max_batch(ed->curve[mi], m->slo_s[c] / 2, m->grid[m->K - 1]);
+                    lat += m->share[c] * model_lat(ed, mi, b) / b;
                     acc += m->share[c] * ed->curve[mi]->acc;
                 }
                 in.cap[j][l] = 1 / lat;
@@ -452,13 +559,21 @@ static void decide(birp_model *m, slot_row *row)
     /* birp, birp_static, serial: the QP */
     double a = m->bc.static_a, beta = m->bc.static_beta;
     if (p == P_BIRP) {
+        /* a new arm every `hold` slots; its reward, 1 - the mean loss of the
+         * requests that arrived while it was in force, comes once their
+         * deadlines have passed (bandit_rewards; the bandit scales it) */
         if (m->held == 0 || m->held >= m->bc.hold) {
-            if (m->held && m->win_n > 0)
-                birp_bandit_update(&m->bandit, m->arm, 1 - m->win_loss / (double)m->win_n);
+            if (m->held)
+                m->pend[m->pull_cur % PULL_RING].end_ps = now;
+            bandit_rewards(m, now);
+            if (m->held)
+                m->pull_cur++;
             m->arm = birp_bandit_select(&m->bandit);
             m->held = 0;
-            m->win_loss = 0;
-            m->win_n = 0;
+            struct pull_acc *pa = &m->pend[m->pull_cur % PULL_RING];
+            memset(pa, 0, sizeof *pa);
+            pa->arm = m->arm;
+            pa->end_ps = INT64_MAX;
         }
         m->held++;
         a = m->arm_a[m->arm / m->nb];
@@ -502,8 +617,21 @@ static void decide(birp_model *m, slot_row *row)
     row->obj = so.obj;
     memcpy(m->y, so.y, sizeof m->y);
     for (int j = 0; j < E; j++) {
-        m->e[j].bcap = p == P_SERIAL ? 1 : so.bcap[j];
-        m->e[j].conc = policy_batches(p) ? (int)m->cfg.parallel : 1;
+        edge *ed = &m->e[j];
+        ed->bcap = p == P_SERIAL ? 1 : so.bcap[j];
+        /* per-class caps: the QP's batch latency is for the tightest SLO S;
+         * a class with SLO S_c may take batches up to S_c / S times longer */
+        double t = 0;
+        for (int k = 0; k < m->K && p != P_SERIAL; k++)
+            t += so.z[j][k] * mix_lat(m, j, m->grid[k]);
+        for (int c = 0; c < m->C; c++) {
+            ed->ccap[c] = ed->bcap;
+            if (p == P_SERIAL || !m->cfg.class_caps || so.fallback)
+                continue;
+            double tc = t * m->slo_s[c] / m->min_slo_s;
+            while (ed->ccap[c] < m->grid[m->K - 1] && mix_lat(m, j, ed->ccap[c] + 1) <= tc)
+                ed->ccap[c]++;
+        }
         row->level[j] = lv[j];
     }
 }
@@ -522,7 +650,7 @@ static void on_slot(sim *s, void *obj, uint64_t arg)
     row->loss = m->slot_n > 0 ? m->slot_loss / (double)m->slot_n : NAN;
     m->slot_loss = 0;
     m->slot_n = 0;
-    decide(m, row);
+    decide(m, row, sim_now(s));
     double off = 0;
     for (int i = 0; i < m->E; i++) {
         row->bcap[i] = m->e[i].bcap;
@@ -544,7 +672,11 @@ static int birp_start(void *st, sim *s, err *e)
     birp_model *m = st;
     for (int j = 0; j < m->E; j++) {
         m->e[j].bcap = 1;
-        m->e[j].conc = 1;
+        for (int c = 0; c < m->C; c++)
+            m->e[j].ccap[c] = 1;
+        for (int k = 0; k < MAX_MODELS; k++)
+            m->e[j].aimd[k] = 1;
+        m->e[j].conc = (int)m->cfg.parallel;
         m->e[j].lam_est = m->rate * (m->origin_cum[j] - (j ? m->origin_cum[j - 1] : 0)) /
                           m->origin_cum[m->E - 1];
         m->e[j].arr_slot = (int64_t)llround(m->e[j].lam_est * ps_to_s(slot_of(m)));
@@ -553,22 +685,19 @@ static int birp_start(void *st, sim *s, err *e)
     sim_timer_init(&m->slot_timer, on_slot, m, 0);
     sim_timer_arm(s, &m->slot_timer, 0);
     if (m->wl.source == SRC_TRACE) {
-        /* scale so that the trace's mean rate becomes m->rate */
-        double span = (double)m->trace.t_ps[m->trace.n - 1];
-        m->tr_scale = (span / (double)(m->trace.n - 1)) * m->rate / 1e12;
-        m->tr_scale = 1 / m->tr_scale;
-        size_t i = 0;
-        while (i + 1 < m->trace.n && m->trace.t_ps[i] < m->wl.start_ps)
-            i++;
-        m->tr_idx = i;
-        m->tr_base = -(int64_t)llround((double)m->trace.t_ps[i] * m->tr_scale);
-        sim_schedule(s, 0, on_arrival, m, 0);
+        m->arr_idx = 0;
+        if (m->narr > 0)
+            sim_schedule(s, m->arr_ps[0], on_arrival, m, 0);
     } else {
         if (m->wl.source == SRC_ONOFF) {
             m->on_start = 0;
-            m->on_end = (int64_t)llround(rng_exponential(&m->r_wl, (double)m->wl.on_ps));
+            m->on_end = before_stop(m, rng_exponential(&m->r_wl, (double)m->wl.on_ps));
+            if (m->on_end < 0)
+                m->on_end = m->stop_ps;
         }
-        sim_schedule(s, next_gap(m, 0), on_arrival, m, 0);
+        int64_t t = next_synthetic(m, 0);
+        if (t >= 0)
+            sim_schedule(s, t, on_arrival, m, 0);
     }
     return 0;
 }
@@ -586,7 +715,8 @@ static void birp_fini(void *st)
     }
     birp_profiles_fini(&m->prof);
     birp_trace_fini(&m->trace);
-    if (m->bandit.pulls)
+    free(m->arr_ps);
+    if (m->bandit.plays)
         birp_bandit_fini(&m->bandit);
     free(m->arm_a);
     free(m->arm_beta);

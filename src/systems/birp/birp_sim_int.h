@@ -22,8 +22,9 @@
 
 #define MAX_CLASSES 8
 #define MAX_MODELS 8        /* deployed per edge */
+#define PULL_RING 64        /* bandit pulls awaiting their reward */
 
-enum policy { P_BIRP, P_BIRP_STATIC, P_SERIAL, P_MS, P_LOCAL, P_JSQ };
+enum policy { P_BIRP, P_BIRP_STATIC, P_SERIAL, P_MS, P_LOCAL, P_JSQ, P_CLIPPER, P_BATCH_ONLY };
 extern const char *const policy_names[];     /* indexed by enum policy; in birp_cfg.c */
 enum source { SRC_TRACE, SRC_POISSON, SRC_ONOFF };
 
@@ -37,9 +38,9 @@ typedef struct top_cfg {
     int64_t parallel;
     int64_t drift_ps;
     double drift_gain;
-    cfg_node *edges, *links, *classes, *workload, *bandit, *grid, *weights;
+    cfg_node *edges, *links, *classes, *workload, *bandit, *grid, *weights, *clipper;
     double target_util;
-    bool downgrade;
+    bool downgrade, class_caps;
 } top_cfg;
 
 typedef struct wl_cfg {
@@ -48,13 +49,20 @@ typedef struct wl_cfg {
     double load;
     cfg_node *origin;
     int64_t on_ps, off_ps, start_ps;
+    double speedup;
 } wl_cfg;
 
 typedef struct bandit_cfg {
     cfg_node *a, *beta;
-    int64_t hold;
-    double c, static_a, static_beta;
+    int64_t hold, window;
+    double c, discount, static_a, static_beta;
+    bool normalise;
 } bandit_cfg;
+
+typedef struct clipper_cfg {
+    int64_t step, timeout_ps;
+    double backoff;
+} clipper_cfg;
 
 typedef struct weight_cfg {
     double tau, batch, queue, util;
@@ -70,6 +78,7 @@ typedef struct req {
     int64_t t_enq;          /* arrival at the executing edge, ps */
     int64_t t_start;        /* batch start, ps (-1: not started) */
     int64_t t_done;         /* completion or drop, ps */
+    int32_t pull;           /* the bandit pull in force at arrival (-1: none) */
     uint8_t cls, origin, dest, model;   /* model: index into the edge's deployed list */
     uint8_t state;
 } req;
@@ -97,7 +106,10 @@ typedef struct edge {
     rheap q[MAX_MODELS];                    /* EDF queue per model */
     int queued;
     int running;                            /* batches on the accelerator */
-    int bcap;                               /* batch-size cap */
+    int bcap;                               /* batch-size cap for the tightest SLO */
+    int ccap[MAX_CLASSES];                  /* batch-size cap when the queue's head is of class c */
+    double aimd[MAX_MODELS];                /* clipper: AIMD batch cap per model queue */
+    int64_t wake_at;                        /* clipper: a batch-timeout wake-up is pending then */
     int conc;                               /* concurrent batches allowed */
     rng r_exec;
     /* accounting */
@@ -121,11 +133,13 @@ typedef struct birp_model {
     top_cfg cfg;
     wl_cfg wl;
     bandit_cfg bc;
+    clipper_cfg cl;
     weight_cfg w;
     int E, C;
     edge e[BIRP_MAX_EDGES];
     char cname[MAX_CLASSES][32];
     double slo_s[MAX_CLASSES], share[MAX_CLASSES], input_bytes[MAX_CLASSES];
+    double output_bytes[MAX_CLASSES];
     double min_slo_s;
     double origin_cum[BIRP_MAX_EDGES], class_cum[MAX_CLASSES];
     int64_t bw_bps[BIRP_MAX_EDGES][BIRP_MAX_EDGES], rtt_ps[BIRP_MAX_EDGES][BIRP_MAX_EDGES];
@@ -140,16 +154,26 @@ typedef struct birp_model {
     int64_t stop_ps;
     /* workload */
     rng r_wl;
-    size_t tr_idx;
-    int64_t tr_base;                        /* offset added to scaled trace times, ps */
-    double tr_scale;                        /* trace ps -> sim ps */
+    int64_t *arr_ps;                        /* trace: the run's arrival times, sorted; owned */
+    size_t narr, arr_idx;
+    int tr_copies;                          /* trace: copies superposed */
+    int64_t tr_wraps;                       /* trace: times a copy ran past the trace's end */
     int64_t on_end, on_start;
     /* decisions */
     double y[BIRP_MAX_EDGES][BIRP_MAX_EDGES];
     birp_bandit bandit;
     int arm, held;
-    double win_loss;                        /* bandit window: loss sum, requests */
-    int64_t win_n;
+    /* Pulls awaiting their reward: requests are credited to the pull in
+     * force when they arrived; a pull's reward is final once the deadline of
+     * its last request has passed (undecided ones then count as failures). */
+    struct pull_acc {
+        int arm;
+        int64_t end_ps;                     /* when the pull's last slot ended */
+        int64_t n_arr, n_dec;               /* requests arrived, decided */
+        double loss;                        /* loss sum of those decided */
+    } pend[PULL_RING];
+    int32_t pull_cur, pull_fin;             /* current pull; first not yet rewarded */
+    int64_t max_slo_ps;
     double slot_loss;                       /* the current slot: loss sum, requests */
     int64_t slot_n;
     double prev_load[BIRP_MAX_EDGES];
@@ -194,6 +218,9 @@ static inline void account_busy(edge *ed, int64_t now)
 /* birp_cfg.c: binds and checks the model's section, loads the profiles and
  * the trace, fills the static part of the state. */
 int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e);
+
+/* birp_cfg.c: the run's arrival times from the trace (m->arr_ps). */
+int birp_trace_arrivals(birp_model *m, cfg_node *at, const char *path, uint64_t seed, err *e);
 
 /* birp_report.c: summary.json results and classes.csv, edges.csv, slots.csv. */
 int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e);
