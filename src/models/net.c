@@ -6,7 +6,7 @@
  *
  * Scenario section `net:`
  *   topology   the network (docs/network.md: dumbbell, star, leaf_spine,
- *              fat_tree, custom)
+ *              fat_tree, rail_optimised, dual_plane, custom)
  *   transport  name (tcp | dgram: transport.h) and that transport's keys;
  *              tcp: cc (newreno | dctcp), mss, header, init_cwnd, rcv_wnd,
  *              min_rto, max_rto, init_rto, max_retries, delayed_ack,

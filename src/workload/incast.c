@@ -148,20 +148,23 @@ static int incast_report(void *st, out *o, json_t *sum, err *e)
     json_object_set_new(ic, "rounds_completed", json_integer(w->round));
     double gp = w->round ? (double)w->round * bits / total : NAN;
     out_json_num(ic, "goodput_bps", gp);
-    /* The receiver's link rate: its host's only link. */
+    /* The receiver's network capacity: the rates of the links into it (both
+     * ports of a dual-port NIC), not counting an intra-server (NVLink) link. */
     topo *t = network_topo(w->n);
     int rxn = topo_host_node(t, w->rx);
-    port *rxq = NULL;
-    for (size_t l = 0; l < topo_links(t) && !rxq; l++) {
+    double in_bps = 0;
+    for (size_t l = 0; l < topo_links(t); l++) {
         int a, b;
         topo_link_ends(t, (int)l, &a, &b);
+        if (topo_link_is_intra_host(t, (int)l))
+            continue;
         if (b == rxn)
-            rxq = topo_link_port(t, (int)l, 0);
+            in_bps += (double)topo_link_port(t, (int)l, 0)->cfg.rate_bps;
         else if (a == rxn)
-            rxq = topo_link_port(t, (int)l, 1);
+            in_bps += (double)topo_link_port(t, (int)l, 1)->cfg.rate_bps;
     }
-    if (rxq)
-        out_json_num(ic, "goodput_fraction_of_link", gp / (double)rxq->cfg.rate_bps);
+    if (in_bps > 0)
+        out_json_num(ic, "goodput_fraction_of_link", gp / in_bps);
     json_object_set_new(sum, "incast", ic);
     return 0;
 }
