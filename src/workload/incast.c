@@ -1,6 +1,8 @@
 /*
- * incast.c - the `incast` workload: rounds in which `senders` hosts each
- * send `block` bytes to `receiver`; the next round starts when every block
+ * incast.c - the `incast` workload: rounds in which `senders` hosts (the
+ * first other hosts, those on other servers first, so that on GPU
+ * topologies the incast crosses the network, not NVLink) each send
+ * `block` bytes to `receiver`; the next round starts when every block
  * of the previous one has arrived (the synchronized-read workload of the
  * incast papers), on one persistent connection per sender unless
  * `persistent` is false.  Each block is one message (one row of flows.csv,
@@ -22,7 +24,8 @@ static const cfg_key incast_keys[] = {
     {.name = "receiver", .type = CFG_STR, .off = offsetof(incast_cfg, receiver),
      .help = "receiving host"},
     {.name = "senders", .type = CFG_INT, .off = offsetof(incast_cfg, senders),
-     .flags = CFG_MIN, .min = 1, .help = "senders: the first N other hosts"},
+     .flags = CFG_MIN, .min = 1, .help = "senders: the first N other hosts (hosts on other "
+     "servers first)"},
     {.name = "block", .type = CFG_SIZE, .off = offsetof(incast_cfg, block), .def = "256KiB",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "bytes each sender sends per round"},
     {.name = "rounds", .type = CFG_INT, .off = offsetof(incast_cfg, rounds), .def = "10",
@@ -44,6 +47,32 @@ typedef struct incast_wl {
     int64_t round_start;
     double *round_secs;         /* duration of each completed round */
 } incast_wl;
+
+/* Which hosts share host rx's server: those joined to it by intra-server
+ * links through one switch (its NVSwitch).  An array by host index. */
+static bool *same_server(topo *t, int rx)
+{
+    size_t nh = topo_hosts(t), nl = topo_links(t);
+    bool *near = xcalloc(nh + 1, sizeof *near);
+    int rxn = topo_host_node(t, rx);
+    for (size_t l = 0; l < nl; l++) {
+        int a, b;
+        topo_link_ends(t, (int)l, &a, &b);
+        if (!topo_link_is_intra_host(t, (int)l) || (a != rxn && b != rxn))
+            continue;
+        int sw = a == rxn ? b : a;
+        for (size_t m = 0; m < nl; m++) {
+            int c, d;
+            topo_link_ends(t, (int)m, &c, &d);
+            if (!topo_link_is_intra_host(t, (int)m) || (c != sw && d != sw))
+                continue;
+            int h = topo_node_host(t, c == sw ? d : c);
+            if (h >= 0)
+                near[h] = true;
+        }
+    }
+    return near;
+}
 
 static int incast_configure(void *st, network *n, cfg_node *node, const char *path,
                             const model_env *env, err *e)
@@ -68,10 +97,17 @@ static int incast_configure(void *st, network *n, cfg_node *node, const char *pa
         return cfg_err(e, AISIM_ERANGE, cfg_get(node, "senders"),
                        cfg_path(sub2, sizeof sub2, sub, "senders"), "the topology has %zu "
                        "other hosts, found %lld senders", others, (long long)w->c.senders);
+    /* The first `senders` other hosts, those on other servers first: on GPU
+     * topologies the receiver's own server's GPUs would send over NVLink,
+     * not through the network the incast is about. */
+    bool *near = same_server(network_topo(n), w->rx);
     w->tx = xcalloc((size_t)w->c.senders, sizeof *w->tx);
-    for (int h = 0, k = 0; k < w->c.senders; h++)
-        if (h != w->rx)
-            w->tx[k++] = h;
+    int k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int h = 0; h < (int)network_endpoints(n) && k < w->c.senders; h++)
+            if (h != w->rx && near[h] == (pass == 1))
+                w->tx[k++] = h;
+    free(near);
     w->round_secs = xcalloc((size_t)w->c.rounds, sizeof *w->round_secs);
     w->conns = xcalloc((size_t)w->c.senders, sizeof *w->conns);
     return 0;

@@ -592,6 +592,35 @@ static void test_net_dctcp_random_spraying_keeps_its_rate_without_loss(void **st
     json_decref(a);
 }
 
+/* On a GPU topology incast's senders come from other servers first, so
+ * the burst crosses the network: 16 senders to s0.g0 on net/dual-plane are
+ * s1.g0 .. s2.g7, none on s0 (which would send over NVLink), and the
+ * goodput is a fraction of the receiver's two NIC ports. */
+static void test_net_incast_senders_on_other_servers(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.background=null",
+                          "net.incast={receiver: s0.g0, senders: 16, block: 64KiB, rounds: 2}"};
+    json_t *a = net_run("net/dual-plane", "dp-incast", sets, 2);
+    double frac = json_real_value(json_object_get(res(a, "incast"), "goodput_fraction_of_link"));
+    assert_true(frac > 0 && frac <= 1);
+    json_decref(a);
+    char p[256], line[512];
+    snprintf(p, sizeof p, "%s/dp-incast/flows.csv", tu_tmp);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *src = strchr(line, ',') + 1;
+        if (strncmp(src, "s0.", 3) == 0)
+            fail_msg("a sender on the receiver's server: %s", line);
+        n++;
+    }
+    fclose(f);
+    assert_int_equal(n, 32);
+}
+
 static uint32_t be32(const u_char *b) { return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]; }
 static uint16_t be16(const u_char *b) { return (uint16_t)(b[0] << 8 | b[1]); }
 
@@ -726,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_net_spraying_balances_packets_across_spines),
         cmocka_unit_test(test_net_pcap_reads_back_with_real_headers),
         cmocka_unit_test(test_net_faults_from_the_scenario),
+        cmocka_unit_test(test_net_incast_senders_on_other_servers),
         cmocka_unit_test(test_net_dctcp_random_spraying_keeps_its_rate_without_loss),
         cmocka_unit_test(test_net_pfc_makes_incast_lossless),
         cmocka_unit_test(test_net_shared_buffer_absorbs_incast),
