@@ -211,6 +211,13 @@ void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_h
  * order) the choice is fmix64(key ^ node seed) mod c.  NULL if unreachable
  * (after failures). */
 const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key);
+/* The path of route rt (one topo built) as link hops: for each link it
+ * crosses, in order, link id * 2 + direction (0: a->b, 1: b->a); *n gets
+ * the count.  The representation of a path that the packet plane shares
+ * with the flow-level plane; the reverse route's path is this one
+ * backwards with each direction flipped.  Valid until topo_destroy(). */
+const int32_t *topo_route_path(const topo *t, const route *rt, size_t *n);
+
 /* The forwarder of a node (pkt.h: forwarding by entropy): a packet with
  * rt NULL, dst_node and entropy set, handed to the forwarder of its source
  * host, is forwarded hop by hop toward dst_node along equal-cost paths,

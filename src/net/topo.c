@@ -143,6 +143,8 @@ struct topo {
     tab routes;                 /* path -> route */
     tab paths;                  /* host pair -> pathset */
     uint32_t nroutes;
+    int32_t **rpaths;           /* by route id: count, then its link hops */
+    size_t caprpaths;
     flow_bind *flows;           /* by flow id */
     size_t nflows;
     arena_blk *arena;
@@ -353,6 +355,7 @@ void topo_destroy(topo *t)
     free(t->sinks);
     free(t->names.e);
     free(t->routes.e);
+    free(t->rpaths);
     free(t->paths.e);
     free(t->flows);
     free(t->node);
@@ -894,10 +897,19 @@ static void fill_sinks(topo *t, const int32_t *hops, int n, int32_t dst)
     t->sinks[2 * n] = &t->node[dst]->rx.base;
 }
 
-static route *new_route(topo *t, uint64_t h, int nsinks)
+static route *new_route(topo *t, uint64_t h, int nsinks, const int32_t *hops)
 {
     route *r = arena_alloc(t, sizeof *r + (size_t)nsinks * sizeof(sink *));
     r->id = t->nroutes++;
+    /* Its path as link hops, for topo_route_path. */
+    if (r->id >= t->caprpaths) {
+        t->caprpaths = t->caprpaths ? 2 * t->caprpaths : 256;
+        t->rpaths = xrealloc(t->rpaths, t->caprpaths * sizeof *t->rpaths);
+    }
+    int32_t *path = arena_alloc(t, (size_t)(nsinks / 2 + 1) * sizeof *path);
+    path[0] = nsinks / 2;
+    memcpy(path + 1, hops, (size_t)(nsinks / 2) * sizeof *path);
+    t->rpaths[r->id] = path;
     r->len = (uint16_t)nsinks;
     memcpy(r->hop, t->sinks, (size_t)nsinks * sizeof(sink *));
     tab_reserve(&t->routes);
@@ -921,14 +933,21 @@ static const route *route_of_path(topo *t, const int32_t *hops, int n, int32_t s
     tab_ent *e = tab_slot(&t->routes, h, route_eq, &k);
     if (e->v)
         return e->v;
-    route *fwd = new_route(t, h, 2 * n + 1);
+    route *fwd = new_route(t, h, 2 * n + 1, hops);
     for (int i = 0; i < n; i++)
         t->rhops[i] = hops[n - 1 - i] ^ 1;
     fill_sinks(t, t->rhops, n, src);
-    route *rev = new_route(t, hash_hops(t->rhops, n), 2 * n + 1);
+    route *rev = new_route(t, hash_hops(t->rhops, n), 2 * n + 1, t->rhops);
     fwd->reverse = rev;
     rev->reverse = fwd;
     return fwd;
+}
+
+const int32_t *topo_route_path(const topo *t, const route *rt, size_t *n)
+{
+    const int32_t *p = t->rpaths[rt->id];
+    *n = (size_t)p[0];
+    return p + 1;
 }
 
 const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key)

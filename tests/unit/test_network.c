@@ -310,6 +310,31 @@ static void test_unbound_packet_is_dropped_not_delivered(void **state)
     fx_free(&f);
 }
 
+/* Paths as link hops (link id * 2 + direction): on the star, h1 -> h0 is
+ * h1's link a->b (h1 to sw0) then h0's link b->a, and the reverse route's
+ * path is the same links backwards, directions flipped. */
+static void test_route_path_as_link_ids(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, STAR "transport: {}\n");
+    topo *t = network_topo(f.n);
+    const route *rt = topo_route_ecmp(t, 1, 0, 7);
+    size_t n, nr;
+    const int32_t *p = topo_route_path(t, rt, &n);
+    assert_int_equal(n, 2);
+    int a, b;
+    topo_link_ends(t, p[0] >> 1, &a, &b);
+    assert_string_equal(topo_node_name(t, (p[0] & 1) ? b : a), "h1");
+    assert_int_equal(p[0], 1 * 2 + 0);     /* star: host i is link i, a = host */
+    assert_int_equal(p[1], 0 * 2 + 1);
+    const int32_t *r = topo_route_path(t, rt->reverse, &nr);
+    assert_int_equal(nr, 2);
+    assert_int_equal(r[0], p[1] ^ 1);
+    assert_int_equal(r[1], p[0] ^ 1);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_net_model_runs_dgram_with_udp_capture),
         cmocka_unit_test(test_capture_at_transmission_not_arrival),
         cmocka_unit_test(test_unbound_packet_is_dropped_not_delivered),
+        cmocka_unit_test(test_route_path_as_link_ids),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
