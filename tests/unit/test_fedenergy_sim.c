@@ -253,9 +253,9 @@ static void test_device_file_power_model(void **state)
     /* device 0 is low-end: 3 W x 40 ms = 0.12 J per step, 0.5 W x 31.4 kbit /
      * 2 Mbps upload (650 parameters x 4 bytes = 2600 B: 0.0052 J, 10.4 ms) */
     assert_non_null(strstr(csv, "\n0,"));
-    assert_non_null(strstr(csv, ",0.12,0.04,0.0052,0.0104\n"));
+    assert_non_null(strstr(csv, ",0.12,0.04,0.0052,0.0104,"));
     /* device 2 is high-end: 12 W x 5 ms = 0.06 J */
-    assert_non_null(strstr(csv, ",0.06,0.005,0.00104,0.00104\n"));
+    assert_non_null(strstr(csv, ",0.06,0.005,0.00104,0.00104,"));
     free(csv);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -198,6 +198,13 @@ double fe_model_sgd(const fe_arch *a, double *w, const double *x, const int *y,
                     const size_t *idx, size_t n, int steps, size_t batch, double lr, double l2,
                     rng *r, fe_work *wk)
 {
+    return fe_model_sgd_prox(a, w, x, y, idx, n, steps, batch, lr, l2, 0, NULL, r, wk);
+}
+
+double fe_model_sgd_prox(const fe_arch *a, double *w, const double *x, const int *y,
+                         const size_t *idx, size_t n, int steps, size_t batch, double lr,
+                         double l2, double mu, const double *center, rng *r, fe_work *wk)
+{
     size_t D = a->dim, B = batch >= n ? n : batch;
     assert(B <= wk->batch);
     double loss = NAN;
@@ -215,6 +222,10 @@ double fe_model_sgd(const fe_arch *a, double *w, const double *x, const int *y,
                 wk->yb[i] = y[j];
             }
         loss = fe_model_grad(a, w, wk->xb, wk->yb, B, l2, wk->grad, wk);
+        if (mu > 0) {
+            cblas_daxpy((int)a->nparam, mu, w, 1, wk->grad, 1);
+            cblas_daxpy((int)a->nparam, -mu, center, 1, wk->grad, 1);
+        }
         cblas_daxpy((int)a->nparam, -lr, wk->grad, 1, w, 1);
     }
     return loss;

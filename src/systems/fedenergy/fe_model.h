@@ -57,6 +57,12 @@ double fe_model_sgd(const fe_arch *a, double *w, const double *x, const int *y,
                     const size_t *idx, size_t n, int steps, size_t batch, double lr, double l2,
                     rng *r, fe_work *wk);
 
+/* The same with FedProx's proximal term: each step's gradient gets
+ * mu (w - center) added (center: the round's global model, nparam). */
+double fe_model_sgd_prox(const fe_arch *a, double *w, const double *x, const int *y,
+                         const size_t *idx, size_t n, int steps, size_t batch, double lr,
+                         double l2, double mu, const double *center, rng *r, fe_work *wk);
+
 /* Accuracy in [0, 1] and mean cross-entropy of w on n samples. */
 void fe_model_eval(const fe_arch *a, const double *w, const double *x, const int *y, size_t n,
                    fe_work *wk, double *accuracy, double *loss);
