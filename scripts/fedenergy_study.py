@@ -119,19 +119,33 @@ def headline(scenario, target, extra=(), tune_seeds=(101, 102), seeds=(1, 2, 3, 
               f"| {fmt([x['energy_j'] for x in xs], 2)} "
               f"| {fmt([x['final_accuracy'] for x in xs], 2, 100)} "
               f"| {fmt([x['final_loss'] for x in xs])} |")
-    print("\nEnergy to target saved by online / online_pd against each method "
-          "(paired per seed, 1 - ours / theirs, %):\n")
-    print("| against | online | online_pd |")
-    print("|---|---|---|")
+    # sensitivity: the controllers with the undamped scaling rule (rho = 1,
+    # the same E / tau extrapolation as fixed_scaled), at their tuned budget
+    for m in ("online", "online_pd"):
+        j = choice[m]
+        xs = [run(scenario, s, grid_sets(j, extra + ["fedenergy.controller.rho_floor=1"]))
+              ["methods"][m] for s in seeds]
+        per[m + " (rho_floor 1)"] = xs
+        print(f"| {m}, rho_floor = 1 (untuned variant) | {KNOBS[m][0]} = {KNOBS[m][1][j]} "
+              f"| {fmt([x['energy_to_target_j'] for x in xs])} "
+              f"| {fmt([x['time_to_target_s'] for x in xs])} "
+              f"| {fmt([x['energy_j'] for x in xs], 2)} "
+              f"| {fmt([x['final_accuracy'] for x in xs], 2, 100)} "
+              f"| {fmt([x['final_loss'] for x in xs])} |")
+    print("\nEnergy to target saved by the controllers against each method "
+          "(paired per seed, 1 - ours / theirs, %; negative: ours spent more):\n")
+    ours_all = ("online", "online_pd", "online (rho_floor 1)", "online_pd (rho_floor 1)")
+    print("| against | " + " | ".join(ours_all) + " |")
+    print("|---|---|---|---|---|")
     for m in METHODS[:-2]:
         cells = []
-        for ours in ("online", "online_pd"):
+        for ours in ours_all:
             xs = []
             for a, b in zip(per[ours], per[m]):
                 ea, eb = a["energy_to_target_j"], b["energy_to_target_j"]
                 xs.append(None if ea is None or eb is None else 1 - ea / eb)
             cells.append(fmt(xs, 1, 100))
-        print(f"| {m} | {cells[0]} | {cells[1]} |")
+        print(f"| {m} | " + " | ".join(cells) + " |")
 
 
 def regret(Ts=(30, 60, 120, 240, 480), seeds=(1, 2, 3)):
@@ -174,7 +188,9 @@ def sweep(seeds=(1, 2, 3)):
     cyc = [("1e4", "1e4-1e5 (default)", "{dist: uniform, min: 1e4, max: 1e5}"),
            ("3e4", "3e4-3e5", "{dist: uniform, min: 3e4, max: 3e5}"),
            ("1e5", "1e5-5e5 (old default)", "{dist: uniform, min: 1e5, max: 5e5}")]
-    tx = [("0.2", "0.2 W", "0.2"), ("0.6", "0.6 W", "0.6"), ("1", "1 W", "1")]
+    tx = [("lo", "0.1-0.3 W", "{dist: uniform, min: 0.1, max: 0.3}"),
+          ("def", "0.2-1 W (default)", "{dist: uniform, min: 0.2, max: 1}"),
+          ("hi", "0.8-1.6 W", "{dist: uniform, min: 0.8, max: 1.6}")]
     print("| cycles/sample | tx power | fixed_scaled | fednova | online | online_pd |")
     print("|---|---|---|---|---|---|")
     for _, cl, cd in cyc:

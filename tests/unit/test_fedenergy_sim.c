@@ -433,7 +433,7 @@ static void test_examples_check(void **state)
         "fedenergy/digits_iid", "fedenergy/digits_dirichlet", "fedenergy/digits_shards",
         "fedenergy/digits_homogeneous", "fedenergy/digits_hetero_high", "fedenergy/digits_mlp",
         "fedenergy/digits_regret", "fedenergy/digits_device_classes",
-        "fedenergy/mnist_dirichlet"};
+        "fedenergy/mnist_dirichlet", "fedenergy/mnist_cnn"};
     for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
         run_opts o = {.scenario = ex[i], .out_dir = "/tmp/fe_test_check_never", .check_only = 1};
         err e = {0};

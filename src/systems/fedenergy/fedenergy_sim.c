@@ -31,7 +31,7 @@
 #include "systems/fedenergy/fedenergy.h"
 
 static const char *const dataset_names[] = {"digits", "mnist", NULL};
-static const char *const arch_names[] = {"logistic", "mlp", NULL};
+static const char *const arch_names[] = {"logistic", "mlp", "cnn", NULL};
 static const char *const part_names[] = {"iid", "dirichlet", "shards", NULL};
 static const char *const energy_names[] = {"cpu", "power", NULL};
 static const char *const vscale_names[] = {"constant", "sqrt_rounds", NULL};
@@ -52,6 +52,8 @@ typedef struct fe_cfg {
     int64_t train_samples;      /* training samples used (0: the rest) */
     int arch;                   /* enum fe_arch_kind */
     int64_t hidden;             /* MLP hidden units */
+    int64_t filters;            /* CNN convolution filters */
+    int64_t kernel;             /* CNN kernel side */
     int64_t devices;            /* N */
     double participation;       /* fraction of devices per round */
     int partition;              /* enum fe_partition */
@@ -173,7 +175,13 @@ static const cfg_key fe_keys[] = {
     {.name = "train_samples", .type = CFG_INT, .off = F(train_samples), .def = "0",
      .flags = CFG_MIN, .min = 0, .help = "training samples used (0: all the rest)"},
     {.name = "arch", .type = CFG_ENUM, .off = F(arch), .def = "logistic", .choices = arch_names,
-     .help = "logistic (softmax regression) or mlp (one ReLU hidden layer)"},
+     .help = "logistic (softmax regression), mlp (one ReLU hidden layer) or cnn (one "
+             "convolution layer, ReLU, 2x2 average pooling, softmax)"},
+    {.name = "filters", .type = CFG_INT, .off = F(filters), .def = "8",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 256, .help = "CNN convolution filters"},
+    {.name = "kernel", .type = CFG_INT, .off = F(kernel), .def = "5",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 64,
+     .help = "CNN kernel side k; image side - k + 1 must be even"},
     {.name = "hidden", .type = CFG_INT, .off = F(hidden), .def = "32",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 4096, .help = "MLP hidden units"},
     {.name = "devices", .type = CFG_INT, .off = F(devices), .def = "20",
@@ -372,7 +380,18 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
         fe_device *d = &s->dev[s->owner[i]];
         d->idx[d->n++] = i;
     }
-    fe_arch_init(&s->pb.arch, (enum fe_arch_kind)c->arch, s->train.dim, 10, (size_t)c->hidden);
+    if (c->arch == FE_ARCH_CNN) {
+        size_t side = (size_t)llround(sqrt((double)s->train.dim));
+        if (side * side != s->train.dim ||
+            fe_arch_init_cnn(&s->pb.arch, side, 10, (size_t)c->filters, (size_t)c->kernel))
+            return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "kernel"),
+                           cfg_path(sub, sizeof sub, path, "kernel"),
+                           "expected a kernel side k with %zu x %zu images such that %zu - k + 1 "
+                           "is even and >= 2, found %lld", side, side, side, (long long)c->kernel);
+    } else {
+        fe_arch_init(&s->pb.arch, (enum fe_arch_kind)c->arch, s->train.dim, 10,
+                     (size_t)c->hidden);
+    }
     double bytes = c->model_bytes > 0 ? (double)c->model_bytes : 4.0 * (double)s->pb.arch.nparam;
     dist dd[DC_COUNT] = {{0}};
     fe_table tab = {0};
