@@ -85,12 +85,20 @@ def grid_sets(j, extra):
 
 def headline(scenario, target, extra=(), tune_seeds=(101, 102), seeds=(1, 2, 3, 4, 5)):
     extra = [f"fedenergy.target_accuracy={target}"] + list(extra)
-    # tuning: the same grid, the same seeds, the same rule for every method
-    choice = {}
+    # tuning: the same grid, the same seeds, the same rule for every method;
+    # FE_CHOICE="method=j,..." skips it (grid indices chosen elsewhere)
+    choice = {m: 0 for m in METHODS}
+    fixed = dict(kv.split("=") for kv in os.environ.get("FE_CHOICE", "").split(",") if kv)
+    if "FE_SEEDS" in os.environ:
+        seeds = tuple(int(x) for x in os.environ["FE_SEEDS"].split(","))
+    if fixed:
+        choice.update({m: int(j) for m, j in fixed.items()})
+        tune_seeds = ()
     tune = {j: [run(scenario, s, grid_sets(j, extra)) for s in tune_seeds] for j in range(GRID)}
-    base_acc = sum(r["methods"]["fedavg"]["final_accuracy"] for r in tune[0]) / len(tune_seeds)
+    base_acc = (sum(r["methods"]["fedavg"]["final_accuracy"] for r in tune[0]) / len(tune_seeds)
+                if tune_seeds else 0)
     for m in METHODS:
-        if m not in KNOBS:
+        if m not in KNOBS or fixed:
             choice[m] = 0
             continue
         best = None
@@ -106,8 +114,10 @@ def headline(scenario, target, extra=(), tune_seeds=(101, 102), seeds=(1, 2, 3, 
     res = {j: [run(scenario, s, grid_sets(j, extra)) for s in seeds]
            for j in sorted(set(choice.values()))}
     per = {m: [r["methods"][m] for r in res[choice[m]]] for m in METHODS}
+    how = (f"knobs tuned on seeds {list(tune_seeds)}" if tune_seeds
+           else "knobs as chosen on digits Dirichlet (FE_CHOICE), not tuned here")
     print(f"\n{scenario} {' '.join(extra)}: target accuracy {target}, seeds "
-          f"{seeds[0]}-{seeds[-1]}, knobs tuned on seeds {list(tune_seeds)}\n")
+          f"{seeds[0]}-{seeds[-1]}, {how}\n")
     print("| method | tuned knob | energy to target (J) | time to target (s) | total energy (J) "
           "| final accuracy % | final loss |")
     print("|---|---|---|---|---|---|---|")
@@ -121,7 +131,7 @@ def headline(scenario, target, extra=(), tune_seeds=(101, 102), seeds=(1, 2, 3, 
               f"| {fmt([x['final_loss'] for x in xs])} |")
     # sensitivity: the controllers with the undamped scaling rule (rho = 1,
     # the same E / tau extrapolation as fixed_scaled), at their tuned budget
-    for m in ("online", "online_pd"):
+    for m in ("online", "online_pd") if tune_seeds else ():
         j = choice[m]
         xs = [run(scenario, s, grid_sets(j, extra + ["fedenergy.controller.rho_floor=1"]))
               ["methods"][m] for s in seeds]
@@ -134,9 +144,10 @@ def headline(scenario, target, extra=(), tune_seeds=(101, 102), seeds=(1, 2, 3, 
               f"| {fmt([x['final_loss'] for x in xs])} |")
     print("\nEnergy to target saved by the controllers against each method "
           "(paired per seed, 1 - ours / theirs, %; negative: ours spent more):\n")
-    ours_all = ("online", "online_pd", "online (rho_floor 1)", "online_pd (rho_floor 1)")
+    ours_all = ("online", "online_pd") + (("online (rho_floor 1)", "online_pd (rho_floor 1)")
+                                          if tune_seeds else ())
     print("| against | " + " | ".join(ours_all) + " |")
-    print("|---|---|---|---|---|")
+    print("|---" * (len(ours_all) + 1) + "|")
     for m in METHODS[:-2]:
         cells = []
         for ours in ours_all:

@@ -1,20 +1,24 @@
 /*
  * fedenergy_sim.c - simulator glue of energy-efficient federated learning
  * (`model: fedenergy`): binds the scenario, loads and partitions the data,
- * draws the devices' hardware, and runs every method (fedavg, fixed,
- * fixed_scaled, random, online) as its own sequence of rounds on the shared
- * clock; optionally solves the offline optimum of the online run's integer
- * program with GLPK to report regret.
+ * draws the devices' hardware, and runs every method (fe_method_names) as
+ * its own sequence of rounds on the shared clock; optionally solves the
+ * offline comparators of the online runs with GLPK (per-round plan, the
+ * whole-horizon plan and the best fixed plan on the same error
+ * coefficients, and the best uniform tau that runs its own training) to
+ * report regret beside the bounds of fedenergy.h.
  *
  * Events per method: round start (decide, train, aggregate: fe_fed.c) and
- * round end, `slowest device's compute + upload time` later.  Methods are
- * independent, so their rounds interleave on the clock without interacting;
- * the run stops when every method has done `rounds` rounds.
+ * round end, the slowest received device's download + compute + upload time
+ * (or the deadline) later.  Methods are independent, so their rounds
+ * interleave on the clock without interacting; the run stops when every
+ * method has done `rounds` rounds.
  *
- * Outputs: rounds.csv (per method and round: time, iterations, energy,
- * accuracy, loss, error proxy, virtual queue), devices.csv, and in
- * summary.json per method: energy, final accuracy, energy saved and accuracy
- * difference against FedAvg, rounds and energy to the target accuracy.
+ * Outputs: rounds.csv (per method and round: time, iterations, energy by
+ * kind, accuracy, loss, error proxy, virtual queue, participants, dropped
+ * updates), devices.csv, and in summary.json per method: energy, final
+ * accuracy and loss, energy saved and accuracy difference against FedAvg,
+ * rounds, energy and simulated time to the target accuracy.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -115,7 +119,7 @@ static const cfg_key ctl_keys[] = {
      .help = "lower clip of the stability score rho in the update scaling"},
     {.name = "warmup_rounds", .type = CFG_INT, .off = F(warmup_rounds), .def = "1",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6,
-     .help = "rounds at the full E before the controller acts (sets the error reference)"},
+     .help = "rounds at the full E before the controllers act"},
     {.name = "pd_eta_primal", .type = CFG_FLOAT, .off = F(pd_eta_primal), .def = "1",
      .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
      .help = "online_pd: primal step size times sqrt(rounds)"},
