@@ -98,7 +98,9 @@ def headline(scenario, target, extra=(), tune_seeds=(101, 102), seeds=(1, 2, 3, 
     base_acc = (sum(r["methods"]["fedavg"]["final_accuracy"] for r in tune[0]) / len(tune_seeds)
                 if tune_seeds else 0)
     for m in METHODS:
-        if m not in KNOBS or fixed:
+        if fixed:
+            break
+        if m not in KNOBS:
             choice[m] = 0
             continue
         best = None
