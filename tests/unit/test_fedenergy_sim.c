@@ -372,14 +372,43 @@ static void test_partial_participation(void **state)
     json_decref(sum[1]);
 }
 
-/* Availability, stragglers and a deadline: a trace that switches device 3
- * off in rounds 1-10 and 5% unavailability leave fewer participants; with a
- * deadline FedAvg loses updates to stragglers while fedprox, which sends
- * the steps it managed, loses none; energy still counts the dropped work. */
+/* Sums the `dropped` column of dir/rounds.csv for one method; returns the
+ * largest `participants` of any row and counts the rows into *rows. */
+static int scan_rounds(const char *dir, const char *method, int *dropped, int *rows)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/rounds.csv", dir);
+    size_t n;
+    char *csv = tu_slurp(path, &n);
+    int maxpart = 0;
+    *dropped = *rows = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char m[32];
+        int round, part, dr;
+        assert_int_equal(sscanf(line + 1, "%31[^,],%d,", m, &round), 2);
+        const char *last = line + 1;
+        for (int k = 0; k < 13; k++)
+            last = strchr(last, ',') + 1;
+        assert_int_equal(sscanf(last, "%d,%d", &part, &dr), 2);
+        maxpart = part > maxpart ? part : maxpart;
+        (*rows)++;
+        if (!strcmp(m, method))
+            *dropped += dr;
+    }
+    free(csv);
+    return maxpart;
+}
+
+/* Availability, stragglers, a deadline and dropout: a trace that switches
+ * device 3 off in rounds 1-10 and 5% unavailability leave at most 19
+ * participants; with a deadline FedAvg loses updates to stragglers while
+ * fedprox, which sends the steps it managed, loses none; energy still
+ * counts the dropped work.  With dropout 0.5 (no deadline) the same devices
+ * fail in every method. */
 static void test_deadline_availability(void **state)
 {
     (void)state;
-    char dir[64], trace[64], set_trace[128], path[128];
+    char dir[64], trace[64], set_trace[128];
     snprintf(dir, sizeof dir, "/tmp/fe_test_dl_%d", (int)getpid());
     snprintf(trace, sizeof trace, "/tmp/fe_test_trace_%d.csv", (int)getpid());
     FILE *f = fopen(trace, "w");
@@ -391,37 +420,33 @@ static void test_deadline_availability(void **state)
                           "fedenergy.availability=0.95", "fedenergy.straggler_prob=0.2",
                           set_trace, NULL};
     json_t *sum = run_ok("fedenergy/digits_iid", dir, sets, 5, NULL);
-    snprintf(path, sizeof path, "%s/rounds.csv", dir);
-    size_t n;
-    char *csv = tu_slurp(path, &n);
-    int drop[2] = {0, 0}, rows = 0, maxpart = 0;
-    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        char method[32];
-        int round, part, dr;
-        assert_int_equal(sscanf(line + 1, "%31[^,],%d,", method, &round), 2);
-        const char *last = line + 1;
-        for (int k = 0; k < 13; k++)
-            last = strchr(last, ',') + 1;
-        assert_int_equal(sscanf(last, "%d,%d", &part, &dr), 2);
-        assert_true(part <= 19);                    /* device 3 is off in rounds 1-10 */
-        maxpart = part > maxpart ? part : maxpart;
-        if (!strcmp(method, "fedavg"))
-            drop[0] += dr;
-        if (!strcmp(method, "fedprox"))
-            drop[1] += dr;
-        rows++;
-    }
+    int drop[2], rows;
+    int maxpart = scan_rounds(dir, "fedavg", &drop[0], &rows);
+    scan_rounds(dir, "fedprox", &drop[1], &rows);
     print_message("deadline 60 ms: FedAvg lost %d updates, fedprox %d; at most %d of 20 devices "
                   "took part\n", drop[0], drop[1], maxpart);
     assert_int_equal(rows, 10 * 8);
+    assert_true(maxpart <= 19);                     /* device 3 is off in rounds 1-10 */
     assert_true(drop[0] > 0);
     assert_int_equal(drop[1], 0);
     json_t *ms = json_object_get(json_object_get(sum, "results"), "methods");
     assert_true(jnum(ms, "fedavg", "final_accuracy") > 0.5);
     assert_true(jnum(ms, "fedavg", "idle_energy_j") > 0);
-    free(csv);
     json_decref(sum);
     unlink(trace);
+    rm_dir(dir);
+
+    const char *sets2[] = {"fedenergy.rounds=4", "fedenergy.dropout_prob=0.5", NULL};
+    json_decref(run_ok("fedenergy/digits_iid", dir, sets2, 2, NULL));
+    int base;
+    assert_int_equal(scan_rounds(dir, "fedavg", &base, &rows), 20);
+    print_message("dropout 0.5: %d of 80 updates lost in every method\n", base);
+    assert_true(base >= 20 && base <= 60);
+    for (int k = 0; fe_method_names[k]; k++) {
+        int d;
+        scan_rounds(dir, fe_method_names[k], &d, &rows);
+        assert_int_equal(d, base);
+    }
     rm_dir(dir);
 }
 

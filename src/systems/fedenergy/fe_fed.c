@@ -42,6 +42,7 @@ struct fe_run {
     int *iters;
     unsigned char *in;      /* takes part in this round */
     double *slow;           /* this round's compute-time factor */
+    unsigned char *fail;    /* this round: fails before uploading */
     double *t_dev;          /* this round's busy time; < 0 if dropped */
     double *pr;             /* this round's FedAvg weights (0 if not taking part) */
     size_t *perm;           /* scratch for drawing participants */
@@ -90,6 +91,7 @@ fe_run *fe_run_create(const fe_problem *pb, enum fe_method m)
     r->iters = xmalloc(N * sizeof *r->iters);
     r->in = xmalloc(N * sizeof *r->in);
     r->slow = xmalloc(N * sizeof *r->slow);
+    r->fail = xmalloc(N * sizeof *r->fail);
     r->t_dev = xmalloc(N * sizeof *r->t_dev);
     r->pr = xmalloc(N * sizeof *r->pr);
     r->perm = xmalloc(N * sizeof *r->perm);
@@ -119,6 +121,7 @@ void fe_run_destroy(fe_run *r)
     free(r->iters);
     free(r->in);
     free(r->slow);
+    free(r->fail);
     free(r->t_dev);
     free(r->pr);
     free(r->perm);
@@ -134,9 +137,10 @@ static void select_devices(fe_run *r)
 {
     const fe_problem *pb = r->pb;
     size_t N = pb->n_dev, navail = 0;
-    rng ra, rs;
+    rng ra, rs, rf;
     rng_init(&ra, pb->seed, "fedenergy.availability", (uint64_t)r->round);
     rng_init(&rs, pb->seed, "fedenergy.straggler", (uint64_t)r->round);
+    rng_init(&rf, pb->seed, "fedenergy.dropout", (uint64_t)r->round);
     const unsigned char *tr = pb->avail_trace && (size_t)r->round < pb->trace_rounds
                                   ? pb->avail_trace + (size_t)r->round * N
                                   : NULL;
@@ -148,6 +152,7 @@ static void select_devices(fe_run *r)
         navail += (size_t)ok;
         r->slow[i] = pb->straggler_prob > 0 && rng_u01(&rs) < pb->straggler_prob
                          ? pb->straggler_slowdown : 1;
+        r->fail[i] = pb->dropout_prob > 0 && rng_u01(&rf) < pb->dropout_prob;
     }
     if (pb->participation < 1 && navail > 0) {
         size_t k = (size_t)llround(pb->participation * (double)navail), m = 0;
@@ -275,6 +280,12 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
                               r->w, &r->r_dev[i], r->wk);
         st->error += r->pr[i] * fedenergy_error(E, tau, r->g_obs[i]);
         double busy = d->download_time_s + tau * step_s + d->upload_time_s;
+        if (r->fail[i]) {
+            /* dropped out after training: computed, never uploads */
+            st->compute_j += tau * d->step_energy_j;
+            st->dropped++;
+            continue;
+        }
         if (pb->deadline_s > 0 && busy > pb->deadline_s) {
             /* straggler: computes until the deadline, never uploads */
             double done = floor((pb->deadline_s - d->download_time_s) / step_s);
@@ -304,7 +315,8 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
         st->mean_scale /= got;
     }
     if (st->dropped > 0) {
-        st->time_s = pb->deadline_s;
+        if (pb->deadline_s > 0)
+            st->time_s = pb->deadline_s;    /* the server waited for the lost ones */
         if (recv > 0)
             cblas_dscal((int)P, 1 / recv, r->agg, 1);   /* renormalise over the received */
     }

@@ -30,7 +30,10 @@
  * participants (round(participation * available), at least 1) are drawn
  * from stream ("fedenergy.participation", t).  Stragglers: with probability
  * straggler_prob a participant runs straggler_slowdown times slower this
- * round (stream ("fedenergy.straggler", t)).  All of these are the same in
+ * round (stream ("fedenergy.straggler", t)).  Dropout: with probability
+ * dropout_prob a participant fails after training, before its upload
+ * (stream ("fedenergy.dropout", t)): compute spent, update lost.  All of
+ * these are the same in
  * every method.  With a deadline, a device whose download + compute +
  * upload exceeds it is dropped (its energy is spent, its update lost;
  * fedprox, online and online_pd cap their iterations at what fits
@@ -91,6 +94,7 @@ typedef struct fe_problem {
     size_t trace_rounds;        /* rounds past the trace: available */
     double straggler_prob;      /* probability a participant is slowed down */
     double straggler_slowdown;  /* its compute-time factor, >= 1 */
+    double dropout_prob;        /* probability a participant fails before uploading */
     int plan_iters;             /* > 0: online runs this fixed tau after warm-up (comparator) */
     uint64_t seed;              /* run seed */
 } fe_problem;

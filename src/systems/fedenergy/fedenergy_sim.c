@@ -76,6 +76,7 @@ typedef struct fe_cfg {
     const char *avail_file;     /* availability trace (device, from_round, to_round) */
     double straggler_prob;      /* probability a participant is slowed down */
     double straggler_slowdown;  /* its compute-time factor */
+    double dropout_prob;        /* probability a participant fails before uploading */
     /* controller */
     double v;                   /* V */
     double budget;              /* epsilon */
@@ -232,6 +233,9 @@ static const cfg_key fe_keys[] = {
      .help = "probability that a participant computes straggler_slowdown times slower"},
     {.name = "straggler_slowdown", .type = CFG_FLOAT, .off = F(straggler_slowdown), .def = "4",
      .flags = CFG_MIN, .min = 1, .help = "compute-time factor of a straggler, >= 1"},
+    {.name = "dropout_prob", .type = CFG_FLOAT, .off = F(dropout_prob), .def = "0",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
+     .help = "probability that a participant fails after training, before its upload"},
     {.name = "controller", .type = CFG_MAPOF, .off = 0, .def = "{}", .sub = ctl_keys,
      .help = "constants of the online controller"},
     {.name = "energy", .type = CFG_MAPOF, .off = 0, .def = "{}", .sub = energy_keys,
@@ -509,6 +513,7 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
     s->pb.trace_rounds = s->avail ? (size_t)c->rounds : 0;
     s->pb.straggler_prob = c->straggler_prob;
     s->pb.straggler_slowdown = c->straggler_slowdown;
+    s->pb.dropout_prob = c->dropout_prob;
     double v = c->v_scale ? c->v * sqrt((double)c->rounds) : c->v;
     s->pb.ctl = (fedenergy_params){.iters_max = (int)c->local_iters, .v = v,
                                    .budget = c->budget, .queue_init = c->queue_init,
@@ -670,7 +675,8 @@ static int solve_offline(fe_sim *fs, int k, fe_offline *res, err *e)
         snprintf(res->note, sizeof res->note, "no controlled rounds");
         return 0;
     }
-    if (c->participation < 1 || c->availability < 1 || fs->avail || c->deadline_ps > 0) {
+    if (c->participation < 1 || c->availability < 1 || fs->avail || c->deadline_ps > 0 ||
+        c->dropout_prob > 0) {
         snprintf(res->note, sizeof res->note, "skipped: the offline program assumes every "
                  "device in every round, no deadline");
         return 0;
