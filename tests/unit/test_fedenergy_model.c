@@ -15,15 +15,13 @@
 #include "systems/fedenergy/fe_data.h"
 #include "systems/fedenergy/fe_model.h"
 
-static void check_grad(enum fe_arch_kind kind)
+static void check_grad(fe_arch a)
 {
-    fe_arch a;
-    fe_arch_init(&a, kind, 5, 3, 4);
     rng r;
-    rng_init(&r, 3, "test.grad", kind);
-    double x[6 * 5];
+    rng_init(&r, 3, "test.grad", a.kind);
+    double x[6 * 36];
     int y[6] = {0, 1, 2, 1, 0, 2};
-    for (size_t i = 0; i < 30; i++)
+    for (size_t i = 0; i < 6 * a.dim; i++)
         x[i] = rng_u01(&r);
     double *w = malloc(a.nparam * sizeof *w), *g = malloc(a.nparam * sizeof *g);
     fe_model_init_params(&a, w, &r);
@@ -51,8 +49,17 @@ static void check_grad(enum fe_arch_kind kind)
 static void test_gradients_match_finite_differences(void **state)
 {
     (void)state;
-    check_grad(FE_ARCH_LOGISTIC);
-    check_grad(FE_ARCH_MLP);
+    fe_arch a;
+    fe_arch_init(&a, FE_ARCH_LOGISTIC, 5, 3, 4);
+    check_grad(a);
+    fe_arch_init(&a, FE_ARCH_MLP, 5, 3, 4);
+    check_grad(a);
+    /* 6 x 6 images, two 3 x 3 filters: 4 x 4 activations, 2 x 2 x 2 pooled */
+    assert_int_equal(fe_arch_init_cnn(&a, 6, 3, 2, 3), 0);
+    assert_int_equal(a.hidden, 8);
+    assert_int_equal(a.nparam, 2 * 9 + 2 + 3 * 8 + 3);
+    check_grad(a);
+    assert_int_equal(fe_arch_init_cnn(&a, 6, 3, 2, 2), -1);     /* 5 x 5: not poolable */
 }
 
 static void train_digits(enum fe_arch_kind kind, int steps, double lr, double *acc, double *loss,
@@ -66,7 +73,10 @@ static void train_digits(enum fe_arch_kind kind, int steps, double lr, double *a
     fe_data_split(&d, &r, 360, 0, &tr, &te);
     assert_int_equal(tr.n, 1437);
     fe_arch a;
-    fe_arch_init(&a, kind, 64, 10, 32);
+    if (kind == FE_ARCH_CNN)
+        assert_int_equal(fe_arch_init_cnn(&a, 8, 10, 8, 3), 0);
+    else
+        fe_arch_init(&a, kind, 64, 10, 32);
     double *w = malloc(a.nparam * sizeof *w);
     rng_init(&r, 1, "test.init", 0);
     fe_model_init_params(&a, w, &r);
@@ -110,12 +120,22 @@ static void test_centralised_mlp_learns(void **state)
     assert_true(acc >= 0.93);
 }
 
+static void test_centralised_cnn_learns(void **state)
+{
+    (void)state;
+    double acc, loss, s;
+    train_digits(FE_ARCH_CNN, 2000, 0.1, &acc, &loss, &s);
+    print_message("cnn (8 3x3 filters, 2x2 pool): test accuracy %.4f, loss %.4f\n", acc, loss);
+    assert_true(acc >= 0.93);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gradients_match_finite_differences),
         cmocka_unit_test(test_centralised_logistic_reaches_93_percent),
         cmocka_unit_test(test_centralised_mlp_learns),
+        cmocka_unit_test(test_centralised_cnn_learns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -357,6 +357,7 @@ void fe_table_fini(fe_table *t)
         free(t->names[c]);
     free(t->names);
     free(t->v);
+    free(t->line);
     memset(t, 0, sizeof *t);
 }
 
@@ -383,7 +384,7 @@ int fe_table_load(const char *path, fe_table *t, err *e)
     memset(t, 0, sizeof *t);
     FILE *f = fopen(path, "r");
     if (!f)
-        return ERR(e, AISIM_ENOENT, "cannot open device file %s: %s", path, strerror(errno));
+        return ERR(e, AISIM_ENOENT, "cannot open %s: %s", path, strerror(errno));
     char *line = NULL;
     size_t lcap = 0, cap = 0;
     int lineno = 0, r = 0;
@@ -416,7 +417,9 @@ int fe_table_load(const char *path, fe_table *t, err *e)
         if (t->nrow == cap) {
             cap = cap ? 2 * cap : 64;
             t->v = xrealloc(t->v, cap * t->ncol * sizeof *t->v);
+            t->line = xrealloc(t->line, cap * sizeof *t->line);
         }
+        t->line[t->nrow] = lineno;
         char *p = s;
         size_t c = 0;
         for (;; c++) {

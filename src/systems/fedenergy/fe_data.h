@@ -67,11 +67,13 @@ int *fe_partition(const fe_dataset *d, size_t n_dev, enum fe_partition kind, dou
 double fe_gamma(rng *r, double shape);
 
 
-/* A numeric CSV table with a header line of column names (device files). */
+/* A numeric CSV table with a header line of column names (device files,
+ * availability traces). */
 typedef struct fe_table {
     size_t ncol, nrow;
     char **names;           /* ncol column names; owned */
     double *v;              /* nrow * ncol values, row-major; owned */
+    int *line;              /* nrow: line of each row in the file; owned */
 } fe_table;
 
 /* Loads a CSV whose first line names the columns and whose other lines hold

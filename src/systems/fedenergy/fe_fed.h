@@ -8,18 +8,36 @@
  *   fixed         `reduced` iterations, scale 1
  *   fixed_scaled  `reduced` iterations, scale E / reduced
  *   random        uniform in 1..E, damped scale (fedenergy_scale)
+ *   fedprox       E iterations with the proximal term prox_mu, scale 1; under
+ *                 a deadline a device sends the steps it managed (partial
+ *                 work, FedProx's gamma-inexact updates) instead of being
+ *                 dropped
+ *   fednova       tau_i = clip(round(reduced * mean e / e_i), 1, E): dearer
+ *                 steps, fewer iterations; FedNova's normalised averaging,
+ *                 scale tau_eff / tau_i with tau_eff = sum_i p_i tau_i
  *   online        the drift-plus-penalty controller (fedenergy.h), damped
  *                 scale; the first `warmup_rounds` rounds run E iterations
  *   online_pd     the online primal-dual controller (fedenergy_pd), damped
  *                 scale, same warm-up
+ * Every device's first local step of a round gives its error coefficient
+ * g_i,t (fedenergy.h); `online` decides tau_i,t after it.
  * Every method starts from the same parameters and device i draws its
  * mini-batches from stream ("fedenergy.batch", i) in every method (common
- * random numbers), so differences between methods are the methods'.  With
- * participation < 1, round t's participants (round(participation * N), at
- * least 1) are drawn from stream ("fedenergy.participation", t): the same
- * devices in every method; FedAvg weights are renormalised over them, and
- * an online method runs E iterations on a device's first participation
- * (its error reference).
+ * random numbers), so differences between methods are the methods'.
+ * Availability: device i is unavailable in round t with probability
+ * `unavailability` (stream ("fedenergy.availability", t)) or if the
+ * availability trace marks it off; with participation < 1, round t's
+ * participants (round(participation * available), at least 1) are drawn
+ * from stream ("fedenergy.participation", t).  Stragglers: with probability
+ * straggler_prob a participant runs straggler_slowdown times slower this
+ * round (stream ("fedenergy.straggler", t)).  Dropout: with probability
+ * dropout_prob a participant fails after training, before its upload
+ * (stream ("fedenergy.dropout", t)): compute spent, update lost.  All of
+ * these are the same in
+ * every method.  With a deadline, a device whose download + compute +
+ * upload exceeds it is dropped (its energy is spent, its update lost;
+ * fedprox, online and online_pd cap their iterations at what fits
+ * instead); FedAvg weights are renormalised over the updates received.
  *
  * Sans-I/O: no engine, no files; the simulator glue calls fe_run_round() at
  * each round's start and schedules its end after the returned round time.
@@ -34,8 +52,8 @@
 #include "systems/fedenergy/fe_model.h"
 #include "systems/fedenergy/fedenergy.h"
 
-enum fe_method { FE_M_FEDAVG, FE_M_FIXED, FE_M_FIXED_SCALED, FE_M_RANDOM, FE_M_ONLINE,
-                 FE_M_ONLINE_PD, FE_M_COUNT };
+enum fe_method { FE_M_FEDAVG, FE_M_FIXED, FE_M_FIXED_SCALED, FE_M_RANDOM, FE_M_FEDPROX,
+                 FE_M_FEDNOVA, FE_M_ONLINE, FE_M_ONLINE_PD, FE_M_COUNT };
 
 extern const char *const fe_method_names[FE_M_COUNT + 1];
 
@@ -47,6 +65,9 @@ typedef struct fe_device {
     double step_time_s;     /* time per local iteration, s */
     double upload_energy_j; /* energy per model upload, J */
     double upload_time_s;   /* time per model upload, s */
+    double download_energy_j;   /* energy per model download, J */
+    double download_time_s;     /* time per model download, s */
+    double idle_power_w;    /* power while waiting for the round to end, W */
 } fe_device;
 
 typedef struct fe_problem {
@@ -66,12 +87,22 @@ typedef struct fe_problem {
     fedenergy_params ctl;       /* online controller constants */
     double pd_eta_primal;       /* online_pd primal step size */
     double pd_eta_dual;         /* online_pd dual step size */
+    double prox_mu;             /* fedprox proximal weight */
+    double deadline_s;          /* round deadline, s; 0: none */
+    double unavailability;      /* probability a device is unavailable in a round, [0, 1) */
+    const unsigned char *avail_trace;   /* trace_rounds x n_dev, 1 = available; or NULL */
+    size_t trace_rounds;        /* rounds past the trace: available */
+    double straggler_prob;      /* probability a participant is slowed down */
+    double straggler_slowdown;  /* its compute-time factor, >= 1 */
+    double dropout_prob;        /* probability a participant fails before uploading */
+    int plan_iters;             /* > 0: online runs this fixed tau after warm-up (comparator) */
     uint64_t seed;              /* run seed */
 } fe_problem;
 
 typedef struct fe_round_stats {
     double compute_j;       /* this round's compute energy, J */
-    double comm_j;          /* this round's upload energy, J */
+    double comm_j;          /* this round's download + upload energy, J */
+    double idle_j;          /* this round's idle energy (waiting for the slowest), J */
     double time_s;          /* round duration: slowest device, s */
     double accuracy;        /* test accuracy after aggregation, [0, 1] */
     double loss;            /* test cross-entropy after aggregation */
@@ -79,6 +110,8 @@ typedef struct fe_round_stats {
     double mean_scale;      /* mean update scale */
     double error;           /* sum_i p_i h_i (substitution error proxy) */
     double queue;           /* online: virtual queue after the round; else 0 */
+    int participants;       /* devices that took part */
+    int dropped;            /* of them, updates lost to the deadline */
 } fe_round_stats;
 
 typedef struct fe_run fe_run;
@@ -99,7 +132,9 @@ const double *fe_run_params(const fe_run *r);
 const fedenergy_ctl *fe_run_ctl(const fe_run *r);
 const fedenergy_pd *fe_run_pd(const fe_run *r);
 const double *fe_run_g_history(const fe_run *r, size_t *n_hist);
-/* Compute energy of the controlled rounds (online methods only), J. */
+/* Compute energy of the controlled rounds (online methods only), J, and
+ * their error sum_t sum_i p_i h_i,t. */
 double fe_run_controlled_compute_j(const fe_run *r);
+double fe_run_controlled_error(const fe_run *r);
 
 #endif

@@ -21,6 +21,8 @@ void fedenergy_init(fedenergy_ctl *c, const fedenergy_params *p)
     c->queue = p->queue_init;
     c->queue_max = p->queue_init;
     c->violation = 0;
+    c->drift_sq = 0;
+    c->h_max = 0;
     c->rounds = 0;
 }
 
@@ -36,30 +38,48 @@ static double objective(const fedenergy_ctl *c, double a, double w, double g, in
     return c->p.v * a * tau / E + c->queue * w * fedenergy_error(E, tau, g);
 }
 
-void fedenergy_decide(const fedenergy_ctl *c, size_t n, const double *step_energy_j,
-                      const double *p, const double *g_pred, int *iters)
+int fedenergy_decide_dev(const fedenergy_ctl *c, double a, double w, double g)
 {
     int E = c->p.iters_max;
+    g = g > 0 ? g : 0;
+    double k = c->queue * w * g;
+    if (!(k > 0))
+        return 1;
+    double x = 1 - c->p.v * a / (2 * k), t = x * E;
+    if (!(t > 1))
+        t = 1;
+    if (t > E)
+        t = E;
+    int lo = (int)floor(t), hi = (int)ceil(t);
+    int tau = objective(c, a, w, g, hi) <= objective(c, a, w, g, lo) ? hi : lo;
+    assert(tau >= 1 && tau <= E);
+    return tau;
+}
+
+void fedenergy_decide(const fedenergy_ctl *c, size_t n, const double *step_energy_j,
+                      const double *p, const double *g, int *iters)
+{
     double mean_e = 0;
     for (size_t i = 0; i < n; i++)
         mean_e += step_energy_j[i] / (double)n;
-    for (size_t i = 0; i < n; i++) {
-        double a = mean_e > 0 ? step_energy_j[i] / mean_e : 1;
-        double w = (double)n * p[i], g = g_pred[i] > 0 ? g_pred[i] : 0;
-        double k = c->queue * w * g;
-        if (!(k > 0)) {
-            iters[i] = 1;
-            continue;
-        }
-        double x = 1 - c->p.v * a / (2 * k), t = x * E;
-        if (!(t > 1))
-            t = 1;
-        if (t > E)
-            t = E;
-        int lo = (int)floor(t), hi = (int)ceil(t);
-        iters[i] = objective(c, a, w, g, hi) <= objective(c, a, w, g, lo) ? hi : lo;
-        assert(iters[i] >= 1 && iters[i] <= E);
-    }
+    for (size_t i = 0; i < n; i++)
+        iters[i] = fedenergy_decide_dev(c, mean_e > 0 ? step_energy_j[i] / mean_e : 1,
+                                        (double)n * p[i], g[i]);
+}
+
+double fedenergy_regret_bound(const fedenergy_ctl *c, size_t n)
+{
+    double q1 = c->p.queue_init;
+    return (double)n * (c->drift_sq + q1 * q1 - c->queue * c->queue) / (2 * c->p.v);
+}
+
+double fedenergy_queue_bound(const fedenergy_ctl *c)
+{
+    double eps = c->p.budget, E = c->p.iters_max;
+    if (!(eps > 0))
+        return INFINITY;
+    double b = c->p.v * (E - 1) / (E * eps) + c->h_max - eps;
+    return b > c->p.queue_init ? b : c->p.queue_init;
 }
 
 double fedenergy_scale(const fedenergy_params *p, int iters, double cosine)
@@ -86,6 +106,9 @@ double fedenergy_observe(fedenergy_ctl *c, size_t n, const double *p, const int 
     if (c->queue > c->queue_max)
         c->queue_max = c->queue;
     c->violation += h - c->p.budget;
+    c->drift_sq += (h - c->p.budget) * (h - c->p.budget);
+    if (h > c->h_max)
+        c->h_max = h;
     c->rounds++;
     return h;
 }
@@ -222,18 +245,60 @@ int fedenergy_offline(size_t n, size_t T, int iters_max, const double *step_ener
     parm.mip_gap = mip_gap;
     rc = glp_intopt(lp, &parm);
     int st = glp_mip_status(lp);
-    if ((rc != 0 && rc != GLP_ETMLIM && rc != GLP_EMIPGAP) || (st != GLP_OPT && st != GLP_FEAS)) {
+    if (rc != 0 && rc != GLP_ETMLIM && rc != GLP_EMIPGAP) {
         glp_delete_prob(lp);
         return ERR(e, AISIM_ESOLVER, "offline optimum: GLPK glp_intopt returned %d, status %d",
                    rc, st);
     }
-    *energy_j = base_j + glp_mip_obj_val(lp);
-    if (iters)
-        for (size_t j = 0; j < n * T; j++)
-            for (size_t k = 1; k <= K; k++)
-                if (glp_mip_col_val(lp, (int)(j * K + k)) > 0.5)
-                    iters[j]++;
+    /* No integer plan within the time limit (large T): the LP optimum of a
+     * single covering row has at most one fractional column, so rounding
+     * it up is feasible and within one step's energy of the bound. */
+    int found = st == GLP_OPT || st == GLP_FEAS;
+    double obj = 0;
+    for (size_t c = 1; c <= ncol; c++) {
+        double v = found ? glp_mip_col_val(lp, (int)c) : ceil(glp_get_col_prim(lp, (int)c) - 1e-9);
+        obj += v > 0.5 ? glp_get_obj_coef(lp, (int)c) : 0;
+        if (iters && v > 0.5)
+            iters[(c - 1) / K]++;
+    }
+    *energy_j = base_j + (found ? glp_mip_obj_val(lp) : obj);
     glp_delete_prob(lp);
+    return 0;
+}
+
+int fedenergy_offline_fixed(size_t n, size_t T, int iters_max, const double *step_energy_j,
+                            const double *p, const double *g, double budget, double mip_gap,
+                            double *energy_j, int *iters, err *e)
+{
+    /* h is linear in g: a fixed tau_i errs sum_t g_t,i ((E - tau_i)/E)^2 in
+     * total, so the T-round program is a one-round program with summed g
+     * and budget T epsilon. */
+    double *gs = xcalloc(n, sizeof *gs), one;
+    for (size_t t = 0; t < T; t++)
+        for (size_t i = 0; i < n; i++)
+            gs[i] += g[t * n + i];
+    int r = fedenergy_offline(n, 1, iters_max, step_energy_j, p, gs, budget * (double)T, mip_gap,
+                              &one, NULL, iters, e);
+    free(gs);
+    if (!r)
+        *energy_j = one * (double)T;
+    return r;
+}
+
+int fedenergy_offline_per_round(size_t n, size_t T, int iters_max, const double *step_energy_j,
+                                const double *p, const double *g, double budget, double mip_gap,
+                                double *energy_j, int *iters, err *e)
+{
+    double sum = 0;
+    for (size_t t = 0; t < T; t++) {
+        double one;
+        int r = fedenergy_offline(n, 1, iters_max, step_energy_j, p, g + t * n, budget, mip_gap,
+                                  &one, NULL, iters ? iters + t * n : NULL, e);
+        if (r)
+            return r;
+        sum += one;
+    }
+    *energy_j = sum;
     return 0;
 }
 

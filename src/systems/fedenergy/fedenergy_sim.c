@@ -1,20 +1,24 @@
 /*
  * fedenergy_sim.c - simulator glue of energy-efficient federated learning
  * (`model: fedenergy`): binds the scenario, loads and partitions the data,
- * draws the devices' hardware, and runs every method (fedavg, fixed,
- * fixed_scaled, random, online) as its own sequence of rounds on the shared
- * clock; optionally solves the offline optimum of the online run's integer
- * program with GLPK to report regret.
+ * draws the devices' hardware, and runs every method (fe_method_names) as
+ * its own sequence of rounds on the shared clock; optionally solves the
+ * offline comparators of the online runs with GLPK (per-round plan, the
+ * whole-horizon plan and the best fixed plan on the same error
+ * coefficients, and the best uniform tau that runs its own training) to
+ * report regret beside the bounds of fedenergy.h.
  *
  * Events per method: round start (decide, train, aggregate: fe_fed.c) and
- * round end, `slowest device's compute + upload time` later.  Methods are
- * independent, so their rounds interleave on the clock without interacting;
- * the run stops when every method has done `rounds` rounds.
+ * round end, the slowest received device's download + compute + upload time
+ * (or the deadline) later.  Methods are independent, so their rounds
+ * interleave on the clock without interacting; the run stops when every
+ * method has done `rounds` rounds.
  *
- * Outputs: rounds.csv (per method and round: time, iterations, energy,
- * accuracy, loss, error proxy, virtual queue), devices.csv, and in
- * summary.json per method: energy, final accuracy, energy saved and accuracy
- * difference against FedAvg, rounds and energy to the target accuracy.
+ * Outputs: rounds.csv (per method and round: time, iterations, energy by
+ * kind, accuracy, loss, error proxy, virtual queue, participants, dropped
+ * updates), devices.csv, and in summary.json per method: energy, final
+ * accuracy and loss, energy saved and accuracy difference against FedAvg,
+ * rounds, energy and simulated time to the target accuracy.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -31,14 +35,17 @@
 #include "systems/fedenergy/fedenergy.h"
 
 static const char *const dataset_names[] = {"digits", "mnist", NULL};
-static const char *const arch_names[] = {"logistic", "mlp", NULL};
+static const char *const arch_names[] = {"logistic", "mlp", "cnn", NULL};
 static const char *const part_names[] = {"iid", "dirichlet", "shards", NULL};
 static const char *const energy_names[] = {"cpu", "power", NULL};
+static const char *const vscale_names[] = {"constant", "sqrt_rounds", NULL};
 
 /* Device-file columns, in the order of fe_sim.devcol[]. */
-enum { DC_CPU_HZ, DC_CYCLES, DC_TX_W, DC_BW, DC_BUSY_W, DC_STEP_S, DC_COUNT };
-static const char *const devcol_names[DC_COUNT] = {"cpu_hz", "cycles_per_sample", "tx_power_w",
-                                                   "bandwidth_bps", "busy_power_w", "step_time_s"};
+enum { DC_CPU_HZ, DC_CYCLES, DC_TX_W, DC_BW, DC_BUSY_W, DC_STEP_S, DC_RX_W, DC_DOWN_BPS,
+       DC_IDLE_W, DC_COUNT };
+static const char *const devcol_names[DC_COUNT] = {
+    "cpu_hz", "cycles_per_sample", "tx_power_w", "bandwidth_bps", "busy_power_w",
+    "step_time_s", "rx_power_w", "downlink_bps", "idle_power_w"};
 
 typedef struct fe_cfg {
     int dataset;                /* 0 digits, 1 mnist */
@@ -49,6 +56,8 @@ typedef struct fe_cfg {
     int64_t train_samples;      /* training samples used (0: the rest) */
     int arch;                   /* enum fe_arch_kind */
     int64_t hidden;             /* MLP hidden units */
+    int64_t filters;            /* CNN convolution filters */
+    int64_t kernel;             /* CNN kernel side */
     int64_t devices;            /* N */
     double participation;       /* fraction of devices per round */
     int partition;              /* enum fe_partition */
@@ -61,6 +70,13 @@ typedef struct fe_cfg {
     double lr;                  /* SGD step size */
     double l2;                  /* weight decay */
     double target_accuracy;     /* for rounds / energy to target */
+    double prox_mu;             /* fedprox proximal weight */
+    int64_t deadline_ps;        /* round deadline; 0: none */
+    double availability;        /* probability a device is available in a round */
+    const char *avail_file;     /* availability trace (device, from_round, to_round) */
+    double straggler_prob;      /* probability a participant is slowed down */
+    double straggler_slowdown;  /* its compute-time factor */
+    double dropout_prob;        /* probability a participant fails before uploading */
     /* controller */
     double v;                   /* V */
     double budget;              /* epsilon */
@@ -69,6 +85,7 @@ typedef struct fe_cfg {
     int64_t warmup_rounds;      /* rounds at E before the controller acts */
     double pd_eta_primal;       /* online_pd primal step x sqrt(rounds) */
     double pd_eta_dual;         /* online_pd dual step x sqrt(rounds) */
+    int v_scale;                /* 0: V as given; 1: V * sqrt(rounds) */
     /* energy */
     int energy_model;           /* 0 cpu (kappa c f^2), 1 power (P_busy t_step) */
     cfg_node *busy_power;       /* distribution, W (power model) */
@@ -79,6 +96,9 @@ typedef struct fe_cfg {
     cfg_node *cycles;           /* distribution, CPU cycles per sample */
     cfg_node *tx_power;         /* distribution, W */
     cfg_node *bandwidth;        /* distribution, bit/s */
+    cfg_node *rx_power;         /* distribution, W */
+    cfg_node *downlink;         /* distribution, bit/s */
+    cfg_node *idle_power;       /* distribution, W */
     int64_t model_bytes;        /* upload size; 0: 4 bytes per parameter */
     /* offline optimum */
     bool offline;               /* solve the MILP after the run */
@@ -100,13 +120,16 @@ static const cfg_key ctl_keys[] = {
      .help = "lower clip of the stability score rho in the update scaling"},
     {.name = "warmup_rounds", .type = CFG_INT, .off = F(warmup_rounds), .def = "1",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6,
-     .help = "rounds at the full E before the controller acts (sets the error reference)"},
+     .help = "rounds at the full E before the controllers act"},
     {.name = "pd_eta_primal", .type = CFG_FLOAT, .off = F(pd_eta_primal), .def = "1",
      .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
      .help = "online_pd: primal step size times sqrt(rounds)"},
     {.name = "pd_eta_dual", .type = CFG_FLOAT, .off = F(pd_eta_dual), .def = "10",
      .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
      .help = "online_pd: dual step size times sqrt(rounds)"},
+    {.name = "v_scale", .type = CFG_ENUM, .off = F(v_scale), .def = "constant",
+     .choices = vscale_names,
+     .help = "constant: V = v; sqrt_rounds: V = v * sqrt(rounds), the O(sqrt T) regret tuning"},
     {0},
 };
 
@@ -120,7 +143,8 @@ static const cfg_key energy_keys[] = {
     {.name = "cpu_hz", .type = CFG_NODE, .off = F(cpu_hz),
      .def = "{dist: uniform, min: 0.5e9, max: 2e9}", .help = "device CPU frequency, Hz"},
     {.name = "cycles_per_sample", .type = CFG_NODE, .off = F(cycles),
-     .def = "{dist: uniform, min: 1e5, max: 5e5}", .help = "CPU cycles per sample per step"},
+     .def = "{dist: uniform, min: 1e4, max: 1e5}",
+     .help = "CPU cycles per sample per step (papers.md 5(e): 1e4-1e5)"},
     {.name = "busy_power_w", .type = CFG_NODE, .off = F(busy_power),
      .def = "{dist: uniform, min: 3, max: 12}", .help = "power while training, W (power model)"},
     {.name = "step_time", .type = CFG_NODE, .off = F(step_time),
@@ -130,6 +154,13 @@ static const cfg_key energy_keys[] = {
      .def = "{dist: uniform, min: 0.2, max: 1}", .help = "transmit power, W"},
     {.name = "bandwidth_bps", .type = CFG_NODE, .off = F(bandwidth),
      .def = "{dist: uniform, min: 1e6, max: 20e6}", .help = "uplink rate, bit/s"},
+    {.name = "rx_power_w", .type = CFG_NODE, .off = F(rx_power),
+     .def = "{dist: uniform, min: 0.1, max: 0.5}", .help = "receive power while downloading, W"},
+    {.name = "downlink_bps", .type = CFG_NODE, .off = F(downlink),
+     .def = "{dist: uniform, min: 5e6, max: 50e6}", .help = "downlink rate, bit/s"},
+    {.name = "idle_power_w", .type = CFG_NODE, .off = F(idle_power),
+     .def = "{dist: uniform, min: 0.05, max: 0.2}",
+     .help = "power while waiting for the round to end, W"},
     {.name = "model_size", .type = CFG_SIZE, .off = F(model_bytes), .def = "0B",
      .flags = CFG_MIN, .min = 0, .help = "upload size (0B: 4 bytes per model parameter)"},
     {0},
@@ -149,7 +180,13 @@ static const cfg_key fe_keys[] = {
     {.name = "train_samples", .type = CFG_INT, .off = F(train_samples), .def = "0",
      .flags = CFG_MIN, .min = 0, .help = "training samples used (0: all the rest)"},
     {.name = "arch", .type = CFG_ENUM, .off = F(arch), .def = "logistic", .choices = arch_names,
-     .help = "logistic (softmax regression) or mlp (one ReLU hidden layer)"},
+     .help = "logistic (softmax regression), mlp (one ReLU hidden layer) or cnn (one "
+             "convolution layer, ReLU, 2x2 average pooling, softmax)"},
+    {.name = "filters", .type = CFG_INT, .off = F(filters), .def = "8",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 256, .help = "CNN convolution filters"},
+    {.name = "kernel", .type = CFG_INT, .off = F(kernel), .def = "5",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 64,
+     .help = "CNN kernel side k; image side - k + 1 must be even"},
     {.name = "hidden", .type = CFG_INT, .off = F(hidden), .def = "32",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 4096, .help = "MLP hidden units"},
     {.name = "devices", .type = CFG_INT, .off = F(devices), .def = "20",
@@ -179,8 +216,26 @@ static const cfg_key fe_keys[] = {
     {.name = "l2", .type = CFG_FLOAT, .off = F(l2), .def = "0", .flags = CFG_MIN, .min = 0,
      .help = "weight decay"},
     {.name = "target_accuracy", .type = CFG_FLOAT, .off = F(target_accuracy), .def = "0.9",
+     .flags = CFG_MIN | CFG_MIN_EXCL | CFG_MAX | CFG_MAX_EXCL, .min = 0, .max = 1,
+     .help = "test accuracy for the rounds/energy/time-to-target metrics, in (0, 1)"},
+    {.name = "prox_mu", .type = CFG_FLOAT, .off = F(prox_mu), .def = "0.01", .flags = CFG_MIN,
+     .min = 0, .help = "fedprox: weight mu of the proximal term mu/2 |w - w_global|^2"},
+    {.name = "deadline", .type = CFG_TIME, .off = F(deadline_ps),
+     .flags = CFG_OPTIONAL | CFG_MIN | CFG_MIN_EXCL, .min = 0,
+     .help = "round deadline: updates arriving later are dropped (absent: no deadline)"},
+    {.name = "availability", .type = CFG_FLOAT, .off = F(availability), .def = "1",
+     .flags = CFG_MIN | CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1,
+     .help = "probability that a device is available in a round, (0, 1]"},
+    {.name = "availability_trace", .type = CFG_STR, .off = F(avail_file), .flags = CFG_OPTIONAL,
+     .help = "CSV device,from_round,to_round: device unavailable in rounds from..to (1-based)"},
+    {.name = "straggler_prob", .type = CFG_FLOAT, .off = F(straggler_prob), .def = "0",
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
-     .help = "test accuracy for the rounds/energy-to-target metrics"},
+     .help = "probability that a participant computes straggler_slowdown times slower"},
+    {.name = "straggler_slowdown", .type = CFG_FLOAT, .off = F(straggler_slowdown), .def = "4",
+     .flags = CFG_MIN, .min = 1, .help = "compute-time factor of a straggler, >= 1"},
+    {.name = "dropout_prob", .type = CFG_FLOAT, .off = F(dropout_prob), .def = "0",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
+     .help = "probability that a participant fails after training, before its upload"},
     {.name = "controller", .type = CFG_MAPOF, .off = 0, .def = "{}", .sub = ctl_keys,
      .help = "constants of the online controller"},
     {.name = "energy", .type = CFG_MAPOF, .off = 0, .def = "{}", .sub = energy_keys,
@@ -210,15 +265,22 @@ typedef struct fe_method_run {
     fe_round_stats pending;
     fe_row *rows;           /* cfg.rounds */
     int done;               /* rounds recorded */
-    double energy_j, compute_j, comm_j;
+    double energy_j, compute_j, comm_j, idle_j;
 } fe_method_run;
 
 typedef struct fe_offline {
     int done;               /* solved */
     size_t rounds;          /* controlled rounds */
     double on_j;            /* online compute energy over them, J */
-    double off_j;           /* offline optimum (best plan found), J */
-    double bound_j;         /* LP lower bound, J */
+    double off_j;           /* long-term optimum on the same g (best plan found), J */
+    double bound_j;         /* its LP lower bound, J */
+    double per_round_j;     /* online: best plan meeting the budget every round, J */
+    double regret_bound_j;  /* online: the guarantee's right-hand side, J */
+    double queue_bound;     /* online: bound on every Q_t */
+    double fixed_j;         /* online_pd: best fixed plan on the same g, J */
+    double own_j;           /* best uniform tau running its own training and meeting
+                               the budget on its own g, J (NAN if none) */
+    int own_tau;            /* its tau */
     char note[128];         /* why not solved */
 } fe_offline;
 
@@ -233,6 +295,7 @@ typedef struct fe_sim {
     fe_method_run mr[FE_M_COUNT];
     int finished;           /* methods done */
     fe_offline off[2];      /* online, online_pd */
+    unsigned char *avail;   /* availability trace, trace_rounds x N */
 } fe_sim;
 
 static int data_path(const model_env *env, const char *p, char *buf, size_t len)
@@ -241,6 +304,9 @@ static int data_path(const model_env *env, const char *p, char *buf, size_t len)
         return snprintf(buf, len, "%s", p);
     return snprintf(buf, len, "%s/%s", env->base_dir, p);
 }
+
+static int load_trace(fe_sim *s, cfg_node *sec, const char *path, const model_env *env,
+                      size_t N, err *e);
 
 static int fe_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
 {
@@ -322,17 +388,30 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
         fe_device *d = &s->dev[s->owner[i]];
         d->idx[d->n++] = i;
     }
-    fe_arch_init(&s->pb.arch, (enum fe_arch_kind)c->arch, s->train.dim, 10, (size_t)c->hidden);
+    if (c->arch == FE_ARCH_CNN) {
+        size_t side = (size_t)llround(sqrt((double)s->train.dim));
+        if (side * side != s->train.dim ||
+            fe_arch_init_cnn(&s->pb.arch, side, 10, (size_t)c->filters, (size_t)c->kernel))
+            return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "kernel"),
+                           cfg_path(sub, sizeof sub, path, "kernel"),
+                           "expected a kernel side k with %zu x %zu images such that %zu - k + 1 "
+                           "is even and >= 2, found %lld", side, side, side, (long long)c->kernel);
+    } else {
+        fe_arch_init(&s->pb.arch, (enum fe_arch_kind)c->arch, s->train.dim, 10,
+                     (size_t)c->hidden);
+    }
     double bytes = c->model_bytes > 0 ? (double)c->model_bytes : 4.0 * (double)s->pb.arch.nparam;
     dist dd[DC_COUNT] = {{0}};
     fe_table tab = {0};
     int col[DC_COUNT];
     char epath[512];
     cfg_path(epath, sizeof epath, path, "energy");
-    cfg_node *dnode[DC_COUNT] = {c->cpu_hz, c->cycles, c->tx_power, c->bandwidth, c->busy_power,
-                                 c->step_time};
-    static const char *const dkey[DC_COUNT] = {"cpu_hz", "cycles_per_sample", "tx_power_w",
-                                               "bandwidth_bps", "busy_power_w", "step_time"};
+    cfg_node *dnode[DC_COUNT] = {c->cpu_hz,     c->cycles,    c->tx_power,
+                                 c->bandwidth,  c->busy_power, c->step_time,
+                                 c->rx_power,   c->downlink,  c->idle_power};
+    static const char *const dkey[DC_COUNT] = {
+        "cpu_hz",       "cycles_per_sample", "tx_power_w", "bandwidth_bps", "busy_power_w",
+        "step_time",    "rx_power_w",        "downlink_bps", "idle_power_w"};
     for (int k = 0; k < DC_COUNT && !r; k++)
         r = dist_from_cfg(dnode[k], cfg_path(sub, sizeof sub, epath, dkey[k]),
                           k == DC_STEP_S ? DIST_Q_TIME : DIST_Q_NUMBER, env->base_dir, &dd[k], e);
@@ -356,8 +435,9 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
                 k++;
             if (k == DC_COUNT) {
                 r = cfg_err(e, AISIM_EINVAL, fn, sub, "%s:1: unknown column \"%s\" (expected "
-                            "cpu_hz, cycles_per_sample, busy_power_w, step_time_s, tx_power_w "
-                            "or bandwidth_bps)", full, tab.names[j]);
+                            "cpu_hz, cycles_per_sample, busy_power_w, step_time_s, tx_power_w, "
+                            "bandwidth_bps, rx_power_w, downlink_bps or idle_power_w)", full,
+                            tab.names[j]);
                 goto out;
             }
             col[k] = (int)j;
@@ -381,7 +461,7 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
         }
         int bad = -1;
         for (int j = 0; j < DC_COUNT && bad < 0; j++)
-            if (j == DC_TX_W ? !(v[j] >= 0) : !(v[j] > 0))
+            if (j == DC_TX_W || j == DC_RX_W || j == DC_IDLE_W ? !(v[j] >= 0) : !(v[j] > 0))
                 bad = j;
         if (bad >= 0) {
             r = col[bad] >= 0
@@ -404,7 +484,12 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
         }
         s->dev[k].upload_energy_j = fedenergy_upload_energy_j(v[DC_TX_W], bytes, v[DC_BW]);
         s->dev[k].upload_time_s = bytes * 8 / v[DC_BW];
+        s->dev[k].download_energy_j = fedenergy_upload_energy_j(v[DC_RX_W], bytes, v[DC_DOWN_BPS]);
+        s->dev[k].download_time_s = bytes * 8 / v[DC_DOWN_BPS];
+        s->dev[k].idle_power_w = v[DC_IDLE_W];
     }
+    if (c->avail_file && (r = load_trace(s, sec, path, env, N, e)))
+        goto out;
     s->w0 = xmalloc(s->pb.arch.nparam * sizeof *s->w0);
     rng r_init;
     rng_init(&r_init, env->seed, "fedenergy.init", 0);
@@ -421,7 +506,16 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
     s->pb.l2 = c->l2;
     s->pb.warmup_rounds = (int)c->warmup_rounds;
     s->pb.participation = c->participation;
-    s->pb.ctl = (fedenergy_params){.iters_max = (int)c->local_iters, .v = c->v,
+    s->pb.prox_mu = c->prox_mu;
+    s->pb.deadline_s = ps_to_s(c->deadline_ps);
+    s->pb.unavailability = 1 - c->availability;
+    s->pb.avail_trace = s->avail;
+    s->pb.trace_rounds = s->avail ? (size_t)c->rounds : 0;
+    s->pb.straggler_prob = c->straggler_prob;
+    s->pb.straggler_slowdown = c->straggler_slowdown;
+    s->pb.dropout_prob = c->dropout_prob;
+    double v = c->v_scale ? c->v * sqrt((double)c->rounds) : c->v;
+    s->pb.ctl = (fedenergy_params){.iters_max = (int)c->local_iters, .v = v,
                                    .budget = c->budget, .queue_init = c->queue_init,
                                    .rho_floor = c->rho_floor};
     s->pb.pd_eta_primal = c->pd_eta_primal / sqrt((double)c->rounds);
@@ -436,6 +530,49 @@ out:
 
 static void on_round_start(sim *s, void *obj, uint64_t arg);
 
+/* Availability trace: rows device,from_round,to_round (1-based, inclusive)
+ * mark a device unavailable; errors name the file and line. */
+static int load_trace(fe_sim *s, cfg_node *sec, const char *path, const model_env *env,
+                      size_t N, err *e)
+{
+    char sub[512], full[1024];
+    cfg_node *fn = cfg_get(sec, "availability_trace");
+    cfg_path(sub, sizeof sub, path, "availability_trace");
+    data_path(env, s->cfg.avail_file, full, sizeof full);
+    fe_table tab;
+    int r = fe_table_load(full, &tab, e);
+    if (r) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return cfg_err(e, r, fn, sub, "%s", msg);
+    }
+    int cd = fe_table_col(&tab, "device"), cf = fe_table_col(&tab, "from_round"),
+        ct = fe_table_col(&tab, "to_round");
+    if (cd < 0 || cf < 0 || ct < 0) {
+        fe_table_fini(&tab);
+        return cfg_err(e, AISIM_EINVAL, fn, sub, "%s:1: expected columns device, from_round, "
+                       "to_round", full);
+    }
+    size_t T = (size_t)s->cfg.rounds;
+    s->avail = xmalloc(T * N);
+    memset(s->avail, 1, T * N);
+    for (size_t k = 0; k < tab.nrow && !r; k++) {
+        double d = tab.v[k * tab.ncol + (size_t)cd], f = tab.v[k * tab.ncol + (size_t)cf],
+               t = tab.v[k * tab.ncol + (size_t)ct];
+        if (!(d >= 0 && d < (double)N && d == floor(d)))
+            r = cfg_err(e, AISIM_ERANGE, fn, sub, "%s:%d: expected a device in 0..%zu, found %g",
+                        full, tab.line[k], N - 1, d);
+        else if (!(f >= 1 && t >= f && f == floor(f) && t == floor(t)))
+            r = cfg_err(e, AISIM_ERANGE, fn, sub, "%s:%d: expected rounds 1 <= from_round <= "
+                        "to_round, found %g..%g", full, tab.line[k], f, t);
+        else
+            for (double x = f; x <= t && x <= (double)T; x++)
+                s->avail[((size_t)x - 1) * N + (size_t)d] = 0;
+    }
+    fe_table_fini(&tab);
+    return r;
+}
+
 static void on_round_end(sim *s, void *obj, uint64_t arg)
 {
     (void)arg;
@@ -445,7 +582,8 @@ static void on_round_end(sim *s, void *obj, uint64_t arg)
     row->st = m->pending;
     m->compute_j += m->pending.compute_j;
     m->comm_j += m->pending.comm_j;
-    m->energy_j += m->pending.compute_j + m->pending.comm_j;
+    m->idle_j += m->pending.idle_j;
+    m->energy_j += m->pending.compute_j + m->pending.comm_j + m->pending.idle_j;
     row->energy_j = m->energy_j;
     row->t_s = ps_to_s(sim_now(s));
     if (m->done < fs->cfg.rounds) {
@@ -498,33 +636,75 @@ static void csv_num(FILE *f, double v, const char *sep)
     fprintf(f, "%s%s", b, sep);
 }
 
-/* Solves the offline optimum over an online method's controlled rounds. */
+/* Best uniform tau that, running its own training (same data, same
+ * mini-batch streams, same warm-up and scaling as `online`), meets the
+ * budget on average over its own controlled rounds: the comparator that
+ * does not share the online run's trajectory.  E runs of `rounds` rounds. */
+static void own_training_plan(fe_sim *fs, fe_offline *res)
+{
+    res->own_j = NAN;
+    res->own_tau = 0;
+    for (int k = 1; k <= fs->cfg.local_iters; k++) {
+        fe_problem pb = fs->pb;
+        pb.plan_iters = k;
+        fe_run *run = fe_run_create(&pb, FE_M_ONLINE);
+        fe_round_stats st;
+        for (int t = 0; t < fs->cfg.rounds; t++)
+            fe_run_round(run, &st);
+        size_t T;
+        fe_run_g_history(run, &T);
+        double err_sum = fe_run_controlled_error(run), j = fe_run_controlled_compute_j(run);
+        fe_run_destroy(run);
+        if (err_sum <= fs->cfg.budget * (double)T + 1e-12) {
+            res->own_j = j;
+            res->own_tau = k;
+            return;     /* energy grows with tau: the first feasible is the best */
+        }
+    }
+}
+
+/* Solves the offline comparators over an online method's controlled rounds. */
 static int solve_offline(fe_sim *fs, int k, fe_offline *res, err *e)
 {
     size_t T;
     const fe_method_run *m = &fs->mr[k];
     const double *g = fe_run_g_history(m->run, &T);
     size_t N = fs->pb.n_dev, vars = N * T * (size_t)(fs->cfg.local_iters - 1);
+    const fe_cfg *c = &fs->cfg;
     if (T == 0) {
         snprintf(res->note, sizeof res->note, "no controlled rounds");
         return 0;
     }
-    if (fs->cfg.participation < 1) {
-        snprintf(res->note, sizeof res->note,
-                 "skipped: the offline program assumes every device in every round");
+    if (c->participation < 1 || c->availability < 1 || fs->avail || c->deadline_ps > 0 ||
+        c->dropout_prob > 0) {
+        snprintf(res->note, sizeof res->note, "skipped: the offline program assumes every "
+                 "device in every round, no deadline");
         return 0;
     }
-    if (vars > (size_t)fs->cfg.offline_max_vars) {
+    if (vars > (size_t)c->offline_max_vars) {
         snprintf(res->note, sizeof res->note, "skipped: %zu binaries > offline_max_vars", vars);
         return 0;
     }
-    double *ej = xmalloc(N * sizeof *ej), *p = xmalloc(N * sizeof *p);
+    double *ej = xmalloc(N * sizeof *ej), *p = xmalloc(N * sizeof *p), mean_e = 0;
     for (size_t i = 0; i < N; i++) {
         ej[i] = fs->dev[i].step_energy_j;
         p[i] = fs->dev[i].p;
+        mean_e += ej[i] / (double)N;
     }
-    int r = fedenergy_offline(N, T, (int)fs->cfg.local_iters, ej, p, g, fs->cfg.budget,
-                              fs->cfg.offline_gap, &res->off_j, &res->bound_j, NULL, e);
+    int E = (int)c->local_iters;
+    int r = fedenergy_offline(N, T, E, ej, p, g, c->budget, c->offline_gap, &res->off_j,
+                              &res->bound_j, NULL, e);
+    if (!r && k == FE_M_ONLINE) {
+        r = fedenergy_offline_per_round(N, T, E, ej, p, g, c->budget, 0, &res->per_round_j, NULL,
+                                        e);
+        const fedenergy_ctl *ctl = fe_run_ctl(m->run);
+        res->regret_bound_j = mean_e * E * fedenergy_regret_bound(ctl, N);
+        res->queue_bound = fedenergy_queue_bound(ctl);
+        own_training_plan(fs, res);
+    }
+    if (!r && k == FE_M_ONLINE_PD)
+        r = fedenergy_offline_fixed(N, T, E, ej, p, g, c->budget, c->offline_gap, &res->fixed_j,
+                                    NULL, e);
     free(ej);
     free(p);
     if (r)
@@ -535,16 +715,34 @@ static int solve_offline(fe_sim *fs, int k, fe_offline *res, err *e)
     return 0;
 }
 
-static json_t *offline_json(const fe_offline *o)
+static json_t *offline_json(const fe_offline *o, int online)
 {
     json_t *off = json_object();
     if (o->done) {
+        double T = (double)o->rounds;
         json_object_set_new(off, "rounds", json_integer((json_int_t)o->rounds));
         out_json_num(off, "online_compute_energy_j", o->on_j);
+        /* the long-term hindsight plan on the online run's g: not covered by
+         * any guarantee when g drifts */
         out_json_num(off, "offline_compute_energy_j", o->off_j);
         out_json_num(off, "offline_lower_bound_j", o->bound_j);
         out_json_num(off, "regret_j", o->on_j - o->off_j);
-        out_json_num(off, "regret_per_round_j", (o->on_j - o->off_j) / (double)o->rounds);
+        out_json_num(off, "regret_per_round_j", (o->on_j - o->off_j) / T);
+        if (online) {
+            /* the comparator of the drift-plus-penalty guarantee */
+            out_json_num(off, "per_round_plan_energy_j", o->per_round_j);
+            out_json_num(off, "regret_vs_per_round_j", o->on_j - o->per_round_j);
+            out_json_num(off, "regret_bound_j", o->regret_bound_j);
+            out_json_num(off, "queue_bound", o->queue_bound);
+            if (o->own_tau > 0) {
+                json_object_set_new(off, "own_training_tau", json_integer(o->own_tau));
+                out_json_num(off, "own_training_energy_j", o->own_j);
+                out_json_num(off, "regret_vs_own_training_j", o->on_j - o->own_j);
+            }
+        } else {
+            out_json_num(off, "fixed_plan_energy_j", o->fixed_j);
+            out_json_num(off, "regret_vs_fixed_j", o->on_j - o->fixed_j);
+        }
     } else {
         json_object_set_new(off, "note", json_string(o->note));
     }
@@ -563,8 +761,8 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     FILE *f = out_file(o, "rounds.csv", e);
     if (!f)
         return e->code;
-    fprintf(f, "method,round,time_s,mean_iters,mean_scale,compute_j,comm_j,energy_j,accuracy,"
-               "loss,error,queue\n");
+    fprintf(f, "method,round,time_s,mean_iters,mean_scale,compute_j,comm_j,idle_j,energy_j,"
+               "accuracy,loss,error,queue,participants,dropped\n");
     for (int k = 0; k < FE_M_COUNT; k++) {
         const fe_method_run *m = &fs->mr[k];
         for (int t = 0; t < m->done; t++) {
@@ -575,17 +773,20 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             csv_num(f, w->st.mean_scale, ",");
             csv_num(f, w->st.compute_j, ",");
             csv_num(f, w->st.comm_j, ",");
+            csv_num(f, w->st.idle_j, ",");
             csv_num(f, w->energy_j, ",");
             csv_num(f, w->st.accuracy, ",");
             csv_num(f, w->st.loss, ",");
             csv_num(f, w->st.error, ",");
-            csv_num(f, w->st.queue, "\n");
+            csv_num(f, w->st.queue, ",");
+            fprintf(f, "%d,%d\n", w->st.participants, w->st.dropped);
         }
     }
     FILE *fd = out_file(o, "devices.csv", e);
     if (!fd)
         return e->code;
-    fprintf(fd, "device,samples,weight,step_energy_j,step_time_s,upload_energy_j,upload_time_s\n");
+    fprintf(fd, "device,samples,weight,step_energy_j,step_time_s,upload_energy_j,upload_time_s,"
+                "download_energy_j,download_time_s,idle_power_w\n");
     for (size_t i = 0; i < fs->pb.n_dev; i++) {
         const fe_device *d = &fs->dev[i];
         fprintf(fd, "%zu,%zu,", i, d->n);
@@ -593,7 +794,10 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         csv_num(fd, d->step_energy_j, ",");
         csv_num(fd, d->step_time_s, ",");
         csv_num(fd, d->upload_energy_j, ",");
-        csv_num(fd, d->upload_time_s, "\n");
+        csv_num(fd, d->upload_time_s, ",");
+        csv_num(fd, d->download_energy_j, ",");
+        csv_num(fd, d->download_time_s, ",");
+        csv_num(fd, d->idle_power_w, "\n");
     }
 
     const fe_method_run *base = &fs->mr[FE_M_FEDAVG];
@@ -606,6 +810,7 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         out_json_num(j, "energy_j", m->energy_j);
         out_json_num(j, "compute_energy_j", m->compute_j);
         out_json_num(j, "comm_energy_j", m->comm_j);
+        out_json_num(j, "idle_energy_j", m->idle_j);
         out_json_num(j, "final_accuracy", last->st.accuracy);
         out_json_num(j, "final_loss", last->st.loss);
         out_json_num(j, "energy_saved_vs_fedavg", 1 - m->energy_j / base->energy_j);
@@ -623,9 +828,11 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         if (hit >= 0) {
             json_object_set_new(j, "rounds_to_target", json_integer(hit + 1));
             out_json_num(j, "energy_to_target_j", m->rows[hit].energy_j);
+            out_json_num(j, "time_to_target_s", m->rows[hit].t_s);
         } else {
             json_object_set_new(j, "rounds_to_target", json_null());
             json_object_set_new(j, "energy_to_target_j", json_null());
+            json_object_set_new(j, "time_to_target_s", json_null());
         }
         if (k == FE_M_ONLINE) {
             const fedenergy_ctl *ctl = fe_run_ctl(m->run);
@@ -633,6 +840,7 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             out_json_num(j, "queue_max", ctl->queue_max);
             out_json_num(j, "violation_per_round",
                     ctl->rounds ? ctl->violation / (double)ctl->rounds : NAN);
+            out_json_num(j, "violation_total", ctl->violation);
         }
         if (k == FE_M_ONLINE_PD) {
             const fedenergy_pd *pd = fe_run_pd(m->run);
@@ -640,9 +848,11 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             out_json_num(j, "queue_max", pd->mu_max);
             out_json_num(j, "violation_per_round",
                     pd->rounds ? pd->violation / (double)pd->rounds : NAN);
+            out_json_num(j, "violation_total", pd->violation);
         }
         if (c->offline && (k == FE_M_ONLINE || k == FE_M_ONLINE_PD))
-            json_object_set_new(j, "offline", offline_json(&fs->off[k == FE_M_ONLINE_PD]));
+            json_object_set_new(j, "offline", offline_json(&fs->off[k == FE_M_ONLINE_PD],
+                                                           k == FE_M_ONLINE));
         json_object_set_new(ms, fe_method_names[k], j);
     }
     json_object_set_new(sum, "methods", ms);
@@ -656,7 +866,7 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     json_object_set_new(sum, "test_samples", json_integer((json_int_t)fs->test.n));
     json_object_set_new(sum, "model_parameters", json_integer((json_int_t)fs->pb.arch.nparam));
     if (c->offline)
-        json_object_set_new(sum, "offline", offline_json(&fs->off[0]));
+        json_object_set_new(sum, "offline", offline_json(&fs->off[0], 1));
     return 0;
 }
 
@@ -674,6 +884,7 @@ static void fe_fini(void *st)
     free(fs->idx_store);
     free(fs->dev);
     free(fs->w0);
+    free(fs->avail);
 }
 
 static const plot_spec fe_plots[] = {
