@@ -15,6 +15,12 @@
  * queue pair) opens it with network_connect() and sends on it with
  * network_send_on(); its messages complete in order.
  *
+ * Connections opened by network_send() (and persistent ones after
+ * network_close()) are freed once their transport is idle and a linger
+ * long enough for their last packets to arrive has passed; a message's
+ * record leaves memory for a file once it is complete and its counters are
+ * final, so a run of 10^7 short messages holds only those in flight.
+ *
  * Every message is one row of flows.csv: its start (the time asked for,
  * even if the endpoints were cut apart then and it waited for routing to
  * join them), its completion, the reference completion time on the empty
@@ -112,11 +118,23 @@ conn *network_connect(network *n, int src, int dst, int prio);
  * first message on c) or at once (later ones, behind those in flight). */
 uint64_t network_send_on(network *n, conn *c, uint64_t bytes, int64_t tag, int64_t start_ps,
                          net_done_fn fn, void *ctx);
+/* Says that no more messages will be sent on c: it is freed once idle, as
+ * the connections of network_send() are. */
+void network_close(network *n, conn *c);
 /* Called after every message's own callback (e.g. to end the run). */
 void network_on_complete(network *n, net_done_fn fn, void *ctx);
+/* What the network holds: connections and message records opened and
+ * still in memory (the others freed, their rows in the spill file). */
+typedef struct network_int_counts {
+    size_t conns_opened, conns_live, msgs_live;
+} network_int_counts;
+void network_counts(const network *n, network_int_counts *c);
 /* Finite messages sent and not yet complete. */
 size_t network_active(const network *n);
 size_t network_messages(const network *n);
+/* The record of message id while it is in memory (in flight, or its
+ * counters not yet final), else NULL: a workload learns a message's result
+ * from its callback; flows.csv has every one. */
 const net_msg *network_message(const network *n, uint64_t id);
 
 /* Writes flows.csv, links.csv, switches.csv, queues.csv, fct_cdf.csv, the

@@ -151,6 +151,8 @@ struct tcp_flow {
                                                    or the sender gave up */
     void (*on_progress)(void *ctx, tcp_flow *f);    /* when rcv_nxt advanced
                                                        (before on_done); may be NULL */
+    void (*on_acked)(void *ctx, tcp_flow *f);   /* when an ACK covers everything
+                                                   to send; may be NULL */
     void *ctx;
 };
 

@@ -77,6 +77,7 @@ struct conn {
     void (*delivered)(conn *c, uint64_t bytes);     /* receiver holds [0, bytes) */
     void (*aborted)(conn *c);                       /* the sender gave up */
     void (*reroute)(conn *c);   /* asks for the routes of now (at a timeout) */
+    void (*idle)(conn *c);      /* the sender may have nothing more to do */
     void *owner;                /* the network */
 };
 
@@ -119,6 +120,9 @@ struct transport_ops {
     /* Stops timers and frees what conn_init and the run allocated. */
     void (*stop)(conn *c);
     void (*stats)(const conn *c, conn_stats *st);
+    /* Nothing left to send, resend or acknowledge, no timer that matters:
+     * the connection may be freed once its packets have arrived. */
+    bool (*idle)(const conn *c);
     /* Describes packet p of c for a capture. */
     void (*pcap)(const conn *c, const pkt *p, pcap_l4 *h);
 };

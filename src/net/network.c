@@ -30,6 +30,8 @@ static const cfg_key failure_keys[] = {
     {0},
 };
 
+static int64_t hop_sojourn(network *n);
+
 /* ---- configuration ---------------------------------------------------- */
 
 int network_endpoint(network *n, const char *name, const cfg_node *at, const char *path,
@@ -134,7 +136,8 @@ static void pcap_describe(void *ctx, const pkt *p, int *from, int *to, pcap_l4 *
 {
     network *n = ctx;
     memset(h, 0, sizeof *h);
-    conn *c = p->flow_id < n->nconns ? n->conns[p->flow_id].c : NULL;
+    nconn *k = idtab_get(&n->conns, p->flow_id);
+    conn *c = k ? k->c : NULL;
     if (!c) {
         *from = *to = 0;
         return;
@@ -272,6 +275,8 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     (void)sec;
     network *n = xcalloc(1, sizeof *n);
     *np = n;
+    idtab_init(&n->conns, sizeof(nconn));
+    idtab_init(&n->msgs, sizeof(nmsg));
     n->cfg = *c;
     n->s = env->sim;
     n->seed = env->seed;
@@ -285,6 +290,10 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     if ((r = conf_transport(n, c->transport, path, e)))
         return r;
     n->ops->framing(n->tp, &n->payload, &n->header);
+    n->hop_sojourn_ps = hop_sojourn(n);
+    for (size_t l = 0; l < topo_links(n->t); l++)
+        n->pfc |= topo_link_port(n->t, (int)l, 0)->cfg.pfc_xoff_bytes > 0 ||
+                  topo_link_port(n->t, (int)l, 1)->cfg.pfc_xoff_bytes > 0;
     if ((r = check_buffers(n, path, e)) || (r = conf_pcap(n, c->pcap, path, e)) || (r = conf_failures(n, c->failures, path, e)) ||
         (r = fault_conf(&n->faults, n->t, n->s, c->faults,
                         cfg_path(sub, sizeof sub, path, "faults"), env->seed, e)) ||
@@ -298,16 +307,20 @@ void network_destroy(network *n)
     if (!n)
         return;
     for (size_t i = 0; i < n->nconns; i++) {
-        nconn *k = &n->conns[i];
-        if (k->c) {
+        nconn *k = idtab_get(&n->conns, i);
+        if (k && k->c) {
             n->ops->stop(k->c);
             free(k->c);
         }
-        free(k->q);
+        if (k)
+            free(k->q);
     }
-    free(n->conns);
-    free(n->msgs);
-    free(n->done);
+    idtab_fini(&n->conns);
+    idtab_fini(&n->msgs);
+    free(n->reap_id);
+    free(n->reap_due);
+    if (n->spill)
+        fclose(n->spill);
     fault_destroy(n->faults);
     topo_destroy(n->t);
     pkt_pool_destroy(n->pool);
@@ -332,7 +345,18 @@ const transport_ops *network_transport(const network *n) { return n->ops; }
 size_t network_endpoints(const network *n) { return topo_hosts(n->t); }
 size_t network_active(const network *n) { return n->active; }
 size_t network_messages(const network *n) { return n->nmsgs; }
-const net_msg *network_message(const network *n, uint64_t id) { return &n->msgs[id]; }
+
+void network_counts(const network *n, network_int_counts *c)
+{
+    c->conns_opened = n->nconns;
+    c->conns_live = n->conns.live;
+    c->msgs_live = n->msgs.live;
+}
+const net_msg *network_message(const network *n, uint64_t id)
+{
+    const nmsg *e = idtab_get(&n->msgs, id);
+    return e ? &e->m : NULL;
+}
 
 void network_on_complete(network *n, net_done_fn fn, void *ctx)
 {
@@ -385,68 +409,206 @@ static void conn_sprayer_recv(sink *self, pkt *p)
     conn_send_data(container_of(self, conn, sprayer), p);
 }
 
+/* ---- messages: records, completion, the spill file ------------------- */
+
+static nmsg *msg_of(network *n, uint64_t id) { return idtab_get(&n->msgs, id); }
+
+/* The row of message e, its counters from `end` (its connection's counters
+ * when it ended, or now). */
+static void msg_row_of(const nmsg *e, const conn_stats *end, msg_row *r)
+{
+    const net_msg *m = &e->m;
+    uint64_t got = end->delivered > m->offset ? end->delivered - m->offset : 0;
+    *r = (msg_row){.src = m->src, .dst = m->dst, .tag = m->tag, .bytes = m->bytes,
+                   .start_ps = m->start_ps, .finish_ps = m->finish_ps, .ideal_ps = m->ideal_ps,
+                   .delivered = got < m->bytes ? got : m->bytes,
+                   .retransmits = end->retransmits - m->at_start.retransmits,
+                   .timeouts = end->timeouts - m->at_start.timeouts, .aborted = m->aborted,
+                   .valid = 1};
+}
+
+/* A message that is complete and whose counters are final is written to
+ * the spill file (at its id) and leaves memory: a run of 10^7 short
+ * messages holds only those in flight. */
+static void msg_maybe_final(network *n, uint64_t id)
+{
+    nmsg *e = msg_of(n, id);
+    if (!e->ended || e->busy || (e->m.finish_ps < 0 && !e->m.aborted))
+        return;
+    if (!n->spill && !(n->spill = tmpfile())) {
+        n->spill_failed = true;
+        return;                 /* kept in memory instead */
+    }
+    msg_row r;
+    msg_row_of(e, &e->at_end, &r);
+    if (fseeko(n->spill, (off_t)(id * sizeof r), SEEK_SET) != 0 ||
+        fwrite(&r, sizeof r, 1, n->spill) != 1) {
+        n->spill_failed = true;
+        return;
+    }
+    idtab_release(&n->msgs, id);
+}
+
 static void msg_complete(network *n, uint64_t id, bool aborted)
 {
-    net_msg *m = &n->msgs[id];
+    nmsg *e = msg_of(n, id);
     if (!aborted)
-        m->finish_ps = sim_now(n->s);
-    m->aborted = aborted;
-    if (m->bytes != UINT64_MAX)
+        e->m.finish_ps = sim_now(n->s);
+    e->m.aborted = aborted;
+    if (e->m.bytes != UINT64_MAX)
         n->active--;
-    if (n->done[id].fn)
-        n->done[id].fn(n->done[id].ctx, n, &n->msgs[id]);
+    e->busy = true;             /* stays in memory while its callbacks run */
+    if (e->fn)
+        e->fn(e->ctx, n, &e->m);
     if (n->on_complete)
-        n->on_complete(n->on_complete_ctx, n, &n->msgs[id]);
+        n->on_complete(n->on_complete_ctx, n, &e->m);
+    e->busy = false;
+    msg_maybe_final(n, id);
+}
+
+/* ---- connections: life, delivery, freeing ----------------------------- */
+
+/* The longest a packet can take over one hop: a full buffer drained at its
+ * port's rate, one more packet's serialisation, the wire's delay. */
+static int64_t hop_sojourn(network *n)
+{
+    int64_t worst = 0;
+    for (size_t l = 0; l < topo_links(n->t); l++)
+        for (int d = 0; d < 2; d++) {
+            const port *q = topo_link_port(n->t, (int)l, d);
+            int64_t t = units_tx_time_ps(q->cfg.buffer_bytes + n->payload + n->header,
+                                         q->cfg.rate_bps) +
+                        topo_link_wire(n->t, (int)l, d)->delay_ps;
+            if (t > worst)
+                worst = t;
+        }
+    return worst;
+}
+
+/* Frees connection id (its linger is over): its transport state, its
+ * binding, its record; its last message's counters become final. */
+static void conn_free(network *n, uint32_t id)
+{
+    nconn *k = idtab_get(&n->conns, id);
+    conn *c = k->c;
+    if (k->nmsgs) {
+        nmsg *e = msg_of(n, k->last_msg);
+        n->ops->stats(c, &e->at_end);
+        e->ended = true;
+        msg_maybe_final(n, k->last_msg);
+    }
+    topo_bind_flow(n->t, id, c->src, NULL, c->dst, NULL);
+    n->ops->stop(c);
+    free(c);
+    free(k->q);
+    idtab_release(&n->conns, id);
+}
+
+/* Frees the connections whose linger is over. */
+static void reap(network *n)
+{
+    int64_t now = sim_now(n->s);
+    while (n->rn && n->reap_due[n->rh] <= now) {
+        uint32_t id = n->reap_id[n->rh];
+        n->rh = (n->rh + 1) % n->rcap;
+        n->rn--;
+        conn_free(n, id);
+    }
+}
+
+/* A closing connection with nothing left to deliver, whose transport is
+ * idle, is freed after a linger (TCP's TIME_WAIT, in spirit): long enough
+ * for any packet of it still in the network to arrive (its hops there and
+ * back, each at the worst a port can hold a packet: a full buffer; four
+ * times that with PFC or faults, which can hold packets longer).  A packet
+ * that still arrives later counts as dropped at an unbound host. */
+static void conn_maybe_idle(network *n, nconn *k)
+{
+    conn *c = k->c;
+    if (!k->closing || k->retiring || k->qn || !k->started || !n->ops->idle(c))
+        return;
+    k->retiring = true;
+    size_t hops = (c->fwd ? (size_t)c->fwd->len / 2 : 8) + (c->rev ? (size_t)c->rev->len / 2 : 8);
+    int64_t linger = (int64_t)hops * n->hop_sojourn_ps;
+    if ((n->faults && fault_count(n->faults)) || n->pfc)
+        linger *= 4;
+    if (n->rn == n->rcap) {
+        size_t nc = n->rcap ? 2 * n->rcap : 64;
+        uint32_t *ids = xcalloc(nc, sizeof *ids);
+        int64_t *due = xcalloc(nc, sizeof *due);
+        for (size_t i = 0; i < n->rn; i++) {
+            ids[i] = n->reap_id[(n->rh + i) % n->rcap];
+            due[i] = n->reap_due[(n->rh + i) % n->rcap];
+        }
+        free(n->reap_id);
+        free(n->reap_due);
+        n->reap_id = ids;
+        n->reap_due = due;
+        n->rh = 0;
+        n->rcap = nc;
+    }
+    /* Lingers differ by path length: keep the queue in due order. */
+    size_t i = n->rn++;
+    int64_t due = sim_now(n->s) + linger;
+    while (i > 0 && n->reap_due[(n->rh + i - 1) % n->rcap] > due) {
+        n->reap_id[(n->rh + i) % n->rcap] = n->reap_id[(n->rh + i - 1) % n->rcap];
+        n->reap_due[(n->rh + i) % n->rcap] = n->reap_due[(n->rh + i - 1) % n->rcap];
+        i--;
+    }
+    n->reap_id[(n->rh + i) % n->rcap] = c->id;
+    n->reap_due[(n->rh + i) % n->rcap] = due;
+}
+
+static void conn_idle(conn *c)
+{
+    network *n = c->owner;
+    conn_maybe_idle(n, idtab_get(&n->conns, c->id));
 }
 
 /* The stream offset at which connection k's oldest pending message
  * completes, for the transport's cheap check (conn.mark). */
 static void set_mark(network *n, nconn *k)
 {
-    const net_msg *m = k->qn ? &n->msgs[k->q[k->qh]] : NULL;
-    k->c->mark = !m || m->bytes == UINT64_MAX ? UINT64_MAX : m->offset + m->bytes;
+    const nmsg *e = k->qn ? msg_of(n, k->q[k->qh]) : NULL;
+    k->c->mark = !e || e->m.bytes == UINT64_MAX ? UINT64_MAX : e->m.offset + e->m.bytes;
 }
 
 static void conn_delivered(conn *c, uint64_t bytes)
 {
     network *n = c->owner;
-    nconn *k = &n->conns[c->id];
+    nconn *k = idtab_get(&n->conns, c->id);
     while (k->qn) {
         uint64_t id = k->q[k->qh];
-        const net_msg *m = &n->msgs[id];
-        if (m->bytes == UINT64_MAX || m->offset + m->bytes > bytes)
+        const nmsg *e = msg_of(n, id);
+        if (e->m.bytes == UINT64_MAX || e->m.offset + e->m.bytes > bytes)
             break;
         k->qh = (k->qh + 1) % k->qcap;
         k->qn--;
         set_mark(n, k);
         msg_complete(n, id, false);
-        k = &n->conns[c->id];   /* a callback may have grown the table */
     }
+    conn_maybe_idle(n, k);
 }
 
 static void conn_aborted(conn *c)
 {
     network *n = c->owner;
-    nconn *k = &n->conns[c->id];
+    nconn *k = idtab_get(&n->conns, c->id);
     while (k->qn) {
         uint64_t id = k->q[k->qh];
         k->qh = (k->qh + 1) % k->qcap;
         k->qn--;
         set_mark(n, k);
         msg_complete(n, id, true);
-        k = &n->conns[c->id];   /* a callback may have grown the table */
     }
+    conn_maybe_idle(n, k);
 }
 
 conn *network_connect(network *n, int src, int dst, int prio)
 {
-    if (n->nconns == n->capconns) {
-        n->capconns = n->capconns ? 2 * n->capconns : 64;
-        n->conns = xrealloc(n->conns, n->capconns * sizeof *n->conns);
-    }
-    uint32_t id = (uint32_t)n->nconns;
-    nconn *k = &n->conns[n->nconns++];
-    memset(k, 0, sizeof *k);
+    reap(n);
+    uint32_t id = (uint32_t)n->nconns++;
+    nconn *k = idtab_set(&n->conns, id);
     k->wait_start = -1;
     conn *c = xcalloc(1, n->ops->conn_size);
     k->c = c;
@@ -471,11 +633,19 @@ conn *network_connect(network *n, int src, int dst, int prio)
     c->delivered = conn_delivered;
     c->aborted = conn_aborted;
     c->reroute = conn_reroute;
+    c->idle = conn_idle;
     c->owner = n;
     sink *at_src, *at_dst;
     n->ops->conn_init(c, &at_src, &at_dst);
     topo_bind_flow(n->t, id, src, at_src, dst, at_dst);
     return c;
+}
+
+void network_close(network *n, conn *c)
+{
+    nconn *k = idtab_get(&n->conns, c->id);
+    k->closing = true;
+    conn_maybe_idle(n, k);
 }
 
 /* Starts connection k at `start` (or at once if that has passed) on the
@@ -495,7 +665,7 @@ static void launch(network *n, nconn *k, int64_t start)
     /* The reference completion time of the messages queued so far (the
      * first, in practice), on the path they start on. */
     for (size_t i = 0; i < k->qn; i++) {
-        net_msg *m = &n->msgs[k->q[(k->qh + i) % k->qcap]];
+        net_msg *m = &msg_of(n, k->q[(k->qh + i) % k->qcap])->m;
         m->ideal_ps = m->bytes == UINT64_MAX ? -1 : topo_route_ideal_ps(c->fwd, m->bytes,
                                                                           n->payload, n->header);
     }
@@ -510,24 +680,26 @@ static void launch(network *n, nconn *k, int64_t start)
 uint64_t network_send_on(network *n, conn *c, uint64_t bytes, int64_t tag, int64_t start_ps,
                          net_done_fn fn, void *ctx)
 {
-    nconn *k = &n->conns[c->id];
-    if (n->nmsgs == n->capmsgs) {
-        n->capmsgs = n->capmsgs ? 2 * n->capmsgs : 64;
-        n->msgs = xrealloc(n->msgs, n->capmsgs * sizeof *n->msgs);
-        n->done = xrealloc(n->done, n->capmsgs * sizeof *n->done);
-    }
+    nconn *k = idtab_get(&n->conns, c->id);
     uint64_t id = n->nmsgs++;
-    net_msg *m = &n->msgs[id];
+    nmsg *e = idtab_set(&n->msgs, id);
+    net_msg *m = &e->m;
     bool first = !k->started && k->wait_start < 0 && k->stream_end == 0;
     *m = (net_msg){.id = id, .conn = c->id, .src = c->src, .dst = c->dst, .prio = c->prio,
                    .tag = tag, .bytes = bytes, .offset = k->stream_end,
                    .start_ps = first ? start_ps : sim_now(n->s), .finish_ps = -1,
-                   .ideal_ps = -1, .next_on_conn = UINT64_MAX};
-    n->done[id] = (net_done){fn, ctx};
-    if (k->nmsgs++)
-        n->msgs[k->last_msg].next_on_conn = id;
-    k->last_msg = id;
+                   .ideal_ps = -1};
+    e->fn = fn;
+    e->ctx = ctx;
     n->ops->stats(c, &m->at_start);
+    if (k->nmsgs++) {
+        /* The previous message's counters end where this one's begin. */
+        nmsg *prev = msg_of(n, k->last_msg);
+        prev->at_end = m->at_start;
+        prev->ended = true;
+        msg_maybe_final(n, k->last_msg);
+    }
+    k->last_msg = id;
     if (k->qn == k->qcap) {
         size_t nc = k->qcap ? 2 * k->qcap : 4;
         uint64_t *q = xcalloc(nc, sizeof *q);
@@ -556,7 +728,28 @@ uint64_t network_send(network *n, int src, int dst, uint64_t bytes, int prio, in
                       int64_t start_ps, net_done_fn fn, void *ctx)
 {
     conn *c = network_connect(n, src, dst, prio);
+    ((nconn *)idtab_get(&n->conns, c->id))->closing = true;
     return network_send_on(n, c, bytes, tag, start_ps, fn, ctx);
+}
+
+/* The row of message id for the report: from memory, or from the spill
+ * file.  0, or -1 if it cannot be read back. */
+int network_msg_row(network *n, uint64_t id, msg_row *r)
+{
+    nmsg *e = msg_of(n, id);
+    if (e) {
+        conn_stats end = e->at_end;
+        if (!e->ended) {
+            nconn *k = idtab_get(&n->conns, e->m.conn);
+            n->ops->stats(k->c, &end);
+        }
+        msg_row_of(e, &end, r);
+        return 0;
+    }
+    if (fseeko(n->spill, (off_t)(id * sizeof *r), SEEK_SET) != 0 ||
+        fread(r, sizeof *r, 1, n->spill) != 1 || !r->valid)
+        return -1;
+    return 0;
 }
 
 /* ---- routing changes, failures, sampling ------------------------------ */
@@ -569,7 +762,9 @@ static void on_routing_change(void *ctx)
 {
     network *n = ctx;
     for (size_t i = 0; i < n->nconns; i++) {
-        nconn *k = &n->conns[i];
+        nconn *k = idtab_get(&n->conns, i);
+        if (!k)
+            continue;
         if (k->wait_start >= 0)
             launch(n, k, k->wait_start);
         else if (k->started)

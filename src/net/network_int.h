@@ -6,7 +6,10 @@
 #ifndef AISIM_NETWORK_INT_H
 #define AISIM_NETWORK_INT_H
 
+#include <stdio.h>
+
 #include "aisim/fault.h"
+#include "aisim/idtab.h"
 #include "aisim/network.h"
 #include "aisim/pcapw.h"
 #include "aisim/port.h"
@@ -31,7 +34,8 @@ typedef struct net_qsample {
     uint64_t tx_bytes, drops, marks, pauses;
 } net_qsample;
 
-/* The network's record of a connection. */
+/* The network's record of a connection (in the idtab `conns`, released
+ * when the connection is freed). */
 typedef struct nconn {
     conn *c;                    /* the transport's connection */
     uint64_t stream_end;        /* bytes of every message sent on it */
@@ -42,12 +46,31 @@ typedef struct nconn {
     int64_t wait_start;         /* >= 0: due to start then, but its endpoints
                                    were cut apart: starts when routing joins them */
     bool started;
+    bool closing;               /* freed once idle (network_send; network_close) */
+    bool retiring;              /* idle: in the reap queue */
 } nconn;
 
-typedef struct net_done {
+/* A message and its callback (in the idtab `msgs` while it may still
+ * change; then its row goes to the spill file and the entry is released). */
+typedef struct nmsg {
+    net_msg m;
     net_done_fn fn;
     void *ctx;
-} net_done;
+    bool ended;                 /* m.at_end is final */
+    bool busy;                  /* its completion callbacks are running */
+    conn_stats at_end;          /* its connection's counters when the next
+                                   message on it began, or when it was freed */
+} nmsg;
+
+/* One row of flows.csv, as spilled (fixed size, at id * sizeof). */
+typedef struct msg_row {
+    int32_t src, dst;
+    int64_t tag;
+    uint64_t bytes;
+    int64_t start_ps, finish_ps, ideal_ps;
+    uint64_t delivered, retransmits, timeouts;
+    uint8_t aborted, valid;
+} msg_row;
 
 struct network {
     network_cfg cfg;
@@ -60,14 +83,19 @@ struct network {
     void *tp;                   /* its per-network state */
     void *tcfg;                 /* its bound keys */
     uint32_t payload, header;   /* its framing */
-    /* connections, by id */
-    nconn *conns;
-    size_t nconns, capconns;
-    /* messages, by id, and their callbacks */
-    net_msg *msgs;
-    net_done *done;
-    size_t nmsgs, capmsgs;
+    /* connections and messages, by id; see nconn and nmsg */
+    idtab conns, msgs;
+    size_t nconns, nmsgs;
     size_t active;              /* finite messages not complete */
+    FILE *spill;                /* rows of final messages (tmpfile), or NULL */
+    /* connections idle and waiting out their linger, oldest first */
+    uint32_t *reap_id;
+    int64_t *reap_due;
+    size_t rh, rn, rcap;
+    int64_t hop_sojourn_ps;     /* longest a packet may spend on one hop */
+    bool pfc;                   /* some link runs PFC */
+    bool spill_failed;          /* the spill file could not be written: rows
+                                   stay in memory */
     net_done_fn on_complete;
     void *on_complete_ctx;
     /* captures */
@@ -86,5 +114,9 @@ struct network {
     net_qsample *ts;            /* every sample of every sampled port */
     size_t ts_n, ts_cap;
 };
+
+/* The flows.csv row of message id, from memory or the spill file; 0, or
+ * -1 if it cannot be read back. */
+int network_msg_row(network *n, uint64_t id, msg_row *r);
 
 #endif

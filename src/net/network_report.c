@@ -50,21 +50,6 @@ static const struct {
           {"over-1MB", UINT64_MAX}};
 enum { NB = sizeof bk / sizeof *bk };
 
-/* The counters of message m's connection over m's lifetime: from its start
- * to the next message's start on the connection (or to now). */
-static void msg_counters(network *n, const net_msg *m, conn_stats *d)
-{
-    conn_stats end;
-    if (m->next_on_conn != UINT64_MAX)
-        end = n->msgs[m->next_on_conn].at_start;
-    else
-        n->ops->stats(n->conns[m->conn].c, &end);
-    uint64_t got = end.delivered > m->offset ? end.delivered - m->offset : 0;
-    d->delivered = got < m->bytes ? got : m->bytes;
-    d->retransmits = end.retransmits - m->at_start.retransmits;
-    d->timeouts = end.timeouts - m->at_start.timeouts;
-}
-
 /* The completion times and slowdowns of the messages that completed, by
  * size bucket, for fct_cdf.csv. */
 typedef struct fct_buckets {
@@ -72,6 +57,7 @@ typedef struct fct_buckets {
     uint64_t done;
 } fct_buckets;
 
+/* One row per message, in id order (from memory or the spill file). */
 static int write_flows(network *n, out *o, json_t *sum, double T, fct_buckets *fb, err *e)
 {
     FILE *f = out_file(o, "flows.csv", e);
@@ -84,36 +70,35 @@ static int write_flows(network *n, out *o, json_t *sum, double T, fct_buckets *f
     samples_init(&fct);
     uint64_t delivered = 0, rtx = 0, tos = 0, done = 0, aborted = 0;
     for (size_t i = 0; i < n->nmsgs; i++) {
-        const net_msg *m = &n->msgs[i];
-        conn_stats st;
-        msg_counters(n, m, &st);
-        bool fin = m->finish_ps >= 0;
-        double fct_s = fin ? ps_to_s(m->finish_ps - m->start_ps) : NAN;
-        double ideal = m->ideal_ps >= 0 ? ps_to_s(m->ideal_ps) : NAN;
-        fprintf(f, "%llu,%s,%s,", (unsigned long long)m->id,
-                topo_node_name(n->t, topo_host_node(n->t, m->src)),
-                topo_node_name(n->t, topo_host_node(n->t, m->dst)));
-        if (m->bytes == UINT64_MAX)
+        msg_row m;
+        if (network_msg_row(n, i, &m))
+            return ERR(e, AISIM_EIO, "reading back the record of message %zu failed", i);
+        bool fin = m.finish_ps >= 0;
+        double fct_s = fin ? ps_to_s(m.finish_ps - m.start_ps) : NAN;
+        double ideal = m.ideal_ps >= 0 ? ps_to_s(m.ideal_ps) : NAN;
+        fprintf(f, "%zu,%s,%s,", i, topo_node_name(n->t, topo_host_node(n->t, m.src)),
+                topo_node_name(n->t, topo_host_node(n->t, m.dst)));
+        if (m.bytes == UINT64_MAX)
             fprintf(f, ",");
         else
-            fprintf(f, "%llu,", (unsigned long long)m->bytes);
-        net_csv_num(f, ps_to_s(m->start_ps), ",");
-        net_csv_num(f, fin ? ps_to_s(m->finish_ps) : NAN, ",");
+            fprintf(f, "%llu,", (unsigned long long)m.bytes);
+        net_csv_num(f, ps_to_s(m.start_ps), ",");
+        net_csv_num(f, fin ? ps_to_s(m.finish_ps) : NAN, ",");
         net_csv_num(f, fct_s, ",");
         net_csv_num(f, ideal, ",");
         net_csv_num(f, fct_s / ideal, ",");
-        fprintf(f, "%llu,%llu,%llu,%lld\n", (unsigned long long)st.delivered,
-                (unsigned long long)st.retransmits, (unsigned long long)st.timeouts,
-                (long long)m->tag);
-        delivered += st.delivered;
-        rtx += st.retransmits;
-        tos += st.timeouts;
-        aborted += m->aborted;
+        fprintf(f, "%llu,%llu,%llu,%lld\n", (unsigned long long)m.delivered,
+                (unsigned long long)m.retransmits, (unsigned long long)m.timeouts,
+                (long long)m.tag);
+        delivered += m.delivered;
+        rtx += m.retransmits;
+        tos += m.timeouts;
+        aborted += m.aborted;
         if (fin) {
             done++;
             samples_add(&fct, fct_s);
             int b = 0;
-            while (m->bytes > bk[b].max)
+            while (m.bytes > bk[b].max)
                 b++;
             samples_add(&bfct[b], fct_s);
             samples_add(&bslow[b], fct_s / ideal);

@@ -227,6 +227,13 @@ static void dgram_stop(conn *c)
     d->m = NULL;
 }
 
+/* Everything sent and every message complete at the receiver. */
+static bool dgram_idle(const conn *c)
+{
+    const dgram_conn *d = (const dgram_conn *)c;
+    return d->next >= d->size && d->mn == 0 && !d->sending;
+}
+
 static void dgram_stats(const conn *c, conn_stats *st)
 {
     const dgram_conn *d = (const dgram_conn *)c;
@@ -259,5 +266,6 @@ const transport_ops dgram_transport = {
     .paths_changed = dgram_paths_changed,
     .stop = dgram_stop,
     .stats = dgram_stats,
+    .idle = dgram_idle,
     .pcap = dgram_pcap,
 };

@@ -481,10 +481,13 @@ static void tx_recv(sink *self, pkt *p)
             retransmit_hole(f);
         }
     }
-    if (f->snd_una < f->size_bytes)
+    if (f->snd_una < f->size_bytes) {
         send_data(f);
-    else
+    } else {
         sim_timer_disarm(f->s, &f->rto_timer);
+        if (f->on_acked)
+            f->on_acked(f->ctx, f);
+    }
 }
 
 static void on_rto(sim *s, void *obj, uint64_t arg)

@@ -112,6 +112,13 @@ static void on_done(void *ctx, tcp_flow *f)
         c->delivered(c, tcp_flow_delivered(f));
 }
 
+static void on_acked(void *ctx, tcp_flow *f)
+{
+    (void)f;
+    conn *c = ctx;
+    c->idle(c);
+}
+
 static void on_reroute(void *ctx, tcp_flow *f)
 {
     (void)f;
@@ -127,6 +134,7 @@ static void tcp_conn_init(conn *c, sink **at_src, sink **at_dst)
     t->f.on_done = on_done;
     t->f.on_progress = on_progress;
     t->f.reroute = on_reroute;
+    t->f.on_acked = on_acked;
     t->f.ctx = c;
     if (c->spray != CONN_PATH_FIXED)
         tcp_flow_set_data_sink(&t->f, &c->sprayer);
@@ -160,6 +168,15 @@ static void tcp_stats(const conn *c, conn_stats *st)
     st->delivered = tcp_flow_delivered(f);
     st->retransmits = f->retransmits;
     st->timeouts = f->timeouts;
+}
+
+/* Everything sent is acknowledged and the receiver holds it all, with no
+ * delayed ACK pending. */
+static bool tcp_idle(const conn *c)
+{
+    const tcp_flow *f = &((const tcp_conn *)c)->f;
+    return f->snd_una >= f->size_bytes && tcp_flow_delivered(f) >= f->size_bytes &&
+           !sim_timer_armed(c->s, &f->delack_timer);
 }
 
 /* Data from src port 10000 + (id mod 50000) to 5001, ACKs back; data byte
@@ -205,5 +222,6 @@ const transport_ops tcp_transport = {
     .paths_changed = tcp_paths_changed,
     .stop = tcp_stop,
     .stats = tcp_stats,
+    .idle = tcp_idle,
     .pcap = tcp_pcap,
 };

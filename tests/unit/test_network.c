@@ -65,6 +65,7 @@ static void fx_free(fixture *f)
 typedef struct log {
     uint64_t ids[16];
     int64_t at[16];
+    net_msg m[16];              /* the records as the callbacks saw them */
     int n;
 } log_t;
 
@@ -72,7 +73,18 @@ static void on_done(void *ctx, network *n, const net_msg *m)
 {
     log_t *l = ctx;
     l->ids[l->n] = m->id;
+    l->m[l->n] = *m;
     l->at[l->n++] = sim_now(network_sim(n));
+}
+
+/* The record of message id as its callback saw it. */
+static const net_msg *logged(const log_t *l, uint64_t id)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->ids[i] == id)
+            return &l->m[i];
+    fail_msg("message %llu did not complete", (unsigned long long)id);
+    return NULL;
 }
 
 /* Three messages queued at once on one TCP connection complete in order,
@@ -105,8 +117,8 @@ static void test_persistent_connection_messages_in_order(void **state)
             pd = i;
     }
     assert_true(pa >= 0 && pa < pb && pb < pd);
-    const net_msg *ma = network_message(f.n, a), *mb = network_message(f.n, b),
-                  *md = network_message(f.n, d), *mx = network_message(f.n, x);
+    const net_msg *ma = logged(&l, a), *mb = logged(&l, b), *md = logged(&l, d),
+                  *mx = logged(&l, x);
     assert_int_equal(ma->offset, 0);
     assert_int_equal(mb->offset, 100000);
     assert_int_equal(md->offset, 101000);
@@ -137,8 +149,8 @@ static void test_dgram_paced_at_line_rate_meets_ideal(void **state)
     log_t l = {0};
     uint64_t id = network_send(f.n, 1, 0, 1000000, 0, -1, 5 * PS_PER_US, on_done, &l);
     sim_run(f.s, SIM_TIME_MAX);
-    const net_msg *m = network_message(f.n, id);
     assert_int_equal(l.n, 1);
+    const net_msg *m = logged(&l, id);
     assert_int_equal(m->start_ps, 5 * PS_PER_US);
     assert_int_equal(m->finish_ps - m->start_ps, m->ideal_ps);
     /* 1 000 000 B in 680 datagrams of 1472 B payload + 28 B */
@@ -335,6 +347,83 @@ static void test_route_path_as_link_ids(void **state)
     fx_free(&f);
 }
 
+/* Finished connections are freed and finished messages leave memory,
+ * while flows.csv still has every row: 2 000 messages one after another
+ * (each sent when the previous completes) keep only those of the last
+ * linger in memory, the run's outputs do not change, and
+ * a persistent connection stays until it is closed. */
+typedef struct chain {
+    network *n;
+    int left;
+    uint64_t last;
+} chain;
+
+static void on_chain(void *ctx, network *n, const net_msg *m)
+{
+    chain *c = ctx;
+    c->last = m->id;
+    if (--c->left > 0)
+        network_send(n, 1 + c->left % 3, 0, 3000, 0, c->left, sim_now(network_sim(n)),
+                     on_chain, c);
+}
+
+static void test_finished_connections_and_records_are_freed(void **state)
+{
+    (void)state;
+    fixture f;
+    /* 64 KB buffers at 10 Gbps */
+    fx_open(&f, "topology: {kind: star, hosts: 4, link: {rate: 10Gbps, delay: 1us, "
+                "buffer: 64KB}}\ntransport: {name: tcp, cc: dctcp}\n");
+    conn *keep = network_connect(f.n, 3, 2, 0);
+    network_send_on(f.n, keep, 1000, -1, 0, NULL, NULL);
+    chain c = {f.n, 2000, 0};
+    network_send(f.n, 1, 0, 3000, 0, c.left, 0, on_chain, &c);
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(c.left, 0);
+    assert_int_equal(network_messages(f.n), 2001);
+    network_int_counts cnt;
+    network_counts(f.n, &cnt);
+    /* of 2 001 opened: those that went idle within the last linger (4 hops
+     * at (64 000 + 1 540) B / 10 Gbps + 1 us each: 213.6 us) before the end,
+     * those not yet idle (the sender hears the last ACK a round trip after
+     * completion), and the persistent one */
+    double per = (double)sim_now(f.s) / 2001, linger = 4 * (65500 * 0.8e3 + 1e6);
+    if ((double)cnt.conns_live > linger / per + 4 || cnt.msgs_live > cnt.conns_live + 1)
+        fail_msg("%zu connections and %zu records in memory; a message every %.0f ps",
+                 cnt.conns_live, cnt.msgs_live, per);
+    assert_int_equal(cnt.conns_opened, 2001);
+    /* the persistent connection (id 0) is still there; closing it frees it
+     * once the next connection is opened after its linger */
+    network_close(f.n, keep);
+    sim_run(f.s, sim_now(f.s) + 10 * PS_PER_MS);
+    network_send(f.n, 1, 0, 1000, 0, -1, sim_now(f.s), NULL, NULL);
+    sim_run(f.s, SIM_TIME_MAX);
+    network_counts(f.n, &cnt);
+    assert_true(cnt.conns_live <= 2);
+    /* every row reads back, in order, with its size and tag */
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/freed", tu_tmp);
+    err e = {0};
+    out *o = NULL;
+    assert_int_equal(out_open(dir, 0, &o, &e), 0);
+    json_t *sum = json_object();
+    assert_int_equal(network_report(f.n, o, sum, &e), 0);
+    assert_int_equal(json_integer_value(json_object_get(sum, "flows_completed")), 2002);
+    json_decref(sum);
+    assert_int_equal(out_commit(o, &e), 0);
+    char p[300];
+    snprintf(p, sizeof p, "%s/flows.csv", dir);
+    char *csv = tu_slurp(p, NULL);
+    assert_non_null(strstr(csv, "\n1,h1,h0,3000,0,"));
+    assert_non_null(strstr(csv, "\n2001,h1,h0,1000,"));
+    int rows = 0;
+    for (const char *q = csv; (q = strchr(q, '\n')); q++)
+        rows++;
+    assert_int_equal(rows, 1 + 2002);
+    free(csv);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_capture_at_transmission_not_arrival),
         cmocka_unit_test(test_unbound_packet_is_dropped_not_delivered),
         cmocka_unit_test(test_route_path_as_link_ids),
+        cmocka_unit_test(test_finished_connections_and_records_are_freed),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
