@@ -155,14 +155,8 @@ static int cmd_run(int argc, char **argv, int check)
         free(sets);
         return bad_usage(cmd, optind >= argc ? "missing SCENARIO" : "expected one SCENARIO");
     }
-    if (o.seed) {
-        char *end;
-        strtoull(o.seed, &end, 10);
-        if (!*o.seed || *end || o.seed[0] == '-') {
-            free(sets);
-            return bad_usage(cmd, "--seed expects a non-negative integer");
-        }
-    }
+    /* --seed is checked with the scenario (scenario_parse_seed()): one
+     * message for the command and for run_opts callers. */
     o.scenario = argv[optind];
     o.sets = sets;
     o.check_only = check;

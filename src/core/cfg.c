@@ -22,9 +22,11 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "aisim/infile.h"
 #include "aisim/units.h"
 
 #define CFG_MAX_DEPTH 64
+#define CFG_QUOTE_MAX 40    /* characters of a value or key quoted in a message */
 
 struct cfg_node {
     enum cfg_kind kind;
@@ -33,6 +35,7 @@ struct cfg_node {
     cfg_doc *doc;
     char *str;              /* scalar text */
     int quoted;             /* scalar was quoted: never null, emitted quoted */
+    int implicit;           /* inserted by cfg_put() (a default), not written */
     size_t n, cap;          /* map/seq entries */
     cfg_node **keys;        /* map keys (scalar nodes) */
     cfg_node **vals;        /* map values / seq elements */
@@ -138,10 +141,43 @@ const char *cfg_describe(const cfg_node *n, char *buf, size_t len)
         snprintf(buf, len, "a list");
     else if (cfg_is_null(n))
         snprintf(buf, len, "nothing (null)");
-    else if (strlen(n->str) > 40)
-        snprintf(buf, len, "\"%.37s...\"", n->str);
     else
-        snprintf(buf, len, "\"%s\"", n->str);
+        cfg_quote(n->str, buf, len);
+    return buf;
+}
+
+/* Bytes of s quoted: at most CFG_QUOTE_MAX characters between the quotes
+ * (a longer value is cut, after a whole character, and ends in "..."), and
+ * control bytes written \xNN, so that a 300-digit number or binary junk in a
+ * scenario still makes a short one-line message. */
+const char *cfg_quote(const char *s, char *buf, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t total = 0;
+    for (size_t i = 0; u[i]; i++)
+        total += u[i] < 0x20 || u[i] == 0x7f ? 4 : 1;
+    size_t room = total <= CFG_QUOTE_MAX ? CFG_QUOTE_MAX : CFG_QUOTE_MAX - 3;
+    char q[CFG_QUOTE_MAX + 8];
+    size_t o = 0, i = 0;
+    for (; u[i]; i++) {
+        int ctl = u[i] < 0x20 || u[i] == 0x7f;
+        if (o + (ctl ? 4 : 1) > room)
+            break;
+        if (ctl)
+            o += (size_t)snprintf(q + o, 5, "\\x%02x", u[i]);
+        else
+            q[o++] = (char)u[i];
+    }
+    if (u[i]) {                 /* cut: not inside a UTF-8 character */
+        while (i > 0 && (u[i] & 0xc0) == 0x80) {
+            i--;
+            o--;
+        }
+        memcpy(q + o, "...", 3);
+        o += 3;
+    }
+    q[o] = '\0';
+    snprintf(buf, len, "\"%s\"", q);
     return buf;
 }
 
@@ -154,6 +190,7 @@ typedef struct parse_ctx {
     int line_off, col_off;  /* added to libyaml's 0-based marks (for --set) */
     int one_line;           /* --set value: every mark is on line 1 */
     int text_len;           /* length of the parsed text */
+    const char *text;       /* the parsed text (for reader errors' offsets) */
     err *e;
 } parse_ctx;
 
@@ -169,9 +206,36 @@ static int mark_col(parse_ctx *c, yaml_mark_t m)
     return (int)m.column + 1 + (m.line == 0 ? c->col_off : 0);
 }
 
+/* libyaml's reader (bad UTF-8, control characters) reports a byte offset
+ * and leaves the marks at zero: count lines and characters up to it. */
+static int reader_err(parse_ctx *c)
+{
+    yaml_parser_t *p = &c->p;
+    size_t off = p->problem_offset < (size_t)c->text_len ? p->problem_offset
+                                                         : (size_t)c->text_len;
+    yaml_mark_t m = {0};
+    for (size_t i = 0; i < off; i++) {
+        unsigned char b = (unsigned char)c->text[i];
+        if (b == '\n') {
+            m.line++;
+            m.column = 0;
+        } else if ((b & 0xc0) != 0x80) {
+            m.column++;
+        }
+    }
+    char val[32] = "";
+    if (p->problem_value >= 0)
+        snprintf(val, sizeof val, " (byte 0x%02x)", (unsigned)p->problem_value & 0xffu);
+    return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: YAML syntax error: %s%s; a scenario is UTF-8 text",
+               c->file, mark_line(c, m), mark_col(c, m), p->problem ? p->problem : "bad input",
+               val);
+}
+
 static int syntax_err(parse_ctx *c, const char *path)
 {
     yaml_parser_t *p = &c->p;
+    if (p->error == YAML_READER_ERROR)
+        return reader_err(c);
     char ctx[256] = "";
     if (p->context)
         snprintf(ctx, sizeof ctx, " (%s at line %d, column %d)", p->context,
@@ -311,7 +375,8 @@ static int parse_text(cfg_doc *d, const char *file, const char *text, size_t len
                       int col_off, const char *path, cfg_node **out, err *e)
 {
     parse_ctx c = {.d = d, .file = file, .line_off = line_off, .col_off = col_off, .e = e,
-                   .one_line = col_off > 0 && !memchr(text, '\n', len), .text_len = (int)len};
+                   .one_line = col_off > 0 && !memchr(text, '\n', len), .text_len = (int)len,
+                   .text = text};
     *out = NULL;
     if (!yaml_parser_initialize(&c.p))
         return ERR(e, AISIM_EIO, "cannot initialise the YAML parser");
@@ -371,24 +436,31 @@ int cfg_load_string(const char *name, const char *text, size_t len, cfg_doc **ou
 int cfg_load_file(const char *path, cfg_doc **out, err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    FILE *f = infile_open(path, "rb");
+    if (!f && errno == EISDIR)
+        return ERR(e, AISIM_EINVAL, "%s: is a directory; expected a scenario file", path);
     if (!f)
         return ERR(e, AISIM_ENOENT, "%s: cannot open: %s", path, strerror(errno));
+    /* Read at most CFG_MAX_FILE + 1 bytes: /dev/zero or a runaway pipe stops
+     * at the cap instead of growing the buffer until memory runs out. */
     size_t cap = 4096, n = 0;
     char *buf = xmalloc(cap);
     size_t k;
-    while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
+    while (n <= CFG_MAX_FILE && (k = fread(buf + n, 1, cap - n, f)) > 0) {
         n += k;
-        if (n == cap)
-            buf = xrealloc(buf, cap *= 2);
+        if (n == cap && n <= CFG_MAX_FILE)
+            buf = xrealloc(buf, cap = cap * 2 > CFG_MAX_FILE + 1 ? CFG_MAX_FILE + 1 : cap * 2);
     }
-    int bad = ferror(f);
+    int en = ferror(f) ? errno : 0;
     fclose(f);
-    if (bad) {
-        free(buf);
-        return ERR(e, AISIM_EIO, "%s: read error", path);
-    }
-    int r = cfg_load_string(path, buf, n, out, e);
+    int r;
+    if (en)
+        r = ERR(e, AISIM_EIO, "%s: read error: %s", path, strerror(en));
+    else if (n > CFG_MAX_FILE)
+        r = ERR(e, AISIM_EINVAL, "%s: larger than %d MiB, the limit of a scenario file", path,
+                CFG_MAX_FILE >> 20);
+    else
+        r = cfg_load_string(path, buf, n, out, e);
     free(buf);
     return r;
 }
@@ -447,10 +519,20 @@ long cfg_expect_list(const cfg_node *n, const char *path, const char *what, err 
 
 char *cfg_path(char *buf, size_t len, const char *base, const char *key)
 {
+    /* Paths are for messages: a key longer than CFG_QUOTE_MAX is cut (after
+     * a whole UTF-8 character) and ends in "...". */
+    int kl = (int)strlen(key);
+    const char *more = "";
+    if (kl > CFG_QUOTE_MAX) {
+        kl = CFG_QUOTE_MAX - 3;
+        while (kl > 0 && ((unsigned char)key[kl] & 0xc0) == 0x80)
+            kl--;
+        more = "...";
+    }
     if (base && *base)
-        snprintf(buf, len, "%s.%s", base, key);
+        snprintf(buf, len, "%s.%.*s%s", base, kl, key, more);
     else
-        snprintf(buf, len, "%s", key);
+        snprintf(buf, len, "%.*s%s", kl, key, more);
     return buf;
 }
 
@@ -469,7 +551,29 @@ static void map_put(cfg_node *m, cfg_node *key, cfg_node *val)
         node_push(m, key, val);
 }
 
+/* An inserted value has no place in the file: messages about it (a
+ * required key missing from a defaulted section) point at the map it went
+ * into, which was written. */
+static void mark_implicit(cfg_node *n, const cfg_node *at)
+{
+    n->implicit = 1;
+    n->file = at->file;
+    n->line = at->line;
+    n->col = at->col;
+    for (size_t i = 0; i < n->n; i++) {
+        if (n->kind == CFG_MAP)
+            mark_implicit(n->keys[i], at);
+        mark_implicit(n->vals[i], at);
+    }
+}
+
 int cfg_put(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, err *e)
+{
+    return cfg_put_at(d, map, key, yaml, map, e);
+}
+
+int cfg_put_at(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, const cfg_node *at,
+               err *e)
 {
     cfg_node *v;
     int r = parse_text(d, DEFAULT_SRC, yaml, strlen(yaml), -1, 0, key, &v, e);
@@ -481,6 +585,8 @@ int cfg_put(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, err *e
     }
     cfg_node *k = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0);
     k->str = xstrdup(key);
+    mark_implicit(k, at);
+    mark_implicit(v, at);
     map_put(map, k, v);
     return 0;
 }
@@ -521,8 +627,8 @@ int cfg_set(cfg_doc *d, const char *a, err *e)
                 comp[k++] = *p++;
         }
         comp[k] = '\0';
-        if (*p == '.')
-            p++;
+        if (*p == '.' && !*++p)
+            return ERR(e, AISIM_EINVAL, "--set %s: empty key after the last '.'", path);
         if (k == 0)
             return ERR(e, AISIM_EINVAL, "--set %s: empty key in path", path);
         int last = *p == '\0';
@@ -739,21 +845,40 @@ static const char *bound_text(const cfg_key *k, double v, char *buf, size_t len)
     }
 }
 
-static int check_range(const cfg_node *n, const char *path, const cfg_key *k, double v, err *e)
+/* x against a bound b, exactly (an int64 converted to double rounds above
+ * 2^53: 2^53 + 1 must not pass "<= 2^53"): -1, 0 or 1 as x <, =, > b. */
+static int cmp_int_bound(int64_t x, double b)
+{
+    if (b >= 9223372036854775808.0)
+        return -1;
+    if (b < -9223372036854775808.0)
+        return 1;
+    int64_t fl = (int64_t)floor(b);
+    if (x != fl)
+        return x < fl ? -1 : 1;
+    return b == floor(b) ? 0 : -1;
+}
+
+/* Range check of v; integral values (ints, times, rates, sizes) also pass
+ * their exact value in *exact. */
+static int check_range(const cfg_node *n, const char *path, const cfg_key *k, double v,
+                       const int64_t *exact, err *e)
 {
     char b1[48], b2[48], desc[64] = "", found[64];
     const char *what = k->type == CFG_TIME ? "a time" : k->type == CFG_RATE ? "a rate"
                      : k->type == CFG_SIZE ? "a size" : k->type == CFG_INT ? "an integer"
                                                         : "a number";
+    int clo = exact ? cmp_int_bound(*exact, k->min) : v < k->min ? -1 : v > k->min;
+    int chi = exact ? cmp_int_bound(*exact, k->max) : v < k->max ? -1 : v > k->max;
     bool lo_ok = true, hi_ok = true;
     if (k->flags & CFG_MIN_EXCL)
-        lo_ok = v > k->min;
+        lo_ok = clo > 0;
     else if (k->flags & CFG_MIN)
-        lo_ok = v >= k->min;
+        lo_ok = clo >= 0;
     if (k->flags & CFG_MAX_EXCL)
-        hi_ok = v < k->max;
+        hi_ok = chi < 0;
     else if (k->flags & CFG_MAX)
-        hi_ok = v <= k->max;
+        hi_ok = chi <= 0;
     if (lo_ok && hi_ok)
         return 0;
     bool has_lo = k->flags & (CFG_MIN | CFG_MIN_EXCL), has_hi = k->flags & (CFG_MAX | CFG_MAX_EXCL);
@@ -771,7 +896,8 @@ static int check_range(const cfg_node *n, const char *path, const cfg_key *k, do
                    cfg_describe(n, found, sizeof found));
 }
 
-static bool parse_int(const char *s, int64_t *v)
+/* Optional sign, then decimal digits only. */
+static bool parse_int_syntax(const char *s)
 {
     const char *p = s;
     if (*p == '+' || *p == '-')
@@ -781,6 +907,13 @@ static bool parse_int(const char *s, int64_t *v)
     for (; *p; p++)
         if (!isdigit((unsigned char)*p))
             return false;
+    return true;
+}
+
+static bool parse_int(const char *s, int64_t *v)
+{
+    if (!parse_int_syntax(s))
+        return false;
     errno = 0;
     long long x = strtoll(s, NULL, 10);
     if (errno)
@@ -836,13 +969,17 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
             if (parse_float(s, &f) && f == floor(f) && fabs(f) <= 9007199254740992.0) {
                 x = (int64_t)f;
             } else {
-                const char *why = parse_float(s, &f) ? " (not a whole number)" : "";
+                /* Digits only, or a whole number beyond 2^53: too large to
+                 * be held exactly, not "not a whole number". */
+                int whole = parse_float(s, &f) && f == floor(f);
+                const char *why = parse_int_syntax(s) || whole ? " (out of range)"
+                                : parse_float(s, &f) ? " (not a whole number)" : "";
                 return cfg_err(e, AISIM_EINVAL, n, path, "expected an integer, found %s%s",
                                cfg_describe(n, found, sizeof found), why);
             }
         }
         v = (double)x;
-        if (check_range(n, path, k, v, e))
+        if (check_range(n, path, k, v, &x, e))
             return e ? e->code : AISIM_ERANGE;
         *(int64_t *)field = x;
         return 0;
@@ -851,7 +988,7 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
         if (!parse_float(s, &v))
             return cfg_err(e, AISIM_EINVAL, n, path, "expected a number, found %s",
                            cfg_describe(n, found, sizeof found));
-        if (check_range(n, path, k, v, e))
+        if (check_range(n, path, k, v, NULL, e))
             return e ? e->code : AISIM_ERANGE;
         *(double *)field = v;
         return 0;
@@ -886,7 +1023,7 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
             return cfg_err(e, AISIM_EINVAL, n, path, "expected %s such as %s, found %s (%s)",
                            uk == UNIT_TIME ? "a time" : uk == UNIT_RATE ? "a rate" : "a size",
                            units_example(uk), cfg_describe(n, found, sizeof found), why);
-        if (check_range(n, path, k, (double)x, e))
+        if (check_range(n, path, k, (double)x, &x, e))
             return e ? e->code : AISIM_ERANGE;
         *(int64_t *)field = x;
         return 0;
@@ -943,8 +1080,12 @@ int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err 
                 if (k->flags & CFG_OPTIONAL)
                     continue;
                 char tb[256];
-                r = cfg_err(e, AISIM_EINVAL, n, sub, "missing required key (expected %s)",
-                            type_desc(k, tb, sizeof tb));
+                if (n->implicit)    /* the whole section is missing, not one key */
+                    r = cfg_err(e, AISIM_EINVAL, n, path, "section missing; expected a map with "
+                                "the required key %s (%s)", k->name, type_desc(k, tb, sizeof tb));
+                else
+                    r = cfg_err(e, AISIM_EINVAL, n, sub, "missing required key (expected %s)",
+                                type_desc(k, tb, sizeof tb));
                 break;
             }
             if ((r = cfg_put(n->doc, n, k->name, k->def, e)))

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/infile.h"
+
 static const char *const kind_names[] = {"constant", "uniform", "exponential", "pareto",
                                          "lognormal", "normal", "empirical", NULL};
 
@@ -239,7 +241,7 @@ dist dist_constant(double v) { return (dist){.kind = DIST_CONSTANT, .a = v}; }
 int ecdf_load(const char *path, double unit, ecdf **out, err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
+    FILE *f = infile_open(path, "r");
     if (!f)
         return ERR(e, AISIM_ENOENT, "cannot open CDF file %s: %s", path, strerror(errno));
     ecdf *t = xcalloc(1, sizeof *t);

@@ -155,15 +155,25 @@ static void out_free(out *o)
 int out_commit(out *o, err *e)
 {
     int r = 0;
-    for (size_t i = 0; i < o->n; i++) {
-        out_entry *x = &o->v[i];
-        int bad = ferror(x->f);
-        if (fclose(x->f) != 0 || bad) {
-            if (!r)
-                r = ERR(e, AISIM_EIO, "writing %s failed", x->final);
+    /* Name the file that failed, with the reason: a file whose writes
+     * already failed comes first (on a full disk every later flush fails
+     * too, run.log's included); fflush() again to learn errno. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < o->n; i++) {
+            out_entry *x = &o->v[i];
+            if (!x->f || (pass == 0 && !ferror(x->f)))
+                continue;
+            int bad = ferror(x->f);
+            errno = 0;
+            bad |= fflush(x->f) != 0;
+            int en = errno;
+            bad |= fclose(x->f) != 0;
+            en = en ? en : errno;
+            x->f = NULL;
+            if (bad && !r)
+                r = ERR(e, AISIM_EIO, "cannot write %s: %s", x->final,
+                        en ? strerror(en) : "write error");
         }
-        x->f = NULL;
-    }
     if (r) {
         for (size_t i = 0; i < o->n; i++)
             unlink(o->v[i].tmp);
@@ -199,6 +209,22 @@ void out_abort(out *o)
     out_free(o);
 }
 
+/* "%.*g" with precision prec (6..17).  A literal format per precision:
+ * glibc formats a '*' precision through its slow positional-argument path,
+ * which cost as much again as the conversion itself. */
+static void fmt_prec(char *buf, size_t len, int prec, double v)
+{
+    static const char *const fmt[] = {"%.6g",  "%.7g",  "%.8g",  "%.9g",  "%.10g", "%.11g",
+                                      "%.12g", "%.13g", "%.14g", "%.15g", "%.16g", "%.17g"};
+    snprintf(buf, len, fmt[prec - 6], v);
+}
+
+static int fmt_round_trips(char *buf, size_t len, int prec, double v)
+{
+    fmt_prec(buf, len, prec, v);
+    return strtod(buf, NULL) == v;
+}
+
 void out_fmt_double(char *buf, size_t len, double v)
 {
     if (isnan(v)) {
@@ -209,11 +235,30 @@ void out_fmt_double(char *buf, size_t len, double v)
         snprintf(buf, len, v > 0 ? "inf" : "-inf");
         return;
     }
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            return;
+    /* The shortest precision p in 6..17 whose "%.*g" reads back as v.  Round
+     * trip is monotone in p (the nearest (p+1)-digit decimal is at least as
+     * close to v as the nearest p-digit one, which is also a (p+1)-digit
+     * decimal), so p can be searched instead of tried in turn: 6 first (round
+     * numbers), then 15 (most doubles computed by division need 16 or 17),
+     * then a binary search.  At most 5 snprintf/strtod pairs instead of 12;
+     * the result is the same string the linear search gave. */
+    if (fmt_round_trips(buf, len, 6, v))
+        return;
+    int lo = 7, hi = 15, last = 15;     /* answer in [lo, hi]; buf holds `last` */
+    if (!fmt_round_trips(buf, len, 15, v)) {
+        lo = 16;
+        hi = 17;
     }
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        last = mid;
+        if (fmt_round_trips(buf, len, mid, v))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (last != hi)
+        fmt_prec(buf, len, hi, v);
 }
 
 void out_json_num(json_t *o, const char *key, double v)

@@ -250,6 +250,61 @@ static void test_cfg_dist_from_map(void **state)
     cfg_free(d);
 }
 
+/* Values quoted in messages: at most 40 characters, cut after a whole UTF-8
+ * character, control bytes as \xNN. */
+static void test_cfg_quote_truncates_and_escapes(void **state)
+{
+    (void)state;
+    char b[64];
+    assert_string_equal(cfg_quote("1.25", b, sizeof b), "\"1.25\"");
+    char forty[41];
+    memset(forty, '7', 40);
+    forty[40] = '\0';
+    assert_string_equal(cfg_quote(forty, b, sizeof b), "\"7777777777777777777777777777777777777777\"");
+    char digits[301];
+    memset(digits, '1', 300);
+    digits[300] = '\0';
+    assert_string_equal(cfg_quote(digits, b, sizeof b),
+                        "\"1111111111111111111111111111111111111...\"");
+    assert_string_equal(cfg_quote("a\x01\x1b[0m", b, sizeof b), "\"a\\x01\\x1b[0m\"");
+    /* 36 ASCII bytes then "é" (2 bytes) straddling the cut: cut before it. */
+    char u[64];
+    snprintf(u, sizeof u, "%.36s\xc3\xa9%s", digits, "xxxxxxxx");
+    assert_string_equal(cfg_quote(u, b, sizeof b), "\"111111111111111111111111111111111111...\"");
+}
+
+/* Integers are range-checked exactly: 2^53 + 1 is not <= 2^53 although it
+ * converts to 2^53 as a double. */
+static void test_cfg_int_range_is_exact(void **state)
+{
+    (void)state;
+    cfg_doc *d;
+    err e = {0};
+    const char *y = "a: 9007199254740993\nb: 9007199254740992\n";
+    assert_int_equal(cfg_load_string("t.yaml", y, strlen(y), &d, &e), 0);
+    cfg_key k = {.name = "a", .type = CFG_INT, .flags = CFG_MAX, .max = 9007199254740992.0};
+    int64_t v = 0;
+    assert_int_equal(cfg_value(cfg_get(cfg_root(d), "a"), "a", &k, &v, &e), AISIM_ERANGE);
+    assert_string_equal(e.msg, "t.yaml:1:4: a: expected an integer <= 9007199254740992, "
+                        "found \"9007199254740993\"");
+    assert_int_equal(cfg_value(cfg_get(cfg_root(d), "b"), "b", &k, &v, &e), 0);
+    assert_true(v == INT64_C(9007199254740992));
+    cfg_free(d);
+}
+
+/* libyaml's reader errors carry an offset, not a mark: the position is
+ * counted from it (characters, not bytes). */
+static void test_cfg_bad_utf8_reported_where_it_is(void **state)
+{
+    (void)state;
+    cfg_doc *d;
+    err e = {0};
+    const char *y = "a: 1\nb: \xc3\xa9\xc3\xa9 \xfe\n";
+    assert_int_equal(cfg_load_string("t.yaml", y, strlen(y), &d, &e), AISIM_EINVAL);
+    assert_string_equal(e.msg, "t.yaml:2:7: YAML syntax error: invalid leading UTF-8 octet "
+                        "(byte 0xfe); a scenario is UTF-8 text");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +313,9 @@ int main(void)
         cmocka_unit_test(test_cfg_load_rejects_syntax_aliases_depth_documents),
         cmocka_unit_test(test_cfg_set_overrides_creates_and_indexes),
         cmocka_unit_test(test_cfg_dist_from_map),
+        cmocka_unit_test(test_cfg_quote_truncates_and_escapes),
+        cmocka_unit_test(test_cfg_int_range_is_exact),
+        cmocka_unit_test(test_cfg_bad_utf8_reported_where_it_is),
     };
     return cmocka_run_group_tests_name("cfg", tests, NULL, NULL);
 }
