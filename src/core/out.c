@@ -209,19 +209,9 @@ void out_abort(out *o)
     out_free(o);
 }
 
-/* "%.*g" with precision prec (6..17).  A literal format per precision:
- * glibc formats a '*' precision through its slow positional-argument path,
- * which cost as much again as the conversion itself. */
-static void fmt_prec(char *buf, size_t len, int prec, double v)
-{
-    static const char *const fmt[] = {"%.6g",  "%.7g",  "%.8g",  "%.9g",  "%.10g", "%.11g",
-                                      "%.12g", "%.13g", "%.14g", "%.15g", "%.16g", "%.17g"};
-    snprintf(buf, len, fmt[prec - 6], v);
-}
-
 static int fmt_round_trips(char *buf, size_t len, int prec, double v)
 {
-    fmt_prec(buf, len, prec, v);
+    snprintf(buf, len, "%.*g", prec, v);
     return strtod(buf, NULL) == v;
 }
 
@@ -258,7 +248,7 @@ void out_fmt_double(char *buf, size_t len, double v)
             lo = mid + 1;
     }
     if (last != hi)
-        fmt_prec(buf, len, hi, v);
+        snprintf(buf, len, "%.*g", hi, v);
 }
 
 void out_json_num(json_t *o, const char *key, double v)
