@@ -16,7 +16,11 @@
  * binding, cfg_emit() writes the fully resolved scenario.
  *
  * Memory: every node and string lives in the cfg_doc's arena and dies with
- * cfg_free().  Strings bound by cfg_bind() point into it.
+ * cfg_free().  Strings bound by cfg_bind() point into it.  A scalar costs
+ * 24 bytes plus its text beyond 5 bytes, a map or list 56 plus 8 (16 for a
+ * map) per entry; a default cfg_bind() inserts adds its value node only
+ * (its key node is shared).  tests/scale/gen-flows.sh makes a big scenario
+ * to measure it (docs/benchmarks.md).
  */
 #ifndef AISIM_CFG_H
 #define AISIM_CFG_H
@@ -140,7 +144,12 @@ int cfg_put(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, err *e
 int cfg_put_at(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, const cfg_node *at,
                err *e);
 
-/* The doc a node belongs to. */
+/* The doc a map or list belongs to (NULL for most scalars). */
 cfg_doc *cfg_node_doc(const cfg_node *n);
+/* Nodes the doc holds (loaded, --set and defaults): for tests that the
+ * tree stays proportional to the input. */
+size_t cfg_doc_nodes(const cfg_doc *d);
+/* Bytes the doc's arena holds (nodes, their text, entry arrays). */
+size_t cfg_doc_bytes(const cfg_doc *d);
 
 #endif

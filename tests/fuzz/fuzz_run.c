@@ -3,8 +3,8 @@
  *
  * Input as for fuzz_scenario.c (optional "--set key=value" lines, then
  * YAML).  A scenario that loads and configures is started and run for at
- * most FUZZ_RUN_EVENTS events and FUZZ_RUN_SIM_PS of simulated time (or
- * its own `stop:` if earlier), then reported into a scratch run directory
+ * most FUZZ_RUN_EVENTS events, FUZZ_RUN_SIM_PS of simulated time (or its
+ * own `stop:` if earlier) and FUZZ_RUN_WALL_S seconds, then reported into a scratch run directory
  * that is thrown away (out_abort), and released.  Memory is bounded by
  * libFuzzer (-malloc_limit_mb, -rss_limit_mb in the Makefile).  A crash, a
  * sanitizer report, a leak, or an error without a message is a bug; an
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aisim/model.h"
@@ -26,15 +27,26 @@
 
 #define FUZZ_RUN_EVENTS 20000
 #define FUZZ_RUN_SIM_PS PS_PER_S
+#define FUZZ_RUN_WALL_S 2.0
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char scratch[64];    /* this process's scratch run directory */
 
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Checked after every event: some events are heavy (a federated-learning
+ * round trains every device), so the event budget alone does not bound the
+ * time an input takes. */
 static void stop_after_budget(void *ctx, sim *s)
 {
-    (void)ctx;
-    if (sim_events_run(s) >= FUZZ_RUN_EVENTS)
+    const double *t0 = ctx;
+    if (sim_events_run(s) >= FUZZ_RUN_EVENTS || wall_now() - *t0 > FUZZ_RUN_WALL_S)
         sim_stop(s);
 }
 
@@ -51,7 +63,8 @@ static int run_bounded(scenario *sc, err *e)
     if (!r)
         r = ops->start(st, s, e);
     if (!r) {
-        sim_set_monitor(s, stop_after_budget, NULL, 1024);
+        double t0 = wall_now();
+        sim_set_monitor(s, stop_after_budget, &t0, 1);
         sim_run(s, sc->stop_ps < FUZZ_RUN_SIM_PS ? sc->stop_ps : FUZZ_RUN_SIM_PS);
         r = out_open(scratch, &o, e);
     }
