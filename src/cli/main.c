@@ -131,7 +131,7 @@ static int cmd_run(int argc, char **argv, int check)
         {0, 0, 0, 0},
     };
     run_opts o = {.progress = isatty(2)};
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    const char **sets = xcalloc((size_t)argc + 1, sizeof *sets);
     int c;
     optind = 1;
     opterr = 0;
@@ -191,6 +191,8 @@ static int cmd_list(void)
 
 int main(int argc, char **argv)
 {
+    /* jansson's allocations fail the way ours do: a message and exit 1. */
+    json_set_alloc_funcs(xmalloc, free);
     if (argc < 2) {
         usage_all(stderr);
         return EXIT_BAD_INPUT;

@@ -147,11 +147,13 @@ static void node_push(cfg_node *n, cfg_node *key, cfg_node *val)
     if (n->l.n == n->l.cap) {       /* the old arrays stay in the arena */
         uint32_t cap = n->l.cap ? 2 * n->l.cap : 4;
         cfg_node **v = arena_alloc(n->l.doc, cap * sizeof *v);
-        memcpy(v, n->l.vals, n->l.n * sizeof *v);
+        if (n->l.n)
+            memcpy(v, n->l.vals, n->l.n * sizeof *v);
         n->l.vals = v;
         if (n->kind == CFG_MAP) {
             cfg_node **k = arena_alloc(n->l.doc, cap * sizeof *k);
-            memcpy(k, n->l.keys, n->l.n * sizeof *k);
+            if (n->l.n)
+                memcpy(k, n->l.keys, n->l.n * sizeof *k);
             n->l.keys = k;
         }
         n->l.cap = cap;
@@ -393,7 +395,62 @@ static int reject_anchor(parse_ctx *c, yaml_event_t *ev, const char *path)
                "write the value out", c->file, where, *path ? path : "(root)");
 }
 
-static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
+/* The keys of a map being parsed, for the duplicate check: scanned while
+ * there are few, hashed (open addressing over their stack positions) once
+ * there are more, so that a map of a million keys is not quadratic. */
+typedef struct keyset {
+    size_t *slot;           /* stack index + 1; 0 = empty */
+    size_t cap, n;
+} keyset;
+
+static size_t str_hash(const char *s)
+{
+    size_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* Records that the key `name` is (or is about to be) at stack index at. */
+static void keyset_add(keyset *ks, const char *name, size_t at)
+{
+    size_t h = str_hash(name) & (ks->cap - 1);
+    while (ks->slot[h])
+        h = (h + 1) & (ks->cap - 1);
+    ks->slot[h] = at + 1;
+    ks->n++;
+}
+
+/* The earlier key of this map (keys at base, base + 2, ...) named `name`,
+ * or NULL; the caller then pushes the new key. */
+static const cfg_node *dup_key(parse_ctx *c, keyset *ks, size_t base, const char *name)
+{
+    size_t nkeys = (c->nstk - base) / 2;
+    if (nkeys < 16) {
+        for (size_t i = base; i < c->nstk; i += 2)
+            if (strcmp(node_str(c->stk[i]), name) == 0)
+                return c->stk[i];
+        return NULL;
+    }
+    if (2 * (nkeys + 1) > ks->cap) {        /* (re)build the table */
+        free(ks->slot);
+        ks->cap = 64;
+        while (ks->cap < 4 * (nkeys + 1))
+            ks->cap *= 2;
+        ks->slot = xcalloc(ks->cap, sizeof *ks->slot);
+        ks->n = 0;
+        for (size_t i = base; i < c->nstk; i += 2)
+            keyset_add(ks, node_str(c->stk[i]), i);
+    }
+    for (size_t h = str_hash(name) & (ks->cap - 1); ks->slot[h]; h = (h + 1) & (ks->cap - 1))
+        if (strcmp(node_str(c->stk[ks->slot[h] - 1]), name) == 0)
+            return c->stk[ks->slot[h] - 1];
+    keyset_add(ks, name, c->nstk);  /* where the caller pushes it */
+    return NULL;
+}
+
+static int parse_map_entries(parse_ctx *c, cfg_node *m, const char *path, int depth,
+                             keyset *seen)
 {
     size_t base = c->nstk;
     for (;;) {
@@ -418,17 +475,14 @@ static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
                        kev.type == YAML_MAPPING_START_EVENT ? "a map" : "a list");
         }
         cfg_node *k = node_new(c->d, CFG_SCALAR, c->file, kl, kc,
-                               (const char *)kev.data.scalar.value,
-                               kev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE);
+                               (const char *)kev.data.scalar.value, 0);
         yaml_event_delete(&kev);
         char sub[512];
         cfg_path(sub, sizeof sub, path, node_str(k));
-        for (size_t i = base; i < c->nstk; i += 2) {
-            const cfg_node *o = c->stk[i];
-            if (strcmp(node_str(o), node_str(k)) == 0)
-                return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: duplicate key (first given at "
-                           "line %d, column %d)", c->file, kl, kc, sub, o->line, o->col);
-        }
+        const cfg_node *o = dup_key(c, seen, base, node_str(k));
+        if (o)
+            return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: duplicate key (first given at "
+                       "line %d, column %d)", c->file, kl, kc, sub, o->line, o->col);
         stk_push(c, k);
         yaml_event_t vev;
         if ((r = next_event(c, &vev, sub)))
@@ -440,6 +494,14 @@ static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
             return r;
         stk_push(c, v);
     }
+}
+
+static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
+{
+    keyset seen = {0};
+    int r = parse_map_entries(c, m, path, depth, &seen);
+    free(seen.slot);
+    return r;
 }
 
 static int parse_seq(parse_ctx *c, cfg_node *s, const char *path, int depth)
@@ -661,7 +723,7 @@ char *cfg_path(char *buf, size_t len, const char *base, const char *key)
     size_t bl = base && *base ? strlen(base) : 0, ml = strlen(more), o = 0;
     if (len == 0)
         return buf;
-    const char *parts[] = {base, ".", key, more};
+    const char *parts[] = {bl ? base : "", ".", key, more};
     size_t lens[] = {bl, bl ? 1 : 0, kl, ml};
     for (int i = 0; i < 4; i++) {
         size_t n = lens[i] < len - 1 - o ? lens[i] : len - 1 - o;
@@ -1305,8 +1367,10 @@ int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err 
             n->l.vals = arena_alloc(n->l.doc, on * sizeof *ovals);
             n->l.cap = (uint32_t)on;
         }
-        memcpy(n->l.keys, okeys, on * sizeof *okeys);
-        memcpy(n->l.vals, ovals, on * sizeof *ovals);
+        if (on) {
+            memcpy(n->l.keys, okeys, on * sizeof *okeys);
+            memcpy(n->l.vals, ovals, on * sizeof *ovals);
+        }
         n->l.n = (uint32_t)on;
     }
     if (okeys != kbuf) {

@@ -365,6 +365,44 @@ static void test_cfg_long_list_memory_is_linear_and_small(void **state)
     free(y);
 }
 
+/* Duplicate keys in a big map: found through the hash the check switches to
+ * after 16 keys (a 200,000-key map took minutes when every key was compared
+ * with every earlier one), with the first key's position. */
+static void test_cfg_duplicate_key_in_big_map(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    const int dups[] = {0, 15, 16, 17, N - 1};
+    for (size_t t = 0; t < sizeof dups / sizeof *dups; t++) {
+        char *y = malloc((size_t)N * 16 + 64), *p = y;
+        p += sprintf(p, "m:\n");
+        for (int i = 0; i < N; i++)
+            p += sprintf(p, "  k%d: %d\n", i, i);
+        p += sprintf(p, "  k%d: again\n", dups[t]);
+        cfg_doc *d;
+        err e = {0};
+        assert_int_equal(cfg_load_string("big.yaml", y, (size_t)(p - y), &d, &e), AISIM_EINVAL);
+        char want[128];
+        snprintf(want, sizeof want, "big.yaml:%d:3: m.k%d: duplicate key (first given at line "
+                 "%d, column 3)", N + 2, dups[t], dups[t] + 2);
+        assert_string_equal(e.msg, want);
+        free(y);
+    }
+    /* Without a duplicate it loads, every key in order. */
+    char *y = malloc((size_t)N * 16 + 64), *p = y;
+    p += sprintf(p, "m:\n");
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "  k%d: %d\n", i, i);
+    cfg_doc *d;
+    err e = {0};
+    assert_int_equal(cfg_load_string("big.yaml", y, (size_t)(p - y), &d, &e), 0);
+    cfg_node *m = cfg_get(cfg_root(d), "m");
+    assert_int_equal(cfg_len(m), N);
+    assert_string_equal(cfg_key_at(m, N - 1), "k4999");
+    cfg_free(d);
+    free(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_cfg_int_range_is_exact),
         cmocka_unit_test(test_cfg_bad_utf8_reported_where_it_is),
         cmocka_unit_test(test_cfg_long_list_memory_is_linear_and_small),
+        cmocka_unit_test(test_cfg_duplicate_key_in_big_map),
     };
     return cmocka_run_group_tests_name("cfg", tests, NULL, NULL);
 }
