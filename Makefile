@@ -109,7 +109,8 @@ bench: deps
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_CFLAGS := $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+FUZZ_CFLAGS := $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+               -Iinclude -Isrc \
                $(PKG_CFLAGS) -DAISIM_VERSION='"$(VERSION)"'
 # $(call fuzz_target,NAME,EXTRA_FLAGS): builds tests/fuzz/fuzz_NAME.c with
 # libFuzzer and runs it for FUZZ_SECONDS on its own corpus, the seeds, the
