@@ -4,6 +4,7 @@
 #include "aisim/out.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,25 @@ void out_abort(out *o)
     out_free(o);
 }
 
+/* Significant digits of a "%g" string: leading and trailing zeros of the
+ * digits (before any exponent) do not count. */
+static int sig_digits(const char *s)
+{
+    const char *first = NULL, *last = NULL;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '1' && *s <= '9') {
+            if (!first)
+                first = s;
+            last = s;
+        }
+    if (!first)
+        return 1;
+    int n = 0;
+    for (s = first; s <= last; s++)
+        n += *s >= '0' && *s <= '9';
+    return n;
+}
+
 static int fmt_round_trips(char *buf, size_t len, int prec, double v)
 {
     snprintf(buf, len, "%.*g", prec, v);
@@ -225,30 +245,38 @@ void out_fmt_double(char *buf, size_t len, double v)
         snprintf(buf, len, v > 0 ? "inf" : "-inf");
         return;
     }
-    /* The shortest precision p in 6..17 whose "%.*g" reads back as v.  Round
-     * trip is monotone in p (the nearest (p+1)-digit decimal is at least as
-     * close to v as the nearest p-digit one, which is also a (p+1)-digit
-     * decimal), so p can be searched instead of tried in turn: 6 first (round
-     * numbers), then 15 (most doubles computed by division need 16 or 17),
-     * then a binary search.  At most 5 snprintf/strtod pairs instead of 12;
-     * the result is the same string the linear search gave. */
+    /* The shortest precision p in 6..17 whose "%.*g" reads back as v, in
+     * at most four conversions.  6 first: short numbers are common (counts,
+     * round times).  For a normal double, every decimal of at most 15
+     * significant digits reads back as the double nearest to it, and two
+     * 15-digit decimals are further apart than a double's rounding
+     * interval; so if "%.15g" reads back, no shorter decimal than its own
+     * significant digits does, and p is their count.  Otherwise p is 16 or
+     * 17.  Subnormals carry fewer bits, and take the search by halves over
+     * 6..17 (round trip is monotone in p). */
     if (fmt_round_trips(buf, len, 6, v))
         return;
-    int lo = 7, hi = 15, last = 15;     /* answer in [lo, hi]; buf holds `last` */
-    if (!fmt_round_trips(buf, len, 15, v)) {
-        lo = 16;
-        hi = 17;
+    if (fabs(v) >= DBL_MIN) {
+        if (fmt_round_trips(buf, len, 15, v)) {
+            int p = sig_digits(buf);
+            if (p < 6)
+                p = 6;
+            if (p != 15)
+                snprintf(buf, len, "%.*g", p, v);
+        } else if (!fmt_round_trips(buf, len, 16, v)) {
+            snprintf(buf, len, "%.17g", v);
+        }
+        return;
     }
+    int lo = 7, hi = 17;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        last = mid;
         if (fmt_round_trips(buf, len, mid, v))
             hi = mid;
         else
             lo = mid + 1;
     }
-    if (last != hi)
-        snprintf(buf, len, "%.*g", hi, v);
+    snprintf(buf, len, "%.*g", hi, v);
 }
 
 void out_json_num(json_t *o, const char *key, double v)

@@ -50,7 +50,9 @@ static void test_fmt_special_and_simple_values(void **state)
     (void)state;
     const double v[] = {0.0, -0.0, 1, -1, 0.1, 0.5, 1.0 / 3, 2.0 / 3, 1e-300, 5e-324,
                         1.7976931348623157e308, 123456, 1234567, 12345678901234567.0,
-                        0.30000000000000004, 100e9, 2.5e-6};
+                        0.30000000000000004, 100e9, 2.5e-6, 1e10, 12345000, 1e15, 1e16,
+                        123456789012345678.0, 2.2250738585072014e-308, 2.2e-308, 1e-310,
+                        4.9406564584124654e-324, 1.5e-323, -1e-320, 0.1 + 0.2, 1e21, 1e22};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         check(v[i]);
     char b[64];
@@ -75,7 +77,11 @@ static void test_fmt_same_as_linear_search(void **state)
     for (int i = 0; i < 100000; i++) {
         uint64_t r = splitmix(&s);
         double v;
-        switch (i % 4) {
+        switch (i % 5) {
+        case 4:     /* a subnormal */
+            r &= 0x800fffffffffffffu;
+            memcpy(&v, &r, sizeof v);
+            break;
         case 0:     /* any finite bit pattern */
             memcpy(&v, &r, sizeof v);
             if (!isfinite(v))
