@@ -131,7 +131,8 @@ fuzz:
 	$(call fuzz_target,scenario,)
 
 # What loads, run: each accepted scenario is started, run for at most 20,000
-# events and 1 s of simulated time, and reported (tests/fuzz/fuzz_run.c).
+# events, 1 s of simulated time and 2 s of wall clock, and reported
+# (tests/fuzz/fuzz_run.c).
 fuzz-run:
 	$(call fuzz_target,run,-malloc_limit_mb=1024)
 
