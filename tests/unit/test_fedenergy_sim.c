@@ -350,8 +350,9 @@ static void test_stop_before_first_round_reports_nulls(void **state)
 {
     (void)state;
     static const char *sets[] = {"stop=1ps"};
-    char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/fe_test_stop_%d", (int)getpid());
+    assert_int_equal(tu_setup(NULL), 0);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/stopped", tu_tmp);
     run_opts o = {.scenario = "fedenergy/digits_regret", .out_dir = dir, .sets = sets,
                   .nsets = 1};
     err e = {0};
@@ -362,9 +363,7 @@ static void test_stop_before_first_round_reports_nulls(void **state)
     assert_true(json_is_null(json_object_get(res, "fedavg_final_accuracy")));
     assert_true(json_is_null(json_object_get(res, "online_final_accuracy")));
     json_decref(sum);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_teardown(NULL), 0);
 }
 
 int main(void)
