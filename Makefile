@@ -6,6 +6,7 @@
 #   make test SAN=1   the same with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench        reference benchmarks (events/s, sim-s per wall-s, peak memory)
 #   make fuzz FUZZ_SECONDS=60   libFuzzer on the scenario loader (clang)
+#   make fuzz-run FUZZ_SECONDS=60  libFuzzer running accepted scenarios (bounded)
 #   make ns3-compare  aisim against ns-3 3.37 on net/leafspine-websearch and net/spray-permutation
 #                     (installs ns3; minutes of CPU; not part of `make test`)
 #   make DEBUG=1      -O0 build
@@ -58,7 +59,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
-.PHONY: all deps demo test bench fuzz clean golden-update ns3-compare
+.PHONY: all deps demo test bench fuzz fuzz-run clean golden-update ns3-compare
 all: $(BUILD)/aisim
 
 deps:
@@ -108,17 +109,32 @@ bench: deps
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_CFLAGS := $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+FUZZ_CFLAGS := $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+               -Iinclude -Isrc \
                $(PKG_CFLAGS) -DAISIM_VERSION='"$(VERSION)"'
-fuzz:
+# $(call fuzz_target,NAME,EXTRA_FLAGS): builds tests/fuzz/fuzz_NAME.c with
+# libFuzzer and runs it for FUZZ_SECONDS on its own corpus, the seeds, the
+# examples and the bad-scenario corpus.
+define fuzz_target
 	@scripts/deps.sh fuzz
-	@mkdir -p $(FUZZ_BUILD)/corpus
+	@mkdir -p $(FUZZ_BUILD)/corpus-$(1)
 	$(MAKE) --no-print-directory $(BUILD)/gen/examples.c
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_scenario.c $(LIB_SRC) $(BUILD)/gen/examples.c \
-	    $(LDLIBS) -o $(FUZZ_BUILD)/fuzz_scenario
-	$(FUZZ_BUILD)/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	    -dict=tests/fuzz/yaml.dict -timeout=10 -rss_limit_mb=2048 \
-	    $(FUZZ_BUILD)/corpus tests/fuzz/seeds $(sort $(dir $(EXAMPLES))) tests/scenarios/bad
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_$(1).c $(LIB_SRC) $(BUILD)/gen/examples.c \
+	    $(LDLIBS) -o $(FUZZ_BUILD)/fuzz_$(1)
+	$(FUZZ_BUILD)/fuzz_$(1) -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    -dict=tests/fuzz/yaml.dict -timeout=10 -rss_limit_mb=2048 $(2) \
+	    $(FUZZ_BUILD)/corpus-$(1) tests/fuzz/seeds $(sort $(dir $(EXAMPLES))) tests/scenarios/bad
+endef
+
+# The scenario loader: parse, --set, bind, configure, emit.
+fuzz:
+	$(call fuzz_target,scenario,)
+
+# What loads, run: each accepted scenario is started, run for at most 20,000
+# events, 1 s of simulated time and 2 s of wall clock, and reported
+# (tests/fuzz/fuzz_run.c).
+fuzz-run:
+	$(call fuzz_target,run,-malloc_limit_mb=1024)
 
 clean:
 	rm -rf build build-debug build-san build-fuzz

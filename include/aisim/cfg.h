@@ -16,7 +16,11 @@
  * binding, cfg_emit() writes the fully resolved scenario.
  *
  * Memory: every node and string lives in the cfg_doc's arena and dies with
- * cfg_free().  Strings bound by cfg_bind() point into it.
+ * cfg_free().  Strings bound by cfg_bind() point into it.  A scalar costs
+ * 24 bytes plus its text beyond 5 bytes, a map or list 56 plus 8 (16 for a
+ * map) per entry; a default cfg_bind() inserts adds its value node only
+ * (its key node is shared).  tests/scale/gen-flows.sh makes a big scenario
+ * to measure it (docs/benchmarks.md).
  */
 #ifndef AISIM_CFG_H
 #define AISIM_CFG_H
@@ -34,7 +38,10 @@ typedef struct cfg_node cfg_node;
 enum cfg_kind { CFG_SCALAR, CFG_MAP, CFG_SEQ };
 
 /* Loads YAML from a file / from memory (`name` is used in messages).
- * On error returns a negative code, fills e and sets *out to NULL. */
+ * On error returns a negative code, fills e and sets *out to NULL.  A
+ * directory, or a file larger than CFG_MAX_FILE bytes (reading stops there:
+ * /dev/zero is refused too), is bad input (AISIM_EINVAL). */
+#define CFG_MAX_FILE (256 << 20)
 int cfg_load_file(const char *path, cfg_doc **out, err *e);
 int cfg_load_string(const char *name, const char *text, size_t len, cfg_doc **out, err *e);
 void cfg_free(cfg_doc *d);
@@ -60,6 +67,10 @@ const char *cfg_key_at(const cfg_node *n, size_t i);    /* i-th key of a map */
 cfg_node *cfg_get(const cfg_node *map, const char *key);/* NULL if absent */
 /* Short description of what a node is, for "found ..." ("a map", "\"100\""). */
 const char *cfg_describe(const cfg_node *n, char *buf, size_t len);
+/* Text as it is quoted in messages: "..." with at most 40 characters inside
+ * (longer text is cut after a whole character and ends in ...), control
+ * bytes as \xNN.  buf needs 48 bytes.  Returns buf. */
+const char *cfg_quote(const char *s, char *buf, size_t len);
 
 /* Error about node n: "file:line:col: path: <message>".  Returns code. */
 int cfg_err(err *e, int code, const cfg_node *n, const char *path, const char *fmt, ...)
@@ -127,8 +138,18 @@ char *cfg_path_index(char *buf, size_t len, const char *base, size_t i);
 /* Adds key: value (value parsed from YAML text) to map n; used to fill in
  * values a module computes.  Replaces an existing key's value. */
 int cfg_put(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, err *e);
+/* The inserted nodes were not written: messages about them give the
+ * position of `map` (cfg_put) or of `at` (cfg_put_at), and a required key
+ * missing from an inserted map is reported as the map (section) missing. */
+int cfg_put_at(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, const cfg_node *at,
+               err *e);
 
-/* The doc a node belongs to. */
+/* The doc a map or list belongs to (NULL for most scalars). */
 cfg_doc *cfg_node_doc(const cfg_node *n);
+/* Nodes the doc holds (loaded, --set and defaults): for tests that the
+ * tree stays proportional to the input. */
+size_t cfg_doc_nodes(const cfg_doc *d);
+/* Bytes the doc's arena holds (nodes, their text, entry arrays). */
+size_t cfg_doc_bytes(const cfg_doc *d);
 
 #endif

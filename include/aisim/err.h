@@ -6,7 +6,7 @@
  *     negative AISIM_E* code and fills an `err`; the CLI prints err.msg and
  *     exits 2 without writing results;
  *   - broken invariants: assert(), which stays on in test and debug builds;
- *   - out of memory: xmalloc() and friends abort.
+ *   - out of memory: xmalloc() and friends print a message and exit 1.
  *
  * Messages about scenario input start with "file:line:column: key.path: ",
  * then say what was expected and what was found (cfg_err() builds them).
@@ -52,7 +52,9 @@ void err_prefix(err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3
 const char *aisim_errname(int code);
 const char *aisim_strerror(int code);
 
-/* Allocation that never fails: aborts with a message on out-of-memory. */
+/* Allocation that never returns NULL: on out-of-memory it prints
+ * "aisim: out of memory (allocating N bytes)" and exits 1 (aisim_oom()). */
+void aisim_oom(size_t n) __attribute__((noreturn));
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

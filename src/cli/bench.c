@@ -140,7 +140,7 @@ static bres bench_timers(int nflows, uint64_t events, int use_cancel)
     sim *s = sim_create();
     tmix m = {.use_cancel = use_cancel};
     rng_init(&m.r, 1, "bench.timers", (uint64_t)use_cancel);
-    m.f = calloc((size_t)nflows, sizeof *m.f);
+    m.f = xcalloc((size_t)nflows, sizeof *m.f);
     for (int i = 0; i < nflows; i++) {
         m.f[i].m = &m;
         sim_timer_init(&m.f[i].rto, rto_fire, &m.f[i], 0);
@@ -257,7 +257,7 @@ int cli_bench(int argc, char **argv)
 {
     int quick = 0, nsel = 0;
     size_t ncases = NCASES;
-    char *sel = calloc(ncases, 1);
+    char *sel = xcalloc(ncases, 1);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;

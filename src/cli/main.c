@@ -156,7 +156,7 @@ static int cmd_run(int argc, char **argv, int check)
         {"force", no_argument, 0, 'f'},     {0, 0, 0, 0},
     };
     run_opts o = {.progress = isatty(2)};
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    const char **sets = xcalloc((size_t)argc + 1, sizeof *sets);
     int c;
     optind = 1;
     opterr = 0;
@@ -187,14 +187,8 @@ static int cmd_run(int argc, char **argv, int check)
         free(sets);
         return bad_usage(cmd, optind >= argc ? "missing SCENARIO" : "expected one SCENARIO");
     }
-    if (o.seed) {
-        char *end;
-        strtoull(o.seed, &end, 10);
-        if (!*o.seed || *end || o.seed[0] == '-') {
-            free(sets);
-            return bad_usage(cmd, "--seed expects a non-negative integer");
-        }
-    }
+    /* --seed is checked with the scenario (scenario_parse_seed()): one
+     * message for the command and for run_opts callers. */
     o.scenario = argv[optind];
     o.sets = sets;
     o.check_only = check;
@@ -229,6 +223,8 @@ static int cmd_list(void)
 
 int main(int argc, char **argv)
 {
+    /* jansson's allocations fail the way ours do: a message and exit 1. */
+    json_set_alloc_funcs(xmalloc, free);
     if (argc < 2) {
         usage_all(stderr);
         return EXIT_BAD_INPUT;

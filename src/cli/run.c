@@ -5,8 +5,8 @@
  * model configured (which reads every data file) before the output
  * directory is touched, so bad input never creates anything; after that,
  * files are written under temporary names and renamed only once the run has
- * completed (out.h).  SIGINT and SIGTERM stop the engine at the next monitor
- * tick and the run is discarded.
+ * completed (out.h).  SIGINT, SIGTERM and SIGHUP stop the engine at the next
+ * monitor tick and the run is discarded (exit 1).
  */
 #include "cli/run.h"
 
@@ -164,17 +164,19 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     monitor mon = {.ops = ops, .st = st, .stop_ps = sc.stop_ps, .show = o->progress};
     mon.t_start = mon.t_last = wall_now();
     interrupted = 0;
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    /* SIGHUP too: a closed terminal must not leave .part files behind. */
+    static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = on_signal}, old_sa[3];
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_sigs[i], &sa, &old_sa[i]);
     sim_set_monitor(s, on_monitor, &mon, 1u << 16);
     const char *stall = getenv("AISIM_STALL_EVENTS");
     if (stall)
         sim_set_stall_limit(s, strtoull(stall, NULL, 10));
     sim_run(s, sc.stop_ps);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_sigs[i], &old_sa[i], NULL);
     double wall = wall_now() - mon.t_start;
     if (mon.printed)
         fprintf(stderr, "\r\033[K");

@@ -80,6 +80,22 @@ int scenario_load_text(scenario *sc, const char *name, const char *text, size_t 
     return bind_top(sc, name, sets, nsets, NULL, e);
 }
 
+bool scenario_parse_seed(const char *text, int64_t *seed)
+{
+    /* Decimal digits only (no sign, no exponent), at most 16 of them
+     * before the exact comparison: 2^53 has 16 digits. */
+    size_t n = strspn(text, "0123456789");
+    if (n == 0 || text[n] || n - strspn(text, "0") > 16)
+        return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (text[i] - '0');
+    if (v > SCENARIO_SEED_MAX)
+        return false;
+    *seed = v;
+    return true;
+}
+
 /* Applies overrides and binds the top-level keys of a loaded scenario; on
  * error frees it. */
 static int bind_top(scenario *sc, const char *spec, const char *const *sets, int nsets,
@@ -89,9 +105,17 @@ static int bind_top(scenario *sc, const char *spec, const char *const *sets, int
     for (int i = 0; i < nsets && !r; i++)
         r = cfg_set(sc->doc, sets[i], e);
     if (!r && seed_override) {
-        char a[64];
-        snprintf(a, sizeof a, "seed=%s", seed_override);
-        r = cfg_set(sc->doc, a, e);
+        /* Checked here, so that a bad value is reported as --seed (not as an
+         * assignment "--set:1:6") and a long one is not cut off. */
+        int64_t seed;
+        char q[48], a[64];
+        if (!scenario_parse_seed(seed_override, &seed))
+            r = ERR(e, AISIM_EINVAL, "--seed: expected an integer from 0 to %lld (2^53), found %s",
+                    (long long)SCENARIO_SEED_MAX, cfg_quote(seed_override, q, sizeof q));
+        else {
+            snprintf(a, sizeof a, "seed=%lld", (long long)seed);
+            r = cfg_set(sc->doc, a, e);
+        }
     }
     if (r)
         goto fail;
@@ -123,7 +147,7 @@ static int bind_top(scenario *sc, const char *spec, const char *const *sets, int
         {.name = "description", .type = CFG_STR, .off = offsetof(top, description), .def = "\"\"",
          .help = "free text"},
         {.name = "seed", .type = CFG_INT, .off = offsetof(top, seed), .def = "1",
-         .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 9007199254740992.0,
+         .flags = CFG_MIN | CFG_MAX, .min = 0, .max = (double)SCENARIO_SEED_MAX,
          .help = "seed of every random stream of the run"},
         {.name = "stop", .type = CFG_TIME, .off = offsetof(top, stop_ps), .flags = CFG_OPTIONAL
          | CFG_MIN_EXCL, .min = 0, .help = "simulated time at which the run stops"},
@@ -150,6 +174,13 @@ static int bind_top(scenario *sc, const char *spec, const char *const *sets, int
             goto fail;
         }
         keys[5].name = names[t.model];
+        /* No section: an empty one, placed at the model's name, so that a
+         * required key it lacks is reported there as the section missing. */
+        if (!cfg_get(root, keys[5].name) &&
+            (r = cfg_put_at(sc->doc, root, keys[5].name, "{}", mnode, e))) {
+            free(names);
+            goto fail;
+        }
     }
     t.stop_ps = SIM_TIME_MAX;
     r = cfg_bind(root, "", keys, &t, e);

@@ -5,7 +5,8 @@
  * Top-level keys:
  *   name         run name (default: the file's base name)
  *   description  free text
- *   seed         run seed, an integer >= 0 (default 1)
+ *   seed         run seed, an integer from 0 to 2^53 (default 1): every seed is
+ *                exact wherever it is held as a double (JSON readers, tables)
  *   stop         simulated time at which the run stops (optional)
  *   model        which model runs (see `aisim list`)
  *   <model>      the model's own section, e.g. `queue:`
@@ -13,6 +14,7 @@
 #ifndef AISIM_CLI_SCENARIO_H
 #define AISIM_CLI_SCENARIO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "aisim/cfg.h"
@@ -44,5 +46,12 @@ int scenario_load(scenario *sc, const char *spec, const char *const *sets, int n
 int scenario_load_text(scenario *sc, const char *name, const char *text, size_t len,
                        const char *base_dir, const char *const *sets, int nsets, err *e);
 void scenario_fini(scenario *sc);
+
+/* The seed domain: integers 0 .. 2^53. */
+#define SCENARIO_SEED_MAX INT64_C(9007199254740992)
+
+/* Parses a --seed value exactly: decimal digits only, 0 .. 2^53.  False if
+ * it is not one. */
+bool scenario_parse_seed(const char *text, int64_t *seed);
 
 #endif

@@ -15,6 +15,7 @@
 #include "aisim/cfg.h"
 
 #include <ctype.h>
+#include <stdalign.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,78 +23,171 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "aisim/infile.h"
 #include "aisim/units.h"
 
 #define CFG_MAX_DEPTH 64
+#define CFG_QUOTE_MAX 40    /* characters of a value or key quoted in a message */
 
+/* Nodes live in the doc's arena (see arena_alloc), so a node costs no malloc
+ * of its own, and a scalar holds its text inline: it is allocated only up
+ * to the end of its text.  Maps, lists and null scalars (which cfg_bind()
+ * and cfg_set() turn into maps in place) are allocated in full, with the
+ * list fields in the union.  A 54 MB scenario of 1.5 M flows is 15 M nodes:
+ * their size is most of what `aisim check` needs (docs/benchmarks.md). */
 struct cfg_node {
-    enum cfg_kind kind;
     int line, col;          /* 1-based; 0 for inserted defaults */
     const char *file;       /* source name (owned by the doc) */
-    cfg_doc *doc;
-    char *str;              /* scalar text */
-    int quoted;             /* scalar was quoted: never null, emitted quoted */
-    size_t n, cap;          /* map/seq entries */
-    cfg_node **keys;        /* map keys (scalar nodes) */
-    cfg_node **vals;        /* map values / seq elements */
+    unsigned char kind;     /* enum cfg_kind */
+    unsigned char quoted;   /* scalar was quoted: never null, emitted quoted */
+    unsigned char implicit; /* inserted by cfg_put() (a default), not written */
+    char text0[5];          /* a scalar's text starts here and runs on over
+                               `l`, as long as it is (node_str) */
+    struct {                /* maps, lists, and null scalars (whose text
+                               fits in text0) */
+        uint32_t n, cap;    /* entries */
+        cfg_node **keys;    /* map keys (scalar nodes) */
+        cfg_node **vals;    /* map values / seq elements */
+        cfg_doc *doc;
+    } l;
 };
+
+/* A scalar's text (computed from the node's address, not through text0, so
+ * that it may run past text0's five bytes). */
+static inline char *node_str(const cfg_node *n)
+{
+    return (char *)n + offsetof(cfg_node, text0);
+}
+
+/* The arena: chunks of ARENA_CHUNK bytes, each allocation 8-byte aligned;
+ * a large one (a long list's array) gets a chunk of its own. */
+#define ARENA_CHUNK (64 * 1024)
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap;
+    _Alignas(8) unsigned char mem[];
+} arena_chunk;
 
 struct cfg_doc {
     char *name;             /* file name used in messages */
     cfg_node *root;
-    cfg_node **all;         /* every node, for cfg_free() */
-    size_t nall, capall;
+    arena_chunk *arena;     /* every node, string and entry array */
     char **names;           /* extra source names ("--set", "(default)") */
     size_t nnames;
+    size_t nodes;           /* nodes made (cfg_doc_nodes) */
+    const char **dk_name;   /* default keys cfg_bind() inserted, by schema */
+    cfg_node **dk_node;     /* name pointer (open addressing): one node per */
+    size_t dk_n, dk_cap;    /* schema key, shared by every map it fills */
 };
 
 static const char DEFAULT_SRC[] = "(default)";
 
-static cfg_node *node_new(cfg_doc *d, enum cfg_kind k, const char *file, int line, int col)
+static void *arena_alloc(cfg_doc *d, size_t n)
 {
-    cfg_node *n = xcalloc(1, sizeof *n);
-    n->kind = k;
+    n = (n + 7) & ~(size_t)7;
+    arena_chunk *c = d->arena;
+    if (c && c->cap - c->used >= n) {
+        void *p = c->mem + c->used;
+        c->used += n;
+        return p;
+    }
+    size_t cap = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+    arena_chunk *nc = xmalloc(sizeof *nc + cap);
+    nc->cap = cap;
+    nc->used = n;
+    if (c && cap == n) {        /* a big one: keep filling the current chunk */
+        nc->next = c->next;
+        c->next = nc;
+    } else {
+        nc->next = c;
+        d->arena = nc;
+    }
+    return nc->mem;
+}
+
+
+static bool is_null_text(const char *s)
+{
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+           !strcmp(s, "NULL");
+}
+
+/* A map or list (str NULL), or a scalar with text str. */
+static cfg_node *node_new(cfg_doc *d, enum cfg_kind k, const char *file, int line, int col,
+                          const char *str, int quoted)
+{
+    bool full = k != CFG_SCALAR || (!quoted && is_null_text(str));
+    size_t size = offsetof(cfg_node, text0) + (k == CFG_SCALAR ? strlen(str) + 1 : 0);
+    if (full && size < sizeof(cfg_node))
+        size = sizeof(cfg_node);
+    cfg_node *n = memset(arena_alloc(d, size), 0, size);
+    n->kind = (unsigned char)k;
     n->file = file;
     n->line = line;
     n->col = col;
-    n->doc = d;
-    if (d->nall == d->capall) {
-        d->capall = d->capall ? 2 * d->capall : 64;
-        d->all = xrealloc(d->all, d->capall * sizeof *d->all);
-    }
-    d->all[d->nall++] = n;
+    n->quoted = (unsigned char)quoted;
+    if (k == CFG_SCALAR)
+        strcpy(node_str(n), str);
+    if (full)
+        n->l.doc = d;
+    d->nodes++;
     return n;
+}
+
+/* A null scalar ("key:" with nothing) becomes an empty map in place. */
+static void null_to_map(cfg_node *n)
+{
+    n->kind = CFG_MAP;
+    n->l.n = n->l.cap = 0;
+    n->l.keys = n->l.vals = NULL;
 }
 
 static void node_push(cfg_node *n, cfg_node *key, cfg_node *val)
 {
-    if (n->n == n->cap) {
-        n->cap = n->cap ? 2 * n->cap : 4;
-        n->vals = xrealloc(n->vals, n->cap * sizeof *n->vals);
-        if (n->kind == CFG_MAP)
-            n->keys = xrealloc(n->keys, n->cap * sizeof *n->keys);
+    if (n->l.n == n->l.cap) {       /* the old arrays stay in the arena */
+        uint32_t cap = n->l.cap ? 2 * n->l.cap : 4;
+        cfg_node **v = arena_alloc(n->l.doc, cap * sizeof *v);
+        if (n->l.n)
+            memcpy(v, n->l.vals, n->l.n * sizeof *v);
+        n->l.vals = v;
+        if (n->kind == CFG_MAP) {
+            cfg_node **k = arena_alloc(n->l.doc, cap * sizeof *k);
+            if (n->l.n)
+                memcpy(k, n->l.keys, n->l.n * sizeof *k);
+            n->l.keys = k;
+        }
+        n->l.cap = cap;
     }
     if (n->kind == CFG_MAP)
-        n->keys[n->n] = key;
-    n->vals[n->n++] = val;
+        n->l.keys[n->l.n] = key;
+    n->l.vals[n->l.n++] = val;
 }
 
 void cfg_free(cfg_doc *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->nall; i++) {
-        free(d->all[i]->str);
-        free(d->all[i]->keys);
-        free(d->all[i]->vals);
-        free(d->all[i]);
+    for (arena_chunk *c = d->arena, *next; c; c = next) {
+        next = c->next;
+        free(c);
     }
     for (size_t i = 0; i < d->nnames; i++)
         free(d->names[i]);
     free(d->names);
-    free(d->all);
+    free(d->dk_name);
+    free(d->dk_node);
     free(d->name);
     free(d);
+}
+
+size_t cfg_doc_nodes(const cfg_doc *d) { return d->nodes; }
+
+size_t cfg_doc_bytes(const cfg_doc *d)
+{
+    size_t b = sizeof *d;
+    for (const arena_chunk *c = d->arena; c; c = c->next)
+        b += sizeof *c + c->cap;
+    return b;
 }
 
 static const char *doc_intern_name(cfg_doc *d, const char *name)
@@ -138,10 +232,43 @@ const char *cfg_describe(const cfg_node *n, char *buf, size_t len)
         snprintf(buf, len, "a list");
     else if (cfg_is_null(n))
         snprintf(buf, len, "nothing (null)");
-    else if (strlen(n->str) > 40)
-        snprintf(buf, len, "\"%.37s...\"", n->str);
     else
-        snprintf(buf, len, "\"%s\"", n->str);
+        cfg_quote(node_str(n), buf, len);
+    return buf;
+}
+
+/* Bytes of s quoted: at most CFG_QUOTE_MAX characters between the quotes
+ * (a longer value is cut, after a whole character, and ends in "..."), and
+ * control bytes written \xNN, so that a 300-digit number or binary junk in a
+ * scenario still makes a short one-line message. */
+const char *cfg_quote(const char *s, char *buf, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t total = 0;
+    for (size_t i = 0; u[i]; i++)
+        total += u[i] < 0x20 || u[i] == 0x7f ? 4 : 1;
+    size_t room = total <= CFG_QUOTE_MAX ? CFG_QUOTE_MAX : CFG_QUOTE_MAX - 3;
+    char q[CFG_QUOTE_MAX + 8];
+    size_t o = 0, i = 0;
+    for (; u[i]; i++) {
+        int ctl = u[i] < 0x20 || u[i] == 0x7f;
+        if (o + (ctl ? 4 : 1) > room)
+            break;
+        if (ctl)
+            o += (size_t)snprintf(q + o, 5, "\\x%02x", u[i]);
+        else
+            q[o++] = (char)u[i];
+    }
+    if (u[i]) {                 /* cut: not inside a UTF-8 character */
+        while (i > 0 && (u[i] & 0xc0) == 0x80) {
+            i--;
+            o--;
+        }
+        memcpy(q + o, "...", 3);
+        o += 3;
+    }
+    q[o] = '\0';
+    snprintf(buf, len, "\"%s\"", q);
     return buf;
 }
 
@@ -154,8 +281,39 @@ typedef struct parse_ctx {
     int line_off, col_off;  /* added to libyaml's 0-based marks (for --set) */
     int one_line;           /* --set value: every mark is on line 1 */
     int text_len;           /* length of the parsed text */
+    const char *text;       /* the parsed text (for reader errors' offsets) */
     err *e;
+    cfg_node **stk;         /* entries of the maps and lists being parsed, */
+    size_t nstk, capstk;    /* moved to exact-size arrays at their end */
 } parse_ctx;
+
+static void stk_push(parse_ctx *c, cfg_node *n)
+{
+    if (c->nstk == c->capstk) {
+        c->capstk = c->capstk ? 2 * c->capstk : 256;
+        c->stk = xrealloc(c->stk, c->capstk * sizeof *c->stk);
+    }
+    c->stk[c->nstk++] = n;
+}
+
+/* Moves the entries pushed since base into n's arrays, sized exactly: a
+ * million small maps would otherwise carry half-empty doubled arrays. */
+static void stk_take(parse_ctx *c, cfg_node *n, size_t base)
+{
+    size_t per = n->kind == CFG_MAP ? 2 : 1, cnt = (c->nstk - base) / per;
+    n->l.n = n->l.cap = (uint32_t)cnt;
+    if (cnt) {
+        n->l.vals = arena_alloc(c->d, cnt * sizeof *n->l.vals);
+        if (per == 2)
+            n->l.keys = arena_alloc(c->d, cnt * sizeof *n->l.keys);
+        for (size_t i = 0; i < cnt; i++) {
+            if (per == 2)
+                n->l.keys[i] = c->stk[base + 2 * i];
+            n->l.vals[i] = c->stk[base + per * i + per - 1];
+        }
+    }
+    c->nstk = base;
+}
 
 static int mark_line(parse_ctx *c, yaml_mark_t m)
 {
@@ -169,9 +327,36 @@ static int mark_col(parse_ctx *c, yaml_mark_t m)
     return (int)m.column + 1 + (m.line == 0 ? c->col_off : 0);
 }
 
+/* libyaml's reader (bad UTF-8, control characters) reports a byte offset
+ * and leaves the marks at zero: count lines and characters up to it. */
+static int reader_err(parse_ctx *c)
+{
+    yaml_parser_t *p = &c->p;
+    size_t off = p->problem_offset < (size_t)c->text_len ? p->problem_offset
+                                                         : (size_t)c->text_len;
+    yaml_mark_t m = {0};
+    for (size_t i = 0; i < off; i++) {
+        unsigned char b = (unsigned char)c->text[i];
+        if (b == '\n') {
+            m.line++;
+            m.column = 0;
+        } else if ((b & 0xc0) != 0x80) {
+            m.column++;
+        }
+    }
+    char val[32] = "";
+    if (p->problem_value >= 0)
+        snprintf(val, sizeof val, " (byte 0x%02x)", (unsigned)p->problem_value & 0xffu);
+    return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: YAML syntax error: %s%s; a scenario is UTF-8 text",
+               c->file, mark_line(c, m), mark_col(c, m), p->problem ? p->problem : "bad input",
+               val);
+}
+
 static int syntax_err(parse_ctx *c, const char *path)
 {
     yaml_parser_t *p = &c->p;
+    if (p->error == YAML_READER_ERROR)
+        return reader_err(c);
     char ctx[256] = "";
     if (p->context)
         snprintf(ctx, sizeof ctx, " (%s at line %d, column %d)", p->context,
@@ -210,8 +395,64 @@ static int reject_anchor(parse_ctx *c, yaml_event_t *ev, const char *path)
                "write the value out", c->file, where, *path ? path : "(root)");
 }
 
-static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
+/* The keys of a map being parsed, for the duplicate check: scanned while
+ * there are few, hashed (open addressing over their stack positions) once
+ * there are more, so that a map of a million keys is not quadratic. */
+typedef struct keyset {
+    size_t *slot;           /* stack index + 1; 0 = empty */
+    size_t cap, n;
+} keyset;
+
+static size_t str_hash(const char *s)
 {
+    size_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* Records that the key `name` is (or is about to be) at stack index at. */
+static void keyset_add(keyset *ks, const char *name, size_t at)
+{
+    size_t h = str_hash(name) & (ks->cap - 1);
+    while (ks->slot[h])
+        h = (h + 1) & (ks->cap - 1);
+    ks->slot[h] = at + 1;
+    ks->n++;
+}
+
+/* The earlier key of this map (keys at base, base + 2, ...) named `name`,
+ * or NULL; the caller then pushes the new key. */
+static const cfg_node *dup_key(parse_ctx *c, keyset *ks, size_t base, const char *name)
+{
+    size_t nkeys = (c->nstk - base) / 2;
+    if (nkeys < 16) {
+        for (size_t i = base; i < c->nstk; i += 2)
+            if (strcmp(node_str(c->stk[i]), name) == 0)
+                return c->stk[i];
+        return NULL;
+    }
+    if (2 * (nkeys + 1) > ks->cap) {        /* (re)build the table */
+        free(ks->slot);
+        ks->cap = 64;
+        while (ks->cap < 4 * (nkeys + 1))
+            ks->cap *= 2;
+        ks->slot = xcalloc(ks->cap, sizeof *ks->slot);
+        ks->n = 0;
+        for (size_t i = base; i < c->nstk; i += 2)
+            keyset_add(ks, node_str(c->stk[i]), i);
+    }
+    for (size_t h = str_hash(name) & (ks->cap - 1); ks->slot[h]; h = (h + 1) & (ks->cap - 1))
+        if (strcmp(node_str(c->stk[ks->slot[h] - 1]), name) == 0)
+            return c->stk[ks->slot[h] - 1];
+    keyset_add(ks, name, c->nstk);  /* where the caller pushes it */
+    return NULL;
+}
+
+static int parse_map_entries(parse_ctx *c, cfg_node *m, const char *path, int depth,
+                             keyset *seen)
+{
+    size_t base = c->nstk;
     for (;;) {
         yaml_event_t kev;
         int r = next_event(c, &kev, path);
@@ -219,6 +460,7 @@ static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
             return r;
         if (kev.type == YAML_MAPPING_END_EVENT) {
             yaml_event_delete(&kev);
+            stk_take(c, m, base);
             return 0;
         }
         if ((r = reject_anchor(c, &kev, path))) {
@@ -232,17 +474,16 @@ static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
                        c->file, kl, kc, *path ? path : "(root)",
                        kev.type == YAML_MAPPING_START_EVENT ? "a map" : "a list");
         }
-        cfg_node *k = node_new(c->d, CFG_SCALAR, c->file, kl, kc);
-        k->str = xstrdup((const char *)kev.data.scalar.value);
+        cfg_node *k = node_new(c->d, CFG_SCALAR, c->file, kl, kc,
+                               (const char *)kev.data.scalar.value, 0);
         yaml_event_delete(&kev);
         char sub[512];
-        cfg_path(sub, sizeof sub, path, k->str);
-        for (size_t i = 0; i < m->n; i++) {
-            if (strcmp(m->keys[i]->str, k->str) == 0)
-                return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: duplicate key (first given at "
-                           "line %d, column %d)", c->file, kl, kc, sub, m->keys[i]->line,
-                           m->keys[i]->col);
-        }
+        cfg_path(sub, sizeof sub, path, node_str(k));
+        const cfg_node *o = dup_key(c, seen, base, node_str(k));
+        if (o)
+            return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: duplicate key (first given at "
+                       "line %d, column %d)", c->file, kl, kc, sub, o->line, o->col);
+        stk_push(c, k);
         yaml_event_t vev;
         if ((r = next_event(c, &vev, sub)))
             return r;
@@ -251,21 +492,31 @@ static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
         yaml_event_delete(&vev);
         if (r)
             return r;
-        node_push(m, k, v);
+        stk_push(c, v);
     }
+}
+
+static int parse_map(parse_ctx *c, cfg_node *m, const char *path, int depth)
+{
+    keyset seen = {0};
+    int r = parse_map_entries(c, m, path, depth, &seen);
+    free(seen.slot);
+    return r;
 }
 
 static int parse_seq(parse_ctx *c, cfg_node *s, const char *path, int depth)
 {
+    size_t base = c->nstk;
     for (;;) {
         yaml_event_t ev;
         char sub[512];
-        cfg_path_index(sub, sizeof sub, path, s->n);
+        cfg_path_index(sub, sizeof sub, path, c->nstk - base);
         int r = next_event(c, &ev, sub);
         if (r)
             return r;
         if (ev.type == YAML_SEQUENCE_END_EVENT) {
             yaml_event_delete(&ev);
+            stk_take(c, s, base);
             return 0;
         }
         cfg_node *v;
@@ -273,7 +524,7 @@ static int parse_seq(parse_ctx *c, cfg_node *s, const char *path, int depth)
         yaml_event_delete(&ev);
         if (r)
             return r;
-        node_push(s, NULL, v);
+        stk_push(c, v);
     }
 }
 
@@ -288,17 +539,16 @@ static int parse_node(parse_ctx *c, yaml_event_t *ev, const char *path, int dept
                    line, col, *path ? path : "(root)", CFG_MAX_DEPTH);
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
-        cfg_node *n = node_new(c->d, CFG_SCALAR, c->file, line, col);
-        n->str = xstrdup((const char *)ev->data.scalar.value);
-        n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
-        *out = n;
+        *out = node_new(c->d, CFG_SCALAR, c->file, line, col,
+                        (const char *)ev->data.scalar.value,
+                        ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE);
         return 0;
     }
     case YAML_MAPPING_START_EVENT:
-        *out = node_new(c->d, CFG_MAP, c->file, line, col);
+        *out = node_new(c->d, CFG_MAP, c->file, line, col, NULL, 0);
         return parse_map(c, *out, path, depth);
     case YAML_SEQUENCE_START_EVENT:
-        *out = node_new(c->d, CFG_SEQ, c->file, line, col);
+        *out = node_new(c->d, CFG_SEQ, c->file, line, col, NULL, 0);
         return parse_seq(c, *out, path, depth);
     default:
         return ERR(c->e, AISIM_EINVAL, "%s:%d:%d: %s: unexpected YAML event", c->file, line, col,
@@ -311,7 +561,8 @@ static int parse_text(cfg_doc *d, const char *file, const char *text, size_t len
                       int col_off, const char *path, cfg_node **out, err *e)
 {
     parse_ctx c = {.d = d, .file = file, .line_off = line_off, .col_off = col_off, .e = e,
-                   .one_line = col_off > 0 && !memchr(text, '\n', len), .text_len = (int)len};
+                   .one_line = col_off > 0 && !memchr(text, '\n', len), .text_len = (int)len,
+                   .text = text};
     *out = NULL;
     if (!yaml_parser_initialize(&c.p))
         return ERR(e, AISIM_EIO, "cannot initialise the YAML parser");
@@ -343,6 +594,7 @@ static int parse_text(cfg_doc *d, const char *file, const char *text, size_t len
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&c.p);
+    free(c.stk);
     return r;
 }
 
@@ -371,31 +623,41 @@ int cfg_load_string(const char *name, const char *text, size_t len, cfg_doc **ou
 int cfg_load_file(const char *path, cfg_doc **out, err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    FILE *f = infile_open(path, "rb");
+    if (!f && errno == EISDIR)
+        return ERR(e, AISIM_EINVAL, "%s: is a directory; expected a scenario file", path);
     if (!f)
         return ERR(e, AISIM_ENOENT, "%s: cannot open: %s", path, strerror(errno));
+    /* Read at most CFG_MAX_FILE + 1 bytes: /dev/zero or a runaway pipe stops
+     * at the cap instead of growing the buffer until memory runs out. */
     size_t cap = 4096, n = 0;
     char *buf = xmalloc(cap);
     size_t k;
-    while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
+    while (n <= CFG_MAX_FILE && (k = fread(buf + n, 1, cap - n, f)) > 0) {
         n += k;
-        if (n == cap)
-            buf = xrealloc(buf, cap *= 2);
+        if (n == cap && n <= CFG_MAX_FILE)
+            buf = xrealloc(buf, cap = cap * 2 > CFG_MAX_FILE + 1 ? CFG_MAX_FILE + 1 : cap * 2);
     }
-    int bad = ferror(f);
+    int en = ferror(f) ? errno : 0;
     fclose(f);
-    if (bad) {
-        free(buf);
-        return ERR(e, AISIM_EIO, "%s: read error", path);
-    }
-    int r = cfg_load_string(path, buf, n, out, e);
+    int r;
+    if (en)
+        r = ERR(e, AISIM_EIO, "%s: read error: %s", path, strerror(en));
+    else if (n > CFG_MAX_FILE)
+        r = ERR(e, AISIM_EINVAL, "%s: larger than %d MiB, the limit of a scenario file", path,
+                CFG_MAX_FILE >> 20);
+    else
+        r = cfg_load_string(path, buf, n, out, e);
     free(buf);
     return r;
 }
 
 cfg_node *cfg_root(const cfg_doc *d) { return d->root; }
 const char *cfg_doc_name(const cfg_doc *d) { return d->name; }
-cfg_doc *cfg_node_doc(const cfg_node *n) { return n->doc; }
+cfg_doc *cfg_node_doc(const cfg_node *n)
+{
+    return n->kind != CFG_SCALAR || cfg_is_null(n) ? n->l.doc : NULL;
+}
 
 /* ---- access ----------------------------------------------------------- */
 
@@ -403,29 +665,29 @@ enum cfg_kind cfg_kind(const cfg_node *n) { return n->kind; }
 const char *cfg_file(const cfg_node *n) { return n->file; }
 int cfg_line(const cfg_node *n) { return n->line; }
 int cfg_col(const cfg_node *n) { return n->col; }
-const char *cfg_scalar(const cfg_node *n) { return n && n->kind == CFG_SCALAR ? n->str : NULL; }
-size_t cfg_len(const cfg_node *n) { return n && n->kind != CFG_SCALAR ? n->n : 0; }
-cfg_node *cfg_at(const cfg_node *n, size_t i) { return i < cfg_len(n) ? n->vals[i] : NULL; }
+const char *cfg_scalar(const cfg_node *n)
+{
+    return n && n->kind == CFG_SCALAR ? node_str(n) : NULL;
+}
+size_t cfg_len(const cfg_node *n) { return n && n->kind != CFG_SCALAR ? n->l.n : 0; }
+cfg_node *cfg_at(const cfg_node *n, size_t i) { return i < cfg_len(n) ? n->l.vals[i] : NULL; }
 
 const char *cfg_key_at(const cfg_node *n, size_t i)
 {
-    return n && n->kind == CFG_MAP && i < n->n ? n->keys[i]->str : NULL;
+    return n && n->kind == CFG_MAP && i < n->l.n ? node_str(n->l.keys[i]) : NULL;
 }
 
 bool cfg_is_null(const cfg_node *n)
 {
-    if (!n || n->kind != CFG_SCALAR || n->quoted)
-        return false;
-    const char *s = n->str;
-    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+    return n && n->kind == CFG_SCALAR && !n->quoted && is_null_text(node_str(n));
 }
 
 static ssize_t map_find(const cfg_node *m, const char *key)
 {
     if (!m || m->kind != CFG_MAP)
         return -1;
-    for (size_t i = 0; i < m->n; i++)
-        if (strcmp(m->keys[i]->str, key) == 0)
+    for (size_t i = 0; i < m->l.n; i++)
+        if (strcmp(node_str(m->l.keys[i]), key) == 0)
             return (ssize_t)i;
     return -1;
 }
@@ -433,7 +695,7 @@ static ssize_t map_find(const cfg_node *m, const char *key)
 cfg_node *cfg_get(const cfg_node *map, const char *key)
 {
     ssize_t i = map_find(map, key);
-    return i < 0 ? NULL : map->vals[i];
+    return i < 0 ? NULL : map->l.vals[i];
 }
 
 long cfg_expect_list(const cfg_node *n, const char *path, const char *what, err *e)
@@ -442,15 +704,33 @@ long cfg_expect_list(const cfg_node *n, const char *path, const char *what, err 
     if (n->kind != CFG_SEQ)
         return cfg_err(e, AISIM_EINVAL, n, path, "expected a list of %s, found %s", what,
                        cfg_describe(n, found, sizeof found));
-    return (long)n->n;
+    return (long)n->l.n;
 }
 
 char *cfg_path(char *buf, size_t len, const char *base, const char *key)
 {
-    if (base && *base)
-        snprintf(buf, len, "%s.%s", base, key);
-    else
-        snprintf(buf, len, "%s", key);
+    /* Paths are for messages: a key longer than CFG_QUOTE_MAX is cut (after
+     * a whole UTF-8 character) and ends in "...". */
+    size_t kl = strlen(key);
+    const char *more = "";
+    if (kl > CFG_QUOTE_MAX) {
+        kl = CFG_QUOTE_MAX - 3;
+        while (kl > 0 && ((unsigned char)key[kl] & 0xc0) == 0x80)
+            kl--;
+        more = "...";
+    }
+    /* memcpy, not snprintf: this runs for every key of the file. */
+    size_t bl = base && *base ? strlen(base) : 0, ml = strlen(more), o = 0;
+    if (len == 0)
+        return buf;
+    const char *parts[] = {bl ? base : "", ".", key, more};
+    size_t lens[] = {bl, bl ? 1 : 0, kl, ml};
+    for (int i = 0; i < 4; i++) {
+        size_t n = lens[i] < len - 1 - o ? lens[i] : len - 1 - o;
+        memcpy(buf + o, parts[i], n);
+        o += n;
+    }
+    buf[o] = '\0';
     return buf;
 }
 
@@ -462,27 +742,117 @@ char *cfg_path_index(char *buf, size_t len, const char *base, size_t i)
 
 static void map_put(cfg_node *m, cfg_node *key, cfg_node *val)
 {
-    ssize_t i = map_find(m, key->str);
+    ssize_t i = map_find(m, node_str(key));
     if (i >= 0)
-        m->vals[i] = val;
+        m->l.vals[i] = val;
     else
         node_push(m, key, val);
 }
 
+/* An inserted value has no place in the file: messages about it (a
+ * required key missing from a defaulted section) point at the map it went
+ * into, which was written. */
+static void mark_implicit(cfg_node *n, const cfg_node *at)
+{
+    n->implicit = 1;
+    n->file = at->file;
+    n->line = at->line;
+    n->col = at->col;
+    for (size_t i = 0; i < cfg_len(n); i++) {
+        if (n->kind == CFG_MAP)
+            mark_implicit(n->l.keys[i], at);
+        mark_implicit(n->l.vals[i], at);
+    }
+}
+
 int cfg_put(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, err *e)
 {
+    return cfg_put_at(d, map, key, yaml, map, e);
+}
+
+/* A default such as 0s, 15, true, newreno or 1.5us: the plain scalar it is
+ * as YAML, without starting a YAML parser (which allocates kilobytes) for
+ * each of a million list elements' defaults. */
+static bool is_simple_plain(const char *s)
+{
+    if (!isalnum((unsigned char)s[0]) &&
+        !(strchr("+-.", s[0]) && s[0] && isdigit((unsigned char)s[1])))
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("._+-", *p))
+            return false;
+    return true;
+}
+
+/* The value node of an inserted `key: yaml`, and its key node if kp is not
+ * NULL, placed at `at`. */
+static int implicit_entry(cfg_doc *d, const char *key, const char *yaml, const cfg_node *at,
+                          cfg_node **kp, cfg_node **vp, err *e)
+{
     cfg_node *v;
-    int r = parse_text(d, DEFAULT_SRC, yaml, strlen(yaml), -1, 0, key, &v, e);
+    int r = 0;
+    if (is_simple_plain(yaml))
+        v = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0, yaml, 0);
+    else
+        r = parse_text(d, DEFAULT_SRC, yaml, strlen(yaml), -1, 0, key, &v, e);
     if (r)
         return r;
-    if (!v) {
-        v = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0);
-        v->str = xstrdup("");
+    if (!v)
+        v = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0, "", 0);
+    mark_implicit(v, at);
+    *vp = v;
+    if (kp) {
+        *kp = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0, key, 0);
+        mark_implicit(*kp, at);
     }
-    cfg_node *k = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0);
-    k->str = xstrdup(key);
-    map_put(map, k, v);
     return 0;
+}
+
+/* The key node of schema key `name` (a cfg_key's name: the pointer is the
+ * identity) as cfg_bind() inserts it with its default, made once per doc:
+ * a million list elements share it.  Nothing reads an inserted key's
+ * position or changes a key. */
+static cfg_node *default_key(cfg_doc *d, const char *name, const cfg_node *at)
+{
+    if (2 * (d->dk_n + 1) > d->dk_cap) {
+        size_t cap = d->dk_cap ? 2 * d->dk_cap : 64;
+        const char **nn = xcalloc(cap, sizeof *nn);
+        cfg_node **nd = xcalloc(cap, sizeof *nd);
+        for (size_t i = 0; i < d->dk_cap; i++) {
+            if (!d->dk_name[i])
+                continue;
+            size_t h = ((uintptr_t)d->dk_name[i] >> 3) & (cap - 1);
+            while (nn[h])
+                h = (h + 1) & (cap - 1);
+            nn[h] = d->dk_name[i];
+            nd[h] = d->dk_node[i];
+        }
+        free(d->dk_name);
+        free(d->dk_node);
+        d->dk_name = nn;
+        d->dk_node = nd;
+        d->dk_cap = cap;
+    }
+    size_t h = ((uintptr_t)name >> 3) & (d->dk_cap - 1);
+    while (d->dk_name[h] && d->dk_name[h] != name)
+        h = (h + 1) & (d->dk_cap - 1);
+    if (!d->dk_name[h]) {
+        d->dk_name[h] = name;
+        d->dk_node[h] = node_new(d, CFG_SCALAR, DEFAULT_SRC, 0, 0, name, 0);
+        mark_implicit(d->dk_node[h], at);
+        d->dk_n++;
+    }
+    return d->dk_node[h];
+}
+
+int cfg_put_at(cfg_doc *d, cfg_node *map, const char *key, const char *yaml, const cfg_node *at,
+               err *e)
+{
+    cfg_node *k, *v;
+    int r = implicit_entry(d, key, yaml, at, &k, &v, e);
+    if (!r)
+        map_put(map, k, v);
+    return r;
 }
 
 /* ---- --set ------------------------------------------------------------ */
@@ -521,16 +891,14 @@ int cfg_set(cfg_doc *d, const char *a, err *e)
                 comp[k++] = *p++;
         }
         comp[k] = '\0';
-        if (*p == '.')
-            p++;
+        if (*p == '.' && !*++p)
+            return ERR(e, AISIM_EINVAL, "--set %s: empty key after the last '.'", path);
         if (k == 0)
             return ERR(e, AISIM_EINVAL, "--set %s: empty key in path", path);
         int last = *p == '\0';
         /* A null or absent node on the way becomes a map. */
         if (cfg_is_null(cur) && !is_index) {
-            cur->kind = CFG_MAP;
-            free(cur->str);
-            cur->str = NULL;
+            null_to_map(cur);
         }
         char next[512];
         if (cur->kind == CFG_SEQ) {
@@ -540,9 +908,9 @@ int cfg_set(cfg_doc *d, const char *a, err *e)
             if (*end || errno || !isdigit((unsigned char)comp[0]))
                 return ERR(e, AISIM_EINVAL, "--set %s: %s is a list; expected an index, found "
                            "\"%s\"", path, *done ? done : "(root)", comp);
-            if (idx >= cur->n)
+            if (idx >= cur->l.n)
                 return ERR(e, AISIM_EINVAL, "--set %s: %s has %zu elements; index %lu is out of "
-                           "range", path, *done ? done : "(root)", cur->n, idx);
+                           "range", path, *done ? done : "(root)", (size_t)cur->l.n, idx);
             cfg_path_index(next, sizeof next, done, idx);
             parent = cur;
             parent_i = idx;
@@ -550,13 +918,11 @@ int cfg_set(cfg_doc *d, const char *a, err *e)
             cfg_path(next, sizeof next, done, comp);
             ssize_t i = map_find(cur, comp);
             if (i < 0) {
-                cfg_node *kn = node_new(d, CFG_SCALAR, SET, 1, 1);
-                kn->str = xstrdup(comp);
-                cfg_node *vn = node_new(d, last ? CFG_SCALAR : CFG_MAP, SET, 1, 1);
-                if (last)
-                    vn->str = xstrdup("");
+                cfg_node *kn = node_new(d, CFG_SCALAR, SET, 1, 1, comp, 0);
+                cfg_node *vn = node_new(d, last ? CFG_SCALAR : CFG_MAP, SET, 1, 1,
+                                        last ? "" : NULL, 0);
                 node_push(cur, kn, vn);
-                i = (ssize_t)cur->n - 1;
+                i = (ssize_t)cur->l.n - 1;
             }
             parent = cur;
             parent_i = (size_t)i;
@@ -565,7 +931,7 @@ int cfg_set(cfg_doc *d, const char *a, err *e)
                        *done ? done : "(root)", cur->kind == CFG_MAP ? "a map" : "a value", comp);
         }
         snprintf(done, sizeof done, "%s", next);
-        cur = parent->vals[parent_i];
+        cur = parent->l.vals[parent_i];
     }
     cfg_node *v;
     const char *val = eq + 1;
@@ -573,10 +939,9 @@ int cfg_set(cfg_doc *d, const char *a, err *e)
     if (r)
         return r;
     if (!v) {
-        v = node_new(d, CFG_SCALAR, SET, 1, (int)(val - a) + 1);
-        v->str = xstrdup("");
+        v = node_new(d, CFG_SCALAR, SET, 1, (int)(val - a) + 1, "", 0);
     }
-    parent->vals[parent_i] = v;
+    parent->l.vals[parent_i] = v;
     return 0;
 }
 
@@ -587,31 +952,31 @@ static int emit_node(yaml_emitter_t *em, const cfg_node *n)
     yaml_event_t ev;
     switch (n->kind) {
     case CFG_SCALAR:
-        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)n->str, (int)strlen(n->str),
-                                     1, 1, n->quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)node_str(n),
+                                     (int)strlen(node_str(n)), 1, 1, n->quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
                                                      : YAML_ANY_SCALAR_STYLE);
         return yaml_emitter_emit(em, &ev);
     case CFG_MAP:
         yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
         if (!yaml_emitter_emit(em, &ev))
             return 0;
-        for (size_t i = 0; i < n->n; i++)
-            if (!emit_node(em, n->keys[i]) || !emit_node(em, n->vals[i]))
+        for (size_t i = 0; i < n->l.n; i++)
+            if (!emit_node(em, n->l.keys[i]) || !emit_node(em, n->l.vals[i]))
                 return 0;
         yaml_mapping_end_event_initialize(&ev);
         return yaml_emitter_emit(em, &ev);
     case CFG_SEQ: {
         /* Short lists of scalars read best on one line. */
-        int flow = n->n <= 16;
-        for (size_t i = 0; i < n->n && flow; i++)
-            flow = n->vals[i]->kind == CFG_SCALAR;
+        int flow = n->l.n <= 16;
+        for (size_t i = 0; i < n->l.n && flow; i++)
+            flow = n->l.vals[i]->kind == CFG_SCALAR;
         yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
                                              flow ? YAML_FLOW_SEQUENCE_STYLE
                                                   : YAML_BLOCK_SEQUENCE_STYLE);
         if (!yaml_emitter_emit(em, &ev))
             return 0;
-        for (size_t i = 0; i < n->n; i++)
-            if (!emit_node(em, n->vals[i]))
+        for (size_t i = 0; i < n->l.n; i++)
+            if (!emit_node(em, n->l.vals[i]))
                 return 0;
         yaml_sequence_end_event_initialize(&ev);
         return yaml_emitter_emit(em, &ev);
@@ -739,21 +1104,40 @@ static const char *bound_text(const cfg_key *k, double v, char *buf, size_t len)
     }
 }
 
-static int check_range(const cfg_node *n, const char *path, const cfg_key *k, double v, err *e)
+/* x against a bound b, exactly (an int64 converted to double rounds above
+ * 2^53: 2^53 + 1 must not pass "<= 2^53"): -1, 0 or 1 as x <, =, > b. */
+static int cmp_int_bound(int64_t x, double b)
+{
+    if (b >= 9223372036854775808.0)
+        return -1;
+    if (b < -9223372036854775808.0)
+        return 1;
+    int64_t fl = (int64_t)floor(b);
+    if (x != fl)
+        return x < fl ? -1 : 1;
+    return b == floor(b) ? 0 : -1;
+}
+
+/* Range check of v; integral values (ints, times, rates, sizes) also pass
+ * their exact value in *exact. */
+static int check_range(const cfg_node *n, const char *path, const cfg_key *k, double v,
+                       const int64_t *exact, err *e)
 {
     char b1[48], b2[48], desc[64] = "", found[64];
     const char *what = k->type == CFG_TIME ? "a time" : k->type == CFG_RATE ? "a rate"
                      : k->type == CFG_SIZE ? "a size" : k->type == CFG_INT ? "an integer"
                                                         : "a number";
+    int clo = exact ? cmp_int_bound(*exact, k->min) : v < k->min ? -1 : v > k->min;
+    int chi = exact ? cmp_int_bound(*exact, k->max) : v < k->max ? -1 : v > k->max;
     bool lo_ok = true, hi_ok = true;
     if (k->flags & CFG_MIN_EXCL)
-        lo_ok = v > k->min;
+        lo_ok = clo > 0;
     else if (k->flags & CFG_MIN)
-        lo_ok = v >= k->min;
+        lo_ok = clo >= 0;
     if (k->flags & CFG_MAX_EXCL)
-        hi_ok = v < k->max;
+        hi_ok = chi < 0;
     else if (k->flags & CFG_MAX)
-        hi_ok = v <= k->max;
+        hi_ok = chi <= 0;
     if (lo_ok && hi_ok)
         return 0;
     bool has_lo = k->flags & (CFG_MIN | CFG_MIN_EXCL), has_hi = k->flags & (CFG_MAX | CFG_MAX_EXCL);
@@ -771,7 +1155,8 @@ static int check_range(const cfg_node *n, const char *path, const cfg_key *k, do
                    cfg_describe(n, found, sizeof found));
 }
 
-static bool parse_int(const char *s, int64_t *v)
+/* Optional sign, then decimal digits only. */
+static bool parse_int_syntax(const char *s)
 {
     const char *p = s;
     if (*p == '+' || *p == '-')
@@ -781,6 +1166,13 @@ static bool parse_int(const char *s, int64_t *v)
     for (; *p; p++)
         if (!isdigit((unsigned char)*p))
             return false;
+    return true;
+}
+
+static bool parse_int(const char *s, int64_t *v)
+{
+    if (!parse_int_syntax(s))
+        return false;
     errno = 0;
     long long x = strtoll(s, NULL, 10);
     if (errno)
@@ -819,7 +1211,7 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
     if (n->kind != CFG_SCALAR || (cfg_is_null(n) && k->type != CFG_STR))
         return cfg_err(e, AISIM_EINVAL, n, path, "expected %s, found %s",
                        type_desc(k, tb, sizeof tb), cfg_describe(n, found, sizeof found));
-    const char *s = n->str;
+    const char *s = node_str(n);
     double v = 0;
     switch (k->type) {
     case CFG_BOOL:
@@ -836,13 +1228,17 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
             if (parse_float(s, &f) && f == floor(f) && fabs(f) <= 9007199254740992.0) {
                 x = (int64_t)f;
             } else {
-                const char *why = parse_float(s, &f) ? " (not a whole number)" : "";
+                /* Digits only, or a whole number beyond 2^53: too large to
+                 * be held exactly, not "not a whole number". */
+                int whole = parse_float(s, &f) && f == floor(f);
+                const char *why = parse_int_syntax(s) || whole ? " (out of range)"
+                                : parse_float(s, &f) ? " (not a whole number)" : "";
                 return cfg_err(e, AISIM_EINVAL, n, path, "expected an integer, found %s%s",
                                cfg_describe(n, found, sizeof found), why);
             }
         }
         v = (double)x;
-        if (check_range(n, path, k, v, e))
+        if (check_range(n, path, k, v, &x, e))
             return e ? e->code : AISIM_ERANGE;
         *(int64_t *)field = x;
         return 0;
@@ -851,7 +1247,7 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
         if (!parse_float(s, &v))
             return cfg_err(e, AISIM_EINVAL, n, path, "expected a number, found %s",
                            cfg_describe(n, found, sizeof found));
-        if (check_range(n, path, k, v, e))
+        if (check_range(n, path, k, v, NULL, e))
             return e ? e->code : AISIM_ERANGE;
         *(double *)field = v;
         return 0;
@@ -886,7 +1282,7 @@ int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field
             return cfg_err(e, AISIM_EINVAL, n, path, "expected %s such as %s, found %s (%s)",
                            uk == UNIT_TIME ? "a time" : uk == UNIT_RATE ? "a rate" : "a size",
                            units_example(uk), cfg_describe(n, found, sizeof found), why);
-        if (check_range(n, path, k, (double)x, e))
+        if (check_range(n, path, k, (double)x, &x, e))
             return e ? e->code : AISIM_ERANGE;
         if (uk == UNIT_TIME && x > UNITS_TIME_CAP_PS)
             return cfg_err(e, AISIM_ERANGE, n, path, "expected a time <= " UNITS_TIME_CAP_TEXT
@@ -909,9 +1305,7 @@ int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err 
 {
     char found[96], sub[512];
     if (cfg_is_null(n)) {           /* "section:" with nothing: an empty map */
-        n->kind = CFG_MAP;
-        free(n->str);
-        n->str = NULL;
+        null_to_map(n);
     }
     if (n->kind != CFG_MAP)
         return cfg_err(e, AISIM_EINVAL, n, path, "expected a map, found %s",
@@ -920,8 +1314,8 @@ int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err 
     while (keys[nk].name)
         nk++;
     /* Unknown keys first: a misspelt key explains a "missing" one. */
-    for (size_t i = 0; i < n->n; i++) {
-        const char *kname = n->keys[i]->str;
+    for (size_t i = 0; i < n->l.n; i++) {
+        const char *kname = node_str(n->l.keys[i]);
         size_t j = 0;
         while (j < nk && strcmp(keys[j].name, kname) != 0)
             j++;
@@ -935,11 +1329,12 @@ int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err 
         snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s", "; expected one of: ");
         list_words(msg, sizeof msg, names, nk);
         free(names);
-        return cfg_err(e, AISIM_EINVAL, n->keys[i], cfg_path(sub, sizeof sub, path, kname), "%s",
+        return cfg_err(e, AISIM_EINVAL, n->l.keys[i], cfg_path(sub, sizeof sub, path, kname), "%s",
                        msg);
     }
-    cfg_node **okeys = xmalloc((nk + 1) * sizeof *okeys);
-    cfg_node **ovals = xmalloc((nk + 1) * sizeof *ovals);
+    cfg_node *kbuf[32], *vbuf[32];      /* no malloc for the usual small schema */
+    cfg_node **okeys = nk < 32 ? kbuf : xmalloc((nk + 1) * sizeof *okeys);
+    cfg_node **ovals = nk < 32 ? vbuf : xmalloc((nk + 1) * sizeof *ovals);
     size_t on = 0;
     int r = 0;
     for (size_t j = 0; j < nk && !r; j++) {
@@ -951,27 +1346,44 @@ int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err 
                 if (k->flags & CFG_OPTIONAL)
                     continue;
                 char tb[256];
-                r = cfg_err(e, AISIM_EINVAL, n, sub, "missing required key (expected %s)",
-                            type_desc(k, tb, sizeof tb));
+                if (n->implicit)    /* the whole section is missing, not one key */
+                    r = cfg_err(e, AISIM_EINVAL, n, path, "section missing; expected a map with "
+                                "the required key %s (%s)", k->name, type_desc(k, tb, sizeof tb));
+                else
+                    r = cfg_err(e, AISIM_EINVAL, n, sub, "missing required key (expected %s)",
+                                type_desc(k, tb, sizeof tb));
                 break;
             }
-            if ((r = cfg_put(n->doc, n, k->name, k->def, e)))
+            /* The default goes straight into the new order, not through
+             * map_put(): the arrays are sized once, below. */
+            if ((r = implicit_entry(n->l.doc, k->name, k->def, n, NULL, &ovals[on], e)))
                 break;
-            i = (ssize_t)n->n - 1;
+            okeys[on] = default_key(n->l.doc, k->name, n);
+        } else {
+            okeys[on] = n->l.keys[i];
+            ovals[on] = n->l.vals[i];
         }
-        okeys[on] = n->keys[i];
-        ovals[on++] = n->vals[i];
-        if ((k->flags & CFG_OPTIONAL) && !k->def && cfg_is_null(n->vals[i]))
+        cfg_node *v = ovals[on++];
+        if ((k->flags & CFG_OPTIONAL) && !k->def && cfg_is_null(v))
             continue;           /* "key: null" on an optional key: not given */
         char *field = (char *)dst + k->off;
-        r = cfg_value(n->vals[i], sub, k, field, e);
+        r = cfg_value(v, sub, k, field, e);
     }
     if (!r) {   /* schema order */
-        memcpy(n->keys, okeys, on * sizeof *okeys);
-        memcpy(n->vals, ovals, on * sizeof *ovals);
-        n->n = on;
+        if (on > n->l.cap) {
+            n->l.keys = arena_alloc(n->l.doc, on * sizeof *okeys);
+            n->l.vals = arena_alloc(n->l.doc, on * sizeof *ovals);
+            n->l.cap = (uint32_t)on;
+        }
+        if (on) {
+            memcpy(n->l.keys, okeys, on * sizeof *okeys);
+            memcpy(n->l.vals, ovals, on * sizeof *ovals);
+        }
+        n->l.n = (uint32_t)on;
     }
-    free(okeys);
-    free(ovals);
+    if (okeys != kbuf) {
+        free(okeys);
+        free(ovals);
+    }
     return r;
 }

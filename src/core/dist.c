@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/infile.h"
 #include "aisim/log.h"
 #include "aisim/units.h"
 
@@ -266,7 +267,7 @@ dist dist_constant(double v) { return (dist){.kind = DIST_CONSTANT, .a = v}; }
 int ecdf_load(const char *path, double unit, ecdf **out, err *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
+    FILE *f = infile_open(path, "r");
     if (!f)
         return ERR(e, AISIM_ENOENT, "cannot open CDF file %s: %s", path, strerror(errno));
     ecdf *t = xcalloc(1, sizeof *t);

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,15 +325,25 @@ static void out_free(out *o)
 int out_commit(out *o, err *e)
 {
     int r = 0;
-    for (size_t i = 0; i < o->n; i++) {
-        out_entry *x = &o->v[i];
-        int bad = ferror(x->f);
-        if (fclose(x->f) != 0 || bad) {
-            if (!r)
-                r = ERR(e, AISIM_EIO, "writing %s failed", x->final);
+    /* Name the file that failed, with the reason: a file whose writes
+     * already failed comes first (on a full disk every later flush fails
+     * too, run.log's included); fflush() again to learn errno. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < o->n; i++) {
+            out_entry *x = &o->v[i];
+            if (!x->f || (pass == 0 && !ferror(x->f)))
+                continue;
+            int bad = ferror(x->f);
+            errno = 0;
+            bad |= fflush(x->f) != 0;
+            int en = errno;
+            bad |= fclose(x->f) != 0;
+            en = en ? en : errno;
+            x->f = NULL;
+            if (bad && !r)
+                r = ERR(e, AISIM_EIO, "cannot write %s: %s", x->final,
+                        en ? strerror(en) : "write error");
         }
-        x->f = NULL;
-    }
     if (r) {
         for (size_t i = 0; i < o->n; i++)
             unlink(o->v[i].tmp);
@@ -377,6 +388,31 @@ void out_abort(out *o)
     out_free(o);
 }
 
+/* Significant digits of a "%g" string: leading and trailing zeros of the
+ * digits (before any exponent) do not count. */
+static int sig_digits(const char *s)
+{
+    const char *first = NULL, *last = NULL;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '1' && *s <= '9') {
+            if (!first)
+                first = s;
+            last = s;
+        }
+    if (!first)
+        return 1;
+    int n = 0;
+    for (s = first; s <= last; s++)
+        n += *s >= '0' && *s <= '9';
+    return n;
+}
+
+static int fmt_round_trips(char *buf, size_t len, int prec, double v)
+{
+    snprintf(buf, len, "%.*g", prec, v);
+    return strtod(buf, NULL) == v;
+}
+
 void out_fmt_double(char *buf, size_t len, double v)
 {
     if (isnan(v)) {
@@ -387,11 +423,38 @@ void out_fmt_double(char *buf, size_t len, double v)
         snprintf(buf, len, v > 0 ? "inf" : "-inf");
         return;
     }
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            return;
+    /* The shortest precision p in 6..17 whose "%.*g" reads back as v, in
+     * at most four conversions.  6 first: short numbers are common (counts,
+     * round times).  For a normal double, every decimal of at most 15
+     * significant digits reads back as the double nearest to it, and two
+     * 15-digit decimals are further apart than a double's rounding
+     * interval; so if "%.15g" reads back, no shorter decimal than its own
+     * significant digits does, and p is their count.  Otherwise p is 16 or
+     * 17.  Subnormals carry fewer bits, and take the search by halves over
+     * 6..17 (round trip is monotone in p). */
+    if (fmt_round_trips(buf, len, 6, v))
+        return;
+    if (fabs(v) >= DBL_MIN) {
+        if (fmt_round_trips(buf, len, 15, v)) {
+            int p = sig_digits(buf);
+            if (p < 6)
+                p = 6;
+            if (p != 15)
+                snprintf(buf, len, "%.*g", p, v);
+        } else if (!fmt_round_trips(buf, len, 16, v)) {
+            snprintf(buf, len, "%.17g", v);
+        }
+        return;
     }
+    int lo = 7, hi = 17;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (fmt_round_trips(buf, len, mid, v))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    snprintf(buf, len, "%.*g", hi, v);
 }
 
 void out_json_num(json_t *o, const char *key, double v)

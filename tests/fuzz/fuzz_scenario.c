@@ -17,48 +17,31 @@
 #include "aisim/model.h"
 #include "aisim/sim.h"
 #include "cli/scenario.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* configure, then emit the resolved scenario. */
+static int check_and_emit(scenario *sc, err *e)
+{
+    void *st = calloc(1, sc->model->state_size);
+    sim *s = sim_create();
+    model_env env = {.sim = s, .seed = (uint64_t)sc->seed, .base_dir = sc->base_dir,
+                     .stop_ps = sc->stop_ps};
+    int r = sc->model->configure(st, sc->section, sc->model->name, &env, e);
+    sc->model->fini(st);
+    free(st);
+    sim_destroy(s);
+    if (r == 0) {
+        FILE *f = fopen("/dev/null", "w");
+        if (cfg_emit(cfg_root(sc->doc), f, e) != 0)
+            abort();
+        fclose(f);
+    }
+    return r;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    memcpy(text, data, size);
-    text[size] = '\0';
-    const char *sets[8];
-    int nsets = 0;
-    char *p = text;
-    while (nsets < 8 && strncmp(p, "--set ", 6) == 0) {
-        char *nl = strchr(p, '\n');
-        if (!nl)
-            break;
-        *nl = '\0';
-        sets[nsets++] = p + 6;
-        p = nl + 1;
-    }
-    scenario sc;
-    err e = {0};
-    int r = scenario_load_text(&sc, "fuzz.yaml", p, strlen(p), "examples/core", sets,
-                               nsets, &e);
-    if (r == 0) {
-        void *st = calloc(1, sc.model->state_size);
-        sim *s = sim_create();
-        model_env env = {.sim = s, .seed = (uint64_t)sc.seed, .base_dir = sc.base_dir,
-                         .stop_ps = sc.stop_ps};
-        r = sc.model->configure(st, sc.section, sc.model->name, &env, &e);
-        sc.model->fini(st);
-        free(st);
-        sim_destroy(s);
-        if (r == 0) {
-            FILE *f = fopen("/dev/null", "w");
-            if (cfg_emit(cfg_root(sc.doc), f, &e) != 0)
-                abort();
-            fclose(f);
-        }
-        scenario_fini(&sc);
-    }
-    if (r != 0 && e.msg[0] == '\0')
-        abort();            /* every error must say something */
-    free(text);
-    return 0;
+    return fuzz_one(data, size, check_and_emit);
 }

@@ -250,6 +250,159 @@ static void test_cfg_dist_from_map(void **state)
     cfg_free(d);
 }
 
+/* Values quoted in messages: at most 40 characters, cut after a whole UTF-8
+ * character, control bytes as \xNN. */
+static void test_cfg_quote_truncates_and_escapes(void **state)
+{
+    (void)state;
+    char b[64];
+    assert_string_equal(cfg_quote("1.25", b, sizeof b), "\"1.25\"");
+    char forty[41];
+    memset(forty, '7', 40);
+    forty[40] = '\0';
+    assert_string_equal(cfg_quote(forty, b, sizeof b),
+                        "\"7777777777777777777777777777777777777777\"");
+    char digits[301];
+    memset(digits, '1', 300);
+    digits[300] = '\0';
+    assert_string_equal(cfg_quote(digits, b, sizeof b),
+                        "\"1111111111111111111111111111111111111...\"");
+    assert_string_equal(cfg_quote("a\x01\x1b[0m", b, sizeof b), "\"a\\x01\\x1b[0m\"");
+    /* 36 ASCII bytes then "é" (2 bytes) straddling the cut: cut before it. */
+    char u[64];
+    snprintf(u, sizeof u, "%.36s\xc3\xa9%s", digits, "xxxxxxxx");
+    assert_string_equal(cfg_quote(u, b, sizeof b), "\"111111111111111111111111111111111111...\"");
+}
+
+/* Integers are range-checked exactly: 2^53 + 1 is not <= 2^53 although it
+ * converts to 2^53 as a double. */
+static void test_cfg_int_range_is_exact(void **state)
+{
+    (void)state;
+    cfg_doc *d;
+    err e = {0};
+    const char *y = "a: 9007199254740993\nb: 9007199254740992\n";
+    assert_int_equal(cfg_load_string("t.yaml", y, strlen(y), &d, &e), 0);
+    cfg_key k = {.name = "a", .type = CFG_INT, .flags = CFG_MAX, .max = 9007199254740992.0};
+    int64_t v = 0;
+    assert_int_equal(cfg_value(cfg_get(cfg_root(d), "a"), "a", &k, &v, &e), AISIM_ERANGE);
+    assert_string_equal(e.msg, "t.yaml:1:4: a: expected an integer <= 9007199254740992, "
+                        "found \"9007199254740993\"");
+    assert_int_equal(cfg_value(cfg_get(cfg_root(d), "b"), "b", &k, &v, &e), 0);
+    assert_true(v == INT64_C(9007199254740992));
+    cfg_free(d);
+}
+
+/* libyaml's reader errors carry an offset, not a mark: the position is
+ * counted from it (characters, not bytes). */
+static void test_cfg_bad_utf8_reported_where_it_is(void **state)
+{
+    (void)state;
+    cfg_doc *d;
+    err e = {0};
+    const char *y = "a: 1\nb: \xc3\xa9\xc3\xa9 \xfe\n";
+    assert_int_equal(cfg_load_string("t.yaml", y, strlen(y), &d, &e), AISIM_EINVAL);
+    assert_string_equal(e.msg, "t.yaml:2:7: YAML syntax error: invalid leading UTF-8 octet "
+                        "(byte 0xfe); a scenario is UTF-8 text");
+}
+
+/* A long list of small maps, each bound with two defaults inserted, as a
+ * `flows:` list of a million flows is: the tree stays linear in the list
+ * with a small constant (no node of its own per default key, no half-empty
+ * arrays, nodes in an arena), and every default is still written back. */
+typedef struct flowlike {
+    const char *src, *dst;
+    int64_t size, start, prio;
+} flowlike;
+
+static void test_cfg_long_list_memory_is_linear_and_small(void **state)
+{
+    (void)state;
+    static const cfg_key keys[] = {
+        {.name = "src", .type = CFG_STR, .off = offsetof(flowlike, src)},
+        {.name = "dst", .type = CFG_STR, .off = offsetof(flowlike, dst)},
+        {.name = "size", .type = CFG_SIZE, .off = offsetof(flowlike, size)},
+        {.name = "start", .type = CFG_TIME, .off = offsetof(flowlike, start), .def = "0s"},
+        {.name = "prio", .type = CFG_INT, .off = offsetof(flowlike, prio), .def = "0"},
+        {0},
+    };
+    enum { N = 20000 };
+    char *y = malloc((size_t)N * 48 + 16), *p = y;
+    p += sprintf(p, "flows:\n");
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "  - {src: h%d, dst: h%d, size: %dKB}\n", i % 32, (i + 1) % 32, 1 + i % 97);
+    size_t len = (size_t)(p - y);
+    cfg_doc *d;
+    err e = {0};
+    assert_int_equal(cfg_load_string("flows.yaml", y, len, &d, &e), 0);
+    cfg_node *fl = cfg_get(cfg_root(d), "flows");
+    for (int i = 0; i < N; i++) {
+        flowlike f;
+        char path[64];
+        snprintf(path, sizeof path, "flows[%d]", i);
+        assert_int_equal(cfg_bind(cfg_at(fl, (size_t)i), path, keys, &f, &e), 0);
+    }
+    /* root map, "flows", the list; per element a map, 3 keys, 3 values and
+     * 2 default values; the 2 default keys once. */
+    assert_int_equal(cfg_doc_nodes(d), 3 + (size_t)N * 9 + 2);
+    /* 56 + 6 * 24 + 2 * 24 + 48 + 80 = 376 bytes per element as built now;
+     * before the arena it was over 1,500 (a malloc per node and string, a
+     * YAML parser per default). */
+    size_t bytes = cfg_doc_bytes(d);
+    if (bytes > (size_t)N * 400)
+        fail_msg("%zu bytes for %d elements (%zu each)", bytes, N, bytes / N);
+    char *out;
+    size_t outlen;
+    FILE *f = open_memstream(&out, &outlen);
+    assert_int_equal(cfg_emit(cfg_root(d), f, &e), 0);
+    fclose(f);
+    int starts = 0;
+    for (char *q = out; (q = strstr(q, "start: 0s")); q++)
+        starts++;
+    assert_int_equal(starts, N);
+    free(out);
+    cfg_free(d);
+    free(y);
+}
+
+/* Duplicate keys in a big map: found through the hash the check switches to
+ * after 16 keys (a 200,000-key map took minutes when every key was compared
+ * with every earlier one), with the first key's position. */
+static void test_cfg_duplicate_key_in_big_map(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    const int dups[] = {0, 15, 16, 17, N - 1};
+    for (size_t t = 0; t < sizeof dups / sizeof *dups; t++) {
+        char *y = malloc((size_t)N * 16 + 64), *p = y;
+        p += sprintf(p, "m:\n");
+        for (int i = 0; i < N; i++)
+            p += sprintf(p, "  k%d: %d\n", i, i);
+        p += sprintf(p, "  k%d: again\n", dups[t]);
+        cfg_doc *d;
+        err e = {0};
+        assert_int_equal(cfg_load_string("big.yaml", y, (size_t)(p - y), &d, &e), AISIM_EINVAL);
+        char want[128];
+        snprintf(want, sizeof want, "big.yaml:%d:3: m.k%d: duplicate key (first given at line "
+                 "%d, column 3)", N + 2, dups[t], dups[t] + 2);
+        assert_string_equal(e.msg, want);
+        free(y);
+    }
+    /* Without a duplicate it loads, every key in order. */
+    char *y = malloc((size_t)N * 16 + 64), *p = y;
+    p += sprintf(p, "m:\n");
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "  k%d: %d\n", i, i);
+    cfg_doc *d;
+    err e = {0};
+    assert_int_equal(cfg_load_string("big.yaml", y, (size_t)(p - y), &d, &e), 0);
+    cfg_node *m = cfg_get(cfg_root(d), "m");
+    assert_int_equal(cfg_len(m), N);
+    assert_string_equal(cfg_key_at(m, N - 1), "k4999");
+    cfg_free(d);
+    free(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +411,11 @@ int main(void)
         cmocka_unit_test(test_cfg_load_rejects_syntax_aliases_depth_documents),
         cmocka_unit_test(test_cfg_set_overrides_creates_and_indexes),
         cmocka_unit_test(test_cfg_dist_from_map),
+        cmocka_unit_test(test_cfg_quote_truncates_and_escapes),
+        cmocka_unit_test(test_cfg_int_range_is_exact),
+        cmocka_unit_test(test_cfg_bad_utf8_reported_where_it_is),
+        cmocka_unit_test(test_cfg_long_list_memory_is_linear_and_small),
+        cmocka_unit_test(test_cfg_duplicate_key_in_big_map),
     };
     return cmocka_run_group_tests_name("cfg", tests, NULL, NULL);
 }

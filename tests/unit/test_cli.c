@@ -286,11 +286,12 @@ static void test_cli_set_errors_and_seed_override(void **state)
     free(y);
 }
 
-static void test_cli_interrupted_run_leaves_nothing_complete(void **state)
+/* Starts a run that would go on for hours, sends it sig once it has started
+ * writing, and checks that it exits 1 and removes the directory it made. */
+static void interrupt_run(int sig, const char *sub)
 {
-    (void)state;
     char dir[128];
-    snprintf(dir, sizeof dir, "%s/interrupted", tu_tmp);
+    snprintf(dir, sizeof dir, "%s/%s", tu_tmp, sub);
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open("/dev/null", O_WRONLY);
@@ -304,13 +305,77 @@ static void test_cli_interrupted_run_leaves_nothing_complete(void **state)
     for (int i = 0; i < 500 && !exists(dir); i++)
         usleep(10000);
     usleep(200000);
-    kill(pid, SIGINT);
+    kill(pid, sig);
     int st;
     waitpid(pid, &st, 0);
-    assert_true(WIFEXITED(st));
+    if (!WIFEXITED(st))
+        fail_msg("signal %d: killed by signal %d", sig, WTERMSIG(st));
     assert_int_equal(WEXITSTATUS(st), 1);
-    /* The directory this run created is gone again. */
+    /* The directory this run created is gone again: no .part file left. */
     assert_false(exists(dir));
+}
+
+static void test_cli_interrupted_run_leaves_nothing_complete(void **state)
+{
+    (void)state;
+    interrupt_run(SIGINT, "interrupted");
+}
+
+/* SIGHUP (the terminal went away) and SIGTERM as SIGINT: exit 1, nothing
+ * left; SIGHUP used to kill the run (129) and leave .part files. */
+static void test_cli_hangup_and_term_discard_the_run(void **state)
+{
+    (void)state;
+    interrupt_run(SIGHUP, "hangup");
+    interrupt_run(SIGTERM, "terminated");
+}
+
+/* --seed is an option: its errors name it, and its domain is exact. */
+static void test_cli_seed_option_is_exact_and_named(void **state)
+{
+    (void)state;
+    const char *bad[] = {"99999999999999999999", "9007199254740993", "-4", "1e3", "", "0x10"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *e, want[160];
+        assert_int_equal(run_aisim((const char *[]){"check", "core/mm1", "--seed", bad[i], NULL},
+                                   NULL, &e), 2);
+        snprintf(want, sizeof want, "--seed: expected an integer from 0 to 9007199254740992 "
+                 "(2^53), found \"%s\"\n", bad[i]);
+        assert_string_equal(e, want);
+        free(e);
+    }
+    assert_int_equal(run_aisim((const char *[]){"check", "core/mm1", "--seed",
+                                                "9007199254740992", NULL}, NULL, NULL), 0);
+    char *e;
+    assert_int_equal(run_aisim((const char *[]){"check", "core/mm1", "--set",
+                                                "seed=9007199254740993", NULL}, NULL, &e), 2);
+    assert_string_equal(e, "--set:1:6: seed: expected an integer in [0, 9007199254740992], "
+                        "found \"9007199254740993\"\n");
+    free(e);
+}
+
+static void test_cli_set_rejects_trailing_dot(void **state)
+{
+    (void)state;
+    char *e;
+    assert_int_equal(run_aisim((const char *[]){"check", "core/mm1", "--set",
+                                                "queue.customers.=3", NULL}, NULL, &e), 2);
+    assert_string_equal(e, "--set queue.customers.: empty key after the last '.'\n");
+    free(e);
+}
+
+/* A directory or an endless device as the scenario is bad input (exit 2)
+ * with a message saying so; /dev/zero used to be read until memory ran out. */
+static void test_cli_directory_and_endless_scenario_exit_2(void **state)
+{
+    (void)state;
+    char *e;
+    assert_int_equal(run_aisim((const char *[]){"check", "tests/scenarios", NULL}, NULL, &e), 2);
+    assert_string_equal(e, "tests/scenarios: is a directory; expected a scenario file\n");
+    free(e);
+    assert_int_equal(run_aisim((const char *[]){"check", "/dev/zero", NULL}, NULL, &e), 2);
+    assert_string_equal(e, "/dev/zero: larger than 256 MiB, the limit of a scenario file\n");
+    free(e);
 }
 
 static void test_cli_rerun_replaces_earlier_outputs(void **state)
@@ -883,6 +948,10 @@ int main(void)
         cmocka_unit_test(test_cli_suspicious_scenarios_warn),
         cmocka_unit_test(test_cli_set_errors_and_seed_override),
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
+        cmocka_unit_test(test_cli_hangup_and_term_discard_the_run),
+        cmocka_unit_test(test_cli_seed_option_is_exact_and_named),
+        cmocka_unit_test(test_cli_set_rejects_trailing_dot),
+        cmocka_unit_test(test_cli_directory_and_endless_scenario_exit_2),
         cmocka_unit_test(test_cli_rerun_replaces_earlier_outputs),
         cmocka_unit_test(test_cli_out_locked_directory_fails_at_once),
         cmocka_unit_test(test_cli_two_runs_at_once_publish_the_run_that_succeeded),

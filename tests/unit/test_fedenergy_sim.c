@@ -468,6 +468,29 @@ static void test_examples_check(void **state)
     }
 }
 
+/* A run stopped (`stop:`) before any round ended reports its final
+ * accuracies as null; it used to read the row before the first (found by
+ * make fuzz-run: AddressSanitizer; without it, garbage numbers). */
+static void test_stop_before_first_round_reports_nulls(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"stop=1ps"};
+    assert_int_equal(tu_setup(NULL), 0);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/stopped", tu_tmp);
+    run_opts o = {.scenario = "fedenergy/digits_regret", .out_dir = dir, .sets = sets,
+                  .nsets = 1};
+    err e = {0};
+    json_t *sum = NULL;
+    if (run_scenario(&o, &sum, NULL, &e))
+        fail_msg("run failed: %s", e.msg);
+    json_t *res = json_object_get(sum, "results");
+    assert_true(json_is_null(json_object_get(res, "fedavg_final_accuracy")));
+    assert_true(json_is_null(json_object_get(res, "online_final_accuracy")));
+    json_decref(sum);
+    assert_int_equal(tu_teardown(NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_partial_participation),
         cmocka_unit_test(test_deadline_availability),
         cmocka_unit_test(test_examples_check),
+        cmocka_unit_test(test_stop_before_first_round_reports_nulls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/infile.h"
 #include "systems/birp/birp_data.h"
 
 #define MAX_COLS 32
@@ -72,7 +73,7 @@ static int prof_fail(birp_profiles *p, int rc)
 
 int birp_profiles_load(const char *path, const char *engine, birp_profiles *p, err *e)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = infile_open(path, "r");
     if (!fp)
         return ERR(e, AISIM_ENOENT, "%s: cannot open profile file: %s", path, strerror(errno));
     char *line = NULL;
@@ -339,7 +340,7 @@ static int parse_time(const char *s, int64_t *secs_out, int64_t *ps)
 
 int birp_trace_load(const char *path, birp_trace *t, err *e)
 {
-    FILE *fp = fopen(path, "r");
+    FILE *fp = infile_open(path, "r");
     if (!fp)
         return ERR(e, AISIM_ENOENT, "%s: cannot open trace file: %s", path, strerror(errno));
     char *line = NULL;

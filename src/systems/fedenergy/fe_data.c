@@ -18,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
+
+#include "aisim/infile.h"
 
 void fe_data_fini(fe_dataset *d)
 {
@@ -31,7 +34,7 @@ int fe_data_load_csv(const char *path, size_t dim, int classes, double max_value
                      fe_dataset *d, err *e)
 {
     memset(d, 0, sizeof *d);
-    FILE *f = fopen(path, "r");
+    FILE *f = infile_open(path, "r");
     if (!f)
         return ERR(e, AISIM_ENOENT, "cannot open data file %s: %s", path, strerror(errno));
     size_t cap = 256, n = 0;
@@ -127,6 +130,21 @@ static uint32_t be32(const unsigned char *b)
 }
 
 /* Reads exactly n bytes; on a short read fills e ("truncated"). */
+/* gzopen() for reading that refuses a directory (infile.h); NULL with errno
+ * set on failure. */
+static gzFile gzopen_input(const char *path)
+{
+    int fd = infile_open_fd(path);
+    if (fd < 0)
+        return NULL;
+    gzFile g = gzdopen(fd, "rb");
+    if (!g) {
+        close(fd);
+        errno = ENOMEM;
+    }
+    return g;
+}
+
 static int gz_read_all(gzFile g, const char *path, size_t off, void *buf, size_t n,
                        const char *what, err *e)
 {
@@ -155,11 +173,11 @@ int fe_data_load_idx(const char *images_path, const char *labels_path, int class
     memset(d, 0, sizeof *d);
     int r = 0;
     unsigned char h[16], *pix = NULL, *lab = NULL;
-    gzFile gi = gzopen(images_path, "rb"), gl = NULL;
+    gzFile gi = gzopen_input(images_path), gl = NULL;
     if (!gi)
         return ERR(e, AISIM_ENOENT, "cannot open data file %s: %s", images_path,
                    errno ? strerror(errno) : "zlib error");
-    gl = gzopen(labels_path, "rb");
+    gl = gzopen_input(labels_path);
     if (!gl) {
         r = ERR(e, AISIM_ENOENT, "cannot open data file %s: %s", labels_path,
                 errno ? strerror(errno) : "zlib error");
@@ -382,7 +400,7 @@ static char *trim(char *s)
 int fe_table_load(const char *path, fe_table *t, err *e)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "r");
+    FILE *f = infile_open(path, "r");
     if (!f)
         return ERR(e, AISIM_ENOENT, "cannot open %s: %s", path, strerror(errno));
     char *line = NULL;

@@ -749,6 +749,16 @@ static json_t *offline_json(const fe_offline *o, int online)
     return off;
 }
 
+/* The last completed round of a method; a row of NaN (null in JSON) when
+ * none completed (a `stop:` before the first round ended): reading
+ * rows[-1] was found by make fuzz-run. */
+static const fe_row *last_row(const fe_method_run *m)
+{
+    static const fe_row none = {.st = {.accuracy = NAN, .loss = NAN}, .t_s = NAN,
+                                .energy_j = NAN};
+    return m->done > 0 ? &m->rows[m->done - 1] : &none;
+}
+
 static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
 {
     (void)s;
@@ -801,11 +811,11 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     }
 
     const fe_method_run *base = &fs->mr[FE_M_FEDAVG];
-    double base_acc = base->rows[base->done - 1].st.accuracy;
+    double base_acc = last_row(base)->st.accuracy;
     json_t *ms = json_object();
     for (int k = 0; k < FE_M_COUNT; k++) {
         const fe_method_run *m = &fs->mr[k];
-        const fe_row *last = &m->rows[m->done - 1];
+        const fe_row *last = last_row(m);
         json_t *j = json_object();
         out_json_num(j, "energy_j", m->energy_j);
         out_json_num(j, "compute_energy_j", m->compute_j);
@@ -859,9 +869,9 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     const fe_method_run *on = &fs->mr[FE_M_ONLINE];
     out_json_num(sum, "energy_saved_vs_fedavg", 1 - on->energy_j / base->energy_j);
     out_json_num(sum, "accuracy_diff_points",
-            100 * (on->rows[on->done - 1].st.accuracy - base_acc));
+            100 * (last_row(on)->st.accuracy - base_acc));
     out_json_num(sum, "fedavg_final_accuracy", base_acc);
-    out_json_num(sum, "online_final_accuracy", on->rows[on->done - 1].st.accuracy);
+    out_json_num(sum, "online_final_accuracy", last_row(on)->st.accuracy);
     json_object_set_new(sum, "training_samples", json_integer((json_int_t)fs->train.n));
     json_object_set_new(sum, "test_samples", json_integer((json_int_t)fs->test.n));
     json_object_set_new(sum, "model_parameters", json_integer((json_int_t)fs->pb.arch.nparam));
