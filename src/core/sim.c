@@ -61,6 +61,7 @@
 
 #include <assert.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +162,15 @@ static void fail(sim *s, const char *fmt, ...)
 static void oom(const char *what, size_t n)
 {
     fprintf(stderr, "aisim: out of memory (%s of %zu entries)\n", what, n);
-    abort();
+    aisim_oom(n);
+}
+
+/* A limit of the engine's own tables: the run fails (exit 1, as out of
+ * memory does), it is not a bug of the caller's. */
+static void __attribute__((noreturn)) over_limit(const char *what)
+{
+    fprintf(stderr, "aisim: the run failed: %s\n", what);
+    _exit(1);
 }
 
 static inline bool is_live(const sim *s, hent e)
@@ -312,10 +321,8 @@ static void ring_alloc(sim *s, unsigned k, uint32_t nb)
 /* Doubles the node pool. */
 static void nodes_grow(sim *s)
 {
-    if (s->node_cap > (SLOT_MASK + 1) * 4) {
-        fprintf(stderr, "aisim: event ring overflow\n");
-        abort();
-    }
+    if (s->node_cap > (SLOT_MASK + 1) * 4)
+        over_limit("event ring overflow");
     s->node_cap = s->node_cap ? s->node_cap * 2 : 256;
     s->nodes = realloc(s->nodes, (size_t)s->node_cap * sizeof *s->nodes);
     if (!s->nodes)
@@ -548,11 +555,8 @@ static uint32_t slot_get(sim *s)
         return i;
     }
     if (s->nslots == s->slot_cap) {
-        if (s->slot_cap > SLOT_MASK / 2) {
-            fprintf(stderr, "aisim: more than %llu pending events\n",
-                    (unsigned long long)SLOT_MASK);
-            abort();
-        }
+        if (s->slot_cap > SLOT_MASK / 2)
+            over_limit("more than 2^24 - 1 events pending at once (the engine's limit)");
         s->slot_cap *= 2;
         s->slots = xrealloc(s->slots, s->slot_cap * sizeof *s->slots);
     }
@@ -572,10 +576,8 @@ static inline void slot_put(sim *s, uint32_t i)
 /* A new sequence number (from 1: 0 marks a slot with no pending entry). */
 static inline uint64_t next_seq(sim *s)
 {
-    if (s->seq >= SEQ_MAX) {
-        fprintf(stderr, "aisim: event sequence numbers exhausted\n");
-        abort();
-    }
+    if (s->seq >= SEQ_MAX)
+        over_limit("event sequence numbers exhausted");
     return s->seq++;
 }
 
