@@ -199,11 +199,12 @@ void topo_set_nic_flow_rr(topo *t);
 /* A switch's shared pool, or NULL (a host, or no shared buffer). */
 const shbuf *topo_node_shbuf(const topo *t, int node);
 
-/* Registers the endpoints of flow `flow_id` (dense ids from 0; the table
- * grows to the largest id): packets of the flow reaching host `dst_host`
- * are handed to `rx`, those reaching `src_host` (ACKs) to `tx`.  Packets for
- * an unbound flow are freed and counted (topo_unbound_drops).  Rebinding
- * replaces. src_host != dst_host. */
+/* Registers the endpoints of flow `flow_id` (ids dense and increasing, not
+ * reused; the table (idtab.h) holds the ids bound now): packets of the flow
+ * reaching host `dst_host` are handed to `rx`, those reaching `src_host`
+ * (ACKs) to `tx`.  tx and rx both NULL unbinds.  Packets for an unbound
+ * flow are freed and counted (topo_unbound_drops).  Rebinding replaces.
+ * src_host != dst_host. */
 void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_host, sink *rx);
 
 /* The ECMP route of a flow from src_host to dst_host; key is the flow's

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/idtab.h"
 #include "aisim/rng.h"
 #include "aisim/units.h"
 
@@ -145,8 +146,7 @@ struct topo {
     uint32_t nroutes;
     int32_t **rpaths;           /* by route id: count, then its link hops */
     size_t caprpaths;
-    flow_bind *flows;           /* by flow id */
-    size_t nflows;
+    idtab binds;                /* flow_bind by flow id; released on unbind */
     arena_blk *arena;
     uint64_t stat_unbound_drops;
     uint64_t stat_unbound_bytes;
@@ -300,8 +300,8 @@ static void host_recv(sink *self, pkt *p)
     topo *t = h->t;
     if (h->tap)
         h->tap(h->tap_ctx, p, 1);
-    if (p->flow_id < t->nflows) {
-        flow_bind *b = &t->flows[p->flow_id];
+    flow_bind *b = idtab_get(&t->binds, p->flow_id);
+    if (b) {
         if (b->dst_node == h->node && b->rx) {
             t->stat_host_rx_bytes += p->size_bytes;
             b->rx->recv(b->rx, p);
@@ -329,6 +329,7 @@ topo *topo_create(sim *s, pkt_pool *pool, uint64_t seed)
     t->s = s;
     t->pool = pool;
     t->seed = seed;
+    idtab_init(&t->binds, sizeof(flow_bind));
     t->epoch = 1;
     return t;
 }
@@ -357,7 +358,7 @@ void topo_destroy(topo *t)
     free(t->routes.e);
     free(t->rpaths);
     free(t->paths.e);
-    free(t->flows);
+    idtab_fini(&t->binds);
     free(t->node);
     free(t->link);
     free(t->host_node);
@@ -719,16 +720,15 @@ const shbuf *topo_node_shbuf(const topo *t, int node)
 void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_host, sink *rx)
 {
     assert(src_host != dst_host);
-    if (flow_id >= t->nflows) {
-        size_t nn = t->nflows ? t->nflows : 64;
-        while (nn <= flow_id)
-            nn *= 2;
-        t->flows = xrealloc(t->flows, nn * sizeof *t->flows);
-        for (size_t i = t->nflows; i < nn; i++)
-            t->flows[i] = (flow_bind){NULL, NULL, -1, -1};
-        t->nflows = nn;
+    flow_bind *b = idtab_get(&t->binds, flow_id);
+    if (!tx && !rx) {                   /* unbind */
+        if (b)
+            idtab_release(&t->binds, flow_id);
+        return;
     }
-    t->flows[flow_id] = (flow_bind){tx, rx, topo_host_node(t, src_host), topo_host_node(t, dst_host)};
+    if (!b)
+        b = idtab_set(&t->binds, flow_id);
+    *b = (flow_bind){tx, rx, topo_host_node(t, src_host), topo_host_node(t, dst_host)};
 }
 
 /* ---- routing ------------------------------------------------------------ */
