@@ -300,7 +300,7 @@ static void host_recv(sink *self, pkt *p)
     topo *t = h->t;
     if (h->tap)
         h->tap(h->tap_ctx, p, 1);
-    flow_bind *b = idtab_get(&t->binds, p->flow_id);
+    flow_bind *b = idtab_peek(&t->binds, p->flow_id);     /* zeroes: unbound */
     if (b) {
         if (b->dst_node == h->node && b->rx) {
             t->stat_host_rx_bytes += p->size_bytes;
