@@ -32,8 +32,9 @@
  *                 scale; the first `warmup_rounds` rounds run E iterations
  *   online_pd     the online primal-dual controller (fedenergy_pd), damped
  *                 scale, same warm-up
- * Every device's first local step of a round gives its error coefficient
- * g_i,t (fedenergy.h); `online` decides tau_i,t after it.
+ * Every training device's first local step of a round gives its error
+ * coefficient g_i,t (fedenergy.h); `online` decides tau_i,t after it
+ * (ccfedavg's estimation rounds run no step: g = 0, error 0).
  * Every method starts from the same parameters and device i draws its
  * mini-batches from stream ("fedenergy.batch", i) in every method (common
  * random numbers), so differences between methods are the methods'.
