@@ -278,6 +278,16 @@ static void test_end_to_end_saves_energy_keeps_accuracy(void **state)
     assert_true(n0 == n1 && memcmp(a, b, n0) == 0);
     free(a);
     free(b);
+    /* and the same summary for the reduced-iteration baselines */
+    json_t *ms0 = json_object_get(json_object_get(sum[0], "results"), "methods");
+    json_t *ms1 = json_object_get(json_object_get(sum[1], "results"), "methods");
+    for (int k = 0; k < 2; k++) {
+        const char *m = k ? "gel" : "ccfedavg";
+        json_t *x = json_object_get(ms0, m), *y = json_object_get(ms1, m);
+        assert_non_null(x);
+        assert_true(json_equal(x, y));
+        assert_true(jnum(x, k ? "guessed_iters" : "estimated_updates", NULL) > 0);
+    }
     json_decref(sum[0]);
     json_decref(sum[1]);
     char cmd[300];
