@@ -26,14 +26,16 @@ import sys
 
 AISIM = os.environ.get("AISIM", "build/aisim")
 OUT = os.environ.get("FE_OUT", "out/fedenergy-study")
-METHODS = ["fedavg", "fixed", "fixed_scaled", "random", "fedprox", "fednova", "online",
-           "online_pd"]
+METHODS = ["fedavg", "fixed", "fixed_scaled", "random", "fedprox", "fednova", "ccfedavg", "gel",
+           "online", "online_pd"]
 # One knob per method, the same three-point grid size for every tunable one.
 KNOBS = {
     "fixed": ("reduced_iters", [5, 10, 15]),
     "fixed_scaled": ("reduced_iters", [5, 10, 15]),
     "fednova": ("reduced_iters", [5, 10, 15]),
     "fedprox": ("prox_mu", [0.001, 0.01, 0.1]),
+    "ccfedavg": ("cc_budget", [0.5, 1, 2]),
+    "gel": ("reduced_iters", [5, 10, 15]),
     "online": ("controller.budget", [0.02, 0.05, 0.1]),
     "online_pd": ("controller.budget", [0.02, 0.05, 0.1]),
 }

@@ -55,8 +55,9 @@ int demo_fedenergy(const char *out_root)
 {
     static const char *const examples[] = {"fedenergy/digits_iid", "fedenergy/digits_dirichlet"};
     static const char *const labels[] = {"IID", "Dirichlet 0.5"};
-    static const char *const methods[] = {"fedavg", "fixed",   "fixed_scaled", "random",
-                                          "fedprox", "fednova", "online",       "online_pd"};
+    static const char *const methods[] = {"fedavg",  "fixed",    "fixed_scaled", "random",
+                                          "fedprox", "fednova",  "ccfedavg",     "gel",
+                                          "online",  "online_pd"};
     enum { NM = sizeof methods / sizeof *methods, NX = 4 };
     static const char *const keys[NX] = {"energy_to_target_j", "time_to_target_s",
                                          "final_accuracy", "final_loss"};

@@ -1,6 +1,8 @@
 /*
  * test_fedenergy_sim.c - federated training and the `fedenergy` model end to
  * end: FedAvg with one device equals centralised SGD with the same steps;
+ * ccfedavg's and gel's rounds cost what their schedules say (estimated
+ * updates and guessed steps: no compute energy) and stay deterministic;
  * a small digits run saves at least 20% of FedAvg's energy with final
  * accuracy within 1 point, byte-identically on a rerun; bad input (alpha
  * <= 0, E < 1, more devices than samples, missing or malformed data file)
@@ -23,19 +25,27 @@
 #include "systems/fedenergy/fe_model.h"
 #include "testutil.h"
 
+/* UCI digits split 1437 / 360 (seed 5), single-threaded BLAS; returns the
+ * training rows 0..n-1. */
+static size_t *load_digits(fe_dataset *d, fe_dataset *tr, fe_dataset *te)
+{
+    fe_model_single_thread();
+    err e = {0};
+    assert_int_equal(fe_data_load_csv("data/uci_digits/digits.csv", 64, 10, 16, d, &e), 0);
+    rng r;
+    rng_init(&r, 5, "test.split", 0);
+    fe_data_split(d, &r, 360, 0, tr, te);
+    size_t *idx = malloc(tr->n * sizeof *idx);
+    for (size_t i = 0; i < tr->n; i++)
+        idx[i] = i;
+    return idx;
+}
+
 static void test_fedavg_one_device_equals_centralised(void **state)
 {
     (void)state;
-    fe_model_single_thread();
     fe_dataset d, tr, te;
-    err e = {0};
-    assert_int_equal(fe_data_load_csv("data/uci_digits/digits.csv", 64, 10, 16, &d, &e), 0);
-    rng r;
-    rng_init(&r, 5, "test.split", 0);
-    fe_data_split(&d, &r, 360, 0, &tr, &te);
-    size_t *idx = malloc(tr.n * sizeof *idx);
-    for (size_t i = 0; i < tr.n; i++)
-        idx[i] = i;
+    size_t *idx = load_digits(&d, &tr, &te);
     fe_device dev = {.idx = idx, .n = tr.n, .p = 1, .step_energy_j = 1, .step_time_s = 1e-3};
     fe_problem pb = {.train = &tr, .test = &te, .n_dev = 1, .dev = &dev, .iters_max = 5,
                      .reduced_iters = 5, .batch = 16, .lr = 0.1, .warmup_rounds = 1,
@@ -69,6 +79,123 @@ static void test_fedavg_one_device_equals_centralised(void **state)
     fe_run_destroy(run);
     free(w0);
     free(wc);
+    free(idx);
+    fe_data_fini(&d);
+    fe_data_fini(&tr);
+    fe_data_fini(&te);
+}
+
+/* The reduced-iteration baselines of papers.md 5(c) at the level of rounds:
+ * 6 IID devices with step energies 1,1,1,2,3,5 (mean 13/6), all taking part.
+ * ccfedavg (cc_budget 1): device i trains in the rounds t with
+ * t mod k_i = 0, k = 1,1,1,1,2,3, and spends exactly nothing in the others;
+ * the estimated update is the last trained one, reused bit for bit.  gel
+ * (reduced_iters 10): fednova's tau = clip(round(10 * mean e / e_i), 1, 20)
+ * real steps, 20 - tau guessed steps that cost nothing; after 30 rounds
+ * its accuracy is within 3 points and its loss within 0.05 of FedAvg's.
+ * Both are deterministic: a rerun gives the same parameters. */
+static void test_ccfedavg_gel_rounds(void **state)
+{
+    (void)state;
+    fe_dataset d, tr, te;
+    size_t *idx = load_digits(&d, &tr, &te);
+    enum { N = 6, R = 30, E = 20 };
+    static const double estep[N] = {1, 1, 1, 2, 3, 5};
+    static const int k[N] = {1, 1, 1, 1, 2, 3};
+    fe_device dev[N];
+    double mean_e = 0;
+    for (int i = 0; i < N; i++) {
+        size_t a = tr.n * (size_t)i / N, b = tr.n * (size_t)(i + 1) / N;
+        dev[i] = (fe_device){.idx = idx + a, .n = b - a, .p = (double)(b - a) / (double)tr.n,
+                             .step_energy_j = estep[i], .step_time_s = 1e-3,
+                             .upload_energy_j = 0.5, .upload_time_s = 1e-2};
+        mean_e += estep[i] / N;
+    }
+    fe_problem pb = {.train = &tr, .test = &te, .n_dev = N, .dev = dev, .iters_max = E,
+                     .reduced_iters = 10, .batch = 16, .lr = 0.1, .warmup_rounds = 1,
+                     .participation = 1, .cc_budget = 1,
+                     .ctl = {.iters_max = E, .v = 1, .budget = 0.05}, .seed = 3};
+    fe_arch_init(&pb.arch, FE_ARCH_LOGISTIC, 64, 10, 0);
+    double *w0 = calloc(pb.arch.nparam, sizeof *w0);
+    pb.w0 = w0;
+    int tau[N], guessed = 0;
+    double gel_j = 0;
+    for (int i = 0; i < N; i++) {
+        double t = round(10 * mean_e / estep[i]);
+        tau[i] = t < 1 ? 1 : t > E ? E : (int)t;
+        gel_j += tau[i] * estep[i];
+        guessed += E - tau[i];
+    }
+    fe_run *fa = fe_run_create(&pb, FE_M_FEDAVG), *cc = fe_run_create(&pb, FE_M_CCFEDAVG);
+    fe_run *ge = fe_run_create(&pb, FE_M_GEL);
+    fe_round_stats sa, sc, sg;
+    double cc_total = 0, fa_total = 0;
+    for (int t = 0; t < R; t++) {
+        fe_run_round(fa, &sa);
+        fe_run_round(cc, &sc);
+        fe_run_round(ge, &sg);
+        double want_j = 0;
+        int want_est = 0;
+        for (int i = 0; i < N; i++) {
+            if (t % k[i] == 0)
+                want_j += E * estep[i];
+            else
+                want_est++;
+        }
+        assert_int_equal(sc.estimated, want_est);
+        assert_float_equal(sc.compute_j, want_j, 1e-9);
+        assert_float_equal(sc.comm_j, sa.comm_j, 1e-12);    /* estimates are uploaded */
+        assert_float_equal(sa.compute_j, E * 13.0, 1e-9);
+        assert_int_equal(sg.guessed, guessed);
+        assert_float_equal(sg.compute_j, gel_j, 1e-9);
+        cc_total += sc.compute_j;
+        fa_total += sa.compute_j;
+    }
+    print_message("after %d rounds: fedavg acc %.4f loss %.4f, ccfedavg %.4f %.4f (compute %.0f "
+                  "of %.0f J), gel %.4f %.4f (compute %.0f J)\n", R, sa.accuracy, sa.loss,
+                  sc.accuracy, sc.loss, cc_total, fa_total, sg.accuracy, sg.loss, gel_j * R);
+    assert_true(cc_total < 0.8 * fa_total);
+    assert_true(fabs(sg.accuracy - sa.accuracy) <= 0.03);
+    assert_true(sg.loss <= sa.loss + 0.05);
+    /* determinism: the same seed gives the same parameters */
+    fe_run *cc2 = fe_run_create(&pb, FE_M_CCFEDAVG), *ge2 = fe_run_create(&pb, FE_M_GEL);
+    for (int t = 0; t < R; t++) {
+        fe_run_round(cc2, &sc);
+        fe_run_round(ge2, &sg);
+    }
+    size_t bytes = pb.arch.nparam * sizeof(double);
+    assert_memory_equal(fe_run_params(cc), fe_run_params(cc2), bytes);
+    assert_memory_equal(fe_run_params(ge), fe_run_params(ge2), bytes);
+    fe_run_destroy(fa);
+    fe_run_destroy(cc);
+    fe_run_destroy(ge);
+    fe_run_destroy(cc2);
+    fe_run_destroy(ge2);
+
+    /* one device training every 2nd round: round 2 applies round 1's update
+     * again, exactly (w2 - w1 = w1 - w0) */
+    fe_device one = {.idx = idx, .n = tr.n, .p = 1, .step_energy_j = 1, .step_time_s = 1e-3};
+    pb.n_dev = 1;
+    pb.dev = &one;
+    pb.cc_budget = 0.5;
+    fe_run *c1 = fe_run_create(&pb, FE_M_CCFEDAVG);
+    size_t P = pb.arch.nparam;
+    double *w1 = malloc(P * sizeof *w1);
+    fe_run_round(c1, &sc);
+    assert_int_equal(sc.estimated, 0);
+    memcpy(w1, fe_run_params(c1), P * sizeof *w1);
+    fe_run_round(c1, &sc);
+    assert_int_equal(sc.estimated, 1);
+    assert_float_equal(sc.compute_j, 0, 0);
+    const double *w2 = fe_run_params(c1);
+    for (size_t j = 0; j < P; j++)
+        assert_float_equal(w2[j] - w1[j], w1[j] - w0[j], 1e-12);
+    fe_run_round(c1, &sc);
+    assert_int_equal(sc.estimated, 0);
+    assert_float_equal(sc.compute_j, E, 1e-12);
+    fe_run_destroy(c1);
+    free(w1);
+    free(w0);
     free(idx);
     fe_data_fini(&d);
     fe_data_fini(&tr);
@@ -151,6 +278,16 @@ static void test_end_to_end_saves_energy_keeps_accuracy(void **state)
     assert_true(n0 == n1 && memcmp(a, b, n0) == 0);
     free(a);
     free(b);
+    /* and the same summary for the reduced-iteration baselines */
+    json_t *ms0 = json_object_get(json_object_get(sum[0], "results"), "methods");
+    json_t *ms1 = json_object_get(json_object_get(sum[1], "results"), "methods");
+    for (int k = 0; k < 2; k++) {
+        const char *m = k ? "gel" : "ccfedavg";
+        json_t *x = json_object_get(ms0, m), *y = json_object_get(ms1, m);
+        assert_non_null(x);
+        assert_true(json_equal(x, y));
+        assert_true(jnum(x, k ? "guessed_iters" : "estimated_updates", NULL) > 0);
+    }
     json_decref(sum[0]);
     json_decref(sum[1]);
     char cmd[300];
@@ -272,6 +409,8 @@ static void test_bad_input_names_location(void **state)
     assert_non_null(strstr(msg, ".yaml:6:10: fedenergy.alpha"));
     assert_int_equal(run_bad(dg, "  local_iters: 0\n", msg, sizeof msg), 2);
     assert_non_null(strstr(msg, ".yaml:6:16: fedenergy.local_iters: expected an integer in [1,"));
+    assert_int_equal(run_bad(dg, "  cc_budget: 0\n", msg, sizeof msg), 2);
+    assert_non_null(strstr(msg, ".yaml:6:14: fedenergy.cc_budget: expected a number > 0"));
     assert_int_equal(run_bad(dg, "  devices: 1500\n", msg, sizeof msg), 2);
     assert_non_null(strstr(msg, ".yaml:6:12: fedenergy.devices: more devices (1500) than "
                                 "training samples (1437)"));
@@ -425,7 +564,7 @@ static void test_deadline_availability(void **state)
     scan_rounds(dir, "fedprox", &drop[1], &rows);
     print_message("deadline 60 ms: FedAvg lost %d updates, fedprox %d; at most %d of 20 devices "
                   "took part\n", drop[0], drop[1], maxpart);
-    assert_int_equal(rows, 10 * 8);
+    assert_int_equal(rows, 10 * FE_M_COUNT);
     assert_true(maxpart <= 19);                     /* device 3 is off in rounds 1-10 */
     assert_true(drop[0] > 0);
     assert_int_equal(drop[1], 0);
@@ -495,6 +634,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fedavg_one_device_equals_centralised),
+        cmocka_unit_test(test_ccfedavg_gel_rounds),
         cmocka_unit_test(test_end_to_end_saves_energy_keeps_accuracy),
         cmocka_unit_test(test_online_beats_always_e),
         cmocka_unit_test(test_offline_regret_reported),

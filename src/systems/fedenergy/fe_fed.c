@@ -20,7 +20,8 @@
 #include "aisim/err.h"
 
 const char *const fe_method_names[FE_M_COUNT + 1] = {
-    "fedavg", "fixed", "fixed_scaled", "random", "fedprox", "fednova", "online", "online_pd", NULL};
+    "fedavg", "fixed", "fixed_scaled", "random", "fedprox", "fednova", "ccfedavg", "gel",
+    "online", "online_pd", NULL};
 
 struct fe_run {
     const fe_problem *pb;
@@ -50,6 +51,13 @@ struct fe_run {
     double *g_hist;         /* controlled rounds x n_dev */
     size_t n_hist, cap_hist;
     double ctl_compute_j, ctl_error;
+    /* ccfedavg */
+    double *last;           /* n_dev x nparam: each device's last trained update */
+    unsigned char *have_last;
+    int *cc_k;              /* trains once every cc_k rounds it takes part in */
+    int *cc_skip;           /* rounds estimated since its last training */
+    /* gel */
+    double *step;           /* scratch: the last real step */
 };
 
 static int controlled(const fe_run *r)
@@ -100,6 +108,25 @@ fe_run *fe_run_create(const fe_problem *pb, enum fe_method m)
         r->e_step[i] = pb->dev[i].step_energy_j;
         r->mean_e += pb->dev[i].step_energy_j / (double)N;
     }
+    if (m == FE_M_CCFEDAVG) {
+        /* CC-FedAvg's computation budget, derived from the device's step
+         * energy: full training costs E e_i, the budget per round is
+         * cc_budget * E * mean e, so device i can train one round in
+         * k_i = ceil(e_i / (cc_budget * mean e)) and estimates in the rest
+         * (evenly spaced: the schedule is our choice; the paper leaves it to
+         * each participant's budget). */
+        r->last = xcalloc(N * P, sizeof *r->last);
+        r->have_last = xcalloc(N, sizeof *r->have_last);
+        r->cc_k = xmalloc(N * sizeof *r->cc_k);
+        r->cc_skip = xcalloc(N, sizeof *r->cc_skip);
+        double b = pb->cc_budget > 0 ? pb->cc_budget : 1;
+        for (size_t i = 0; i < N; i++) {
+            double k = r->mean_e > 0 ? ceil(r->e_step[i] / (b * r->mean_e)) : 1;
+            r->cc_k[i] = k < 1 ? 1 : k > 1e6 ? 1000000 : (int)k;
+        }
+    }
+    if (m == FE_M_GEL)
+        r->step = xmalloc(P * sizeof *r->step);
     return r;
 }
 
@@ -126,6 +153,11 @@ void fe_run_destroy(fe_run *r)
     free(r->pr);
     free(r->perm);
     free(r->g_hist);
+    free(r->last);
+    free(r->have_last);
+    free(r->cc_k);
+    free(r->cc_skip);
+    free(r->step);
     if (r->m == FE_M_ONLINE_PD)
         fedenergy_pd_fini(&r->pd);
     free(r);
@@ -188,7 +220,8 @@ static void decide(fe_run *r)
         case FE_M_RANDOM:
             r->iters[i] = 1 + (int)rng_below(&r->r_choice, (uint64_t)E);
             break;
-        case FE_M_FEDNOVA: {
+        case FE_M_FEDNOVA:
+        case FE_M_GEL: {
             double t = pb->reduced_iters * (r->e_step[i] > 0 ? r->mean_e / r->e_step[i] : 1);
             r->iters[i] = t < 1 ? 1 : t > E ? E : (int)llround(t);
             break;
@@ -232,7 +265,8 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
     for (size_t i = 0; i < N; i++)
         tau_eff += r->pr[i] * r->iters[i];
     double prev_norm = r->have_prev ? cblas_dnrm2((int)P, r->prev, 1) : 0;
-    int capped = r->m == FE_M_FEDPROX || r->m == FE_M_ONLINE || r->m == FE_M_ONLINE_PD;
+    int capped = r->m == FE_M_FEDPROX || r->m == FE_M_GEL || r->m == FE_M_ONLINE ||
+                 r->m == FE_M_ONLINE_PD;
     for (size_t i = 0; i < N; i++) {
         r->t_dev[i] = -1;
         r->g_obs[i] = 0;
@@ -242,6 +276,24 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
         double step_s = d->step_time_s * r->slow[i];
         st->participants++;
         st->comm_j += d->download_energy_j;
+        if (r->m == FE_M_CCFEDAVG && r->have_last[i] && r->cc_skip[i] < r->cc_k[i] - 1) {
+            /* CC-FedAvg model estimation: no local iteration, the last
+             * trained update D_i is sent again (w_i = w + D_i) */
+            r->cc_skip[i]++;
+            double busy = d->download_time_s + d->upload_time_s;
+            if (r->fail[i] || (pb->deadline_s > 0 && busy > pb->deadline_s)) {
+                st->dropped++;
+                continue;
+            }
+            r->t_dev[i] = busy;
+            cblas_daxpy((int)P, r->pr[i], r->last + i * P, 1, r->agg, 1);
+            recv += r->pr[i];
+            st->comm_j += d->upload_energy_j;
+            st->time_s = busy > st->time_s ? busy : st->time_s;
+            st->mean_scale += 1;
+            st->estimated++;
+            continue;
+        }
         /* iterations that fit before the deadline, upload included */
         int fit = E;
         if (pb->deadline_s > 0) {
@@ -274,10 +326,30 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
             r->iters[i] = fit;
         int tau = r->iters[i];
         assert(tau >= 1 && tau <= E);
-        if (tau > 1)
+        if (r->m == FE_M_GEL) {
+            /* GeL: tau real steps, the last one kept (the first is in tmp),
+             * then E - tau guessed steps w -= lr * (last gradient), i.e. the
+             * last real step repeated: no gradient, no compute energy */
+            if (tau > 2)
+                fe_model_sgd_prox(&pb->arch, r->wl, pb->train->x, pb->train->y, d->idx, d->n,
+                                  tau - 2, pb->batch, pb->lr, pb->l2, 0, r->w, &r->r_dev[i],
+                                  r->wk);
+            if (tau > 1) {
+                memcpy(r->step, r->wl, P * sizeof *r->step);
+                fe_model_sgd_prox(&pb->arch, r->wl, pb->train->x, pb->train->y, d->idx, d->n, 1,
+                                  pb->batch, pb->lr, pb->l2, 0, r->w, &r->r_dev[i], r->wk);
+                cblas_dscal((int)P, -1.0, r->step, 1);
+                cblas_daxpy((int)P, 1.0, r->wl, 1, r->step, 1);
+            } else {
+                memcpy(r->step, r->tmp, P * sizeof *r->step);
+            }
+            cblas_daxpy((int)P, (double)(E - tau), r->step, 1, r->wl, 1);
+            st->guessed += E - tau;
+        } else if (tau > 1) {
             fe_model_sgd_prox(&pb->arch, r->wl, pb->train->x, pb->train->y, d->idx, d->n, tau - 1,
                               pb->batch, pb->lr, pb->l2, r->m == FE_M_FEDPROX ? pb->prox_mu : 0,
                               r->w, &r->r_dev[i], r->wk);
+        }
         st->error += r->pr[i] * fedenergy_error(E, tau, r->g_obs[i]);
         double busy = d->download_time_s + tau * step_s + d->upload_time_s;
         if (r->fail[i]) {
@@ -296,6 +368,11 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
         }
         r->t_dev[i] = busy;
         cblas_daxpy((int)P, -1.0, r->w, 1, r->wl, 1);     /* wl = D_i */
+        if (r->m == FE_M_CCFEDAVG) {
+            memcpy(r->last + i * P, r->wl, P * sizeof *r->last);
+            r->have_last[i] = 1;
+            r->cc_skip[i] = 0;
+        }
         double nrm = cblas_dnrm2((int)P, r->wl, 1);
         double cosine = NAN;
         if (r->have_prev && prev_norm > 0 && nrm > 0)

@@ -15,12 +15,26 @@
  *   fednova       tau_i = clip(round(reduced * mean e / e_i), 1, E): dearer
  *                 steps, fewer iterations; FedNova's normalised averaging,
  *                 scale tau_eff / tau_i with tau_eff = sum_i p_i tau_i
+ *   ccfedavg      CC-FedAvg (Zhang et al. 2022, arXiv 2212.13679): device i
+ *                 can afford full training (E iterations, scale 1) only every
+ *                 k_i = ceil(e_i / (cc_budget * mean e)) of its rounds; in
+ *                 the others it sends an estimated update, its last computed
+ *                 update D_i reused as is (the paper's model estimation from
+ *                 the latest local update), at no compute energy but the
+ *                 usual download and upload
+ *   gel           GeL (Boukhari et al., arXiv 2110.11486): device i runs
+ *                 fednova's tau_i real iterations, then E - tau_i gradientless
+ *                 guessed ones, each repeating its last real step (GeL's
+ *                 guess from the last computed gradient, with plain SGD
+ *                 instead of Adam's moments); scale 1, no compute energy for
+ *                 the guesses
  *   online        the drift-plus-penalty controller (fedenergy.h), damped
  *                 scale; the first `warmup_rounds` rounds run E iterations
  *   online_pd     the online primal-dual controller (fedenergy_pd), damped
  *                 scale, same warm-up
- * Every device's first local step of a round gives its error coefficient
- * g_i,t (fedenergy.h); `online` decides tau_i,t after it.
+ * Every training device's first local step of a round gives its error
+ * coefficient g_i,t (fedenergy.h); `online` decides tau_i,t after it
+ * (ccfedavg's estimation rounds run no step: g = 0, error 0).
  * Every method starts from the same parameters and device i draws its
  * mini-batches from stream ("fedenergy.batch", i) in every method (common
  * random numbers), so differences between methods are the methods'.
@@ -36,7 +50,7 @@
  * these are the same in
  * every method.  With a deadline, a device whose download + compute +
  * upload exceeds it is dropped (its energy is spent, its update lost;
- * fedprox, online and online_pd cap their iterations at what fits
+ * fedprox, gel, online and online_pd cap their iterations at what fits
  * instead); FedAvg weights are renormalised over the updates received.
  *
  * Sans-I/O: no engine, no files; the simulator glue calls fe_run_round() at
@@ -53,7 +67,7 @@
 #include "systems/fedenergy/fedenergy.h"
 
 enum fe_method { FE_M_FEDAVG, FE_M_FIXED, FE_M_FIXED_SCALED, FE_M_RANDOM, FE_M_FEDPROX,
-                 FE_M_FEDNOVA, FE_M_ONLINE, FE_M_ONLINE_PD, FE_M_COUNT };
+                 FE_M_FEDNOVA, FE_M_CCFEDAVG, FE_M_GEL, FE_M_ONLINE, FE_M_ONLINE_PD, FE_M_COUNT };
 
 extern const char *const fe_method_names[FE_M_COUNT + 1];
 
@@ -88,6 +102,7 @@ typedef struct fe_problem {
     double pd_eta_primal;       /* online_pd primal step size */
     double pd_eta_dual;         /* online_pd dual step size */
     double prox_mu;             /* fedprox proximal weight */
+    double cc_budget;           /* ccfedavg: per-round compute budget / mean device's, > 0 */
     double deadline_s;          /* round deadline, s; 0: none */
     double unavailability;      /* probability a device is unavailable in a round, [0, 1) */
     const unsigned char *avail_trace;   /* trace_rounds x n_dev, 1 = available; or NULL */
@@ -112,6 +127,8 @@ typedef struct fe_round_stats {
     double queue;           /* online: virtual queue after the round; else 0 */
     int participants;       /* devices that took part */
     int dropped;            /* of them, updates lost to the deadline */
+    int estimated;          /* ccfedavg: updates estimated (reused), not trained */
+    int guessed;            /* gel: guessed (gradientless) iterations, all devices */
 } fe_round_stats;
 
 typedef struct fe_run fe_run;

@@ -65,12 +65,13 @@ typedef struct fe_cfg {
     int64_t shards_per_device;  /* label shards per device */
     int64_t rounds;             /* rounds per method */
     int64_t local_iters;        /* E */
-    int64_t reduced_iters;      /* fixed / fixed_scaled iterations */
+    int64_t reduced_iters;      /* fixed / fixed_scaled / fednova / gel iterations */
     int64_t batch;              /* mini-batch size */
     double lr;                  /* SGD step size */
     double l2;                  /* weight decay */
     double target_accuracy;     /* for rounds / energy to target */
     double prox_mu;             /* fedprox proximal weight */
+    double cc_budget;           /* ccfedavg compute budget, fraction of the mean device's */
     int64_t deadline_ps;        /* round deadline; 0: none */
     double availability;        /* probability a device is available in a round */
     const char *avail_file;     /* availability trace (device, from_round, to_round) */
@@ -208,7 +209,8 @@ static const cfg_key fe_keys[] = {
      .help = "E: FedAvg's local SGD iterations per round (>= 1)"},
     {.name = "reduced_iters", .type = CFG_INT, .off = F(reduced_iters), .def = "0",
      .flags = CFG_MIN, .min = 0,
-     .help = "iterations of the fixed and fixed_scaled baselines (0: half of local_iters)"},
+     .help = "iterations of fixed and fixed_scaled, the mean of fednova and gel (0: half of "
+             "local_iters)"},
     {.name = "batch", .type = CFG_INT, .off = F(batch), .def = "16",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6, .help = "mini-batch size"},
     {.name = "learning_rate", .type = CFG_FLOAT, .off = F(lr), .def = "0.1",
@@ -220,6 +222,11 @@ static const cfg_key fe_keys[] = {
      .help = "test accuracy for the rounds/energy/time-to-target metrics, in (0, 1)"},
     {.name = "prox_mu", .type = CFG_FLOAT, .off = F(prox_mu), .def = "0.01", .flags = CFG_MIN,
      .min = 0, .help = "fedprox: weight mu of the proximal term mu/2 |w - w_global|^2"},
+    {.name = "cc_budget", .type = CFG_FLOAT, .off = F(cc_budget), .def = "1",
+     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0,
+     .help = "ccfedavg: per-round compute budget as a fraction of the mean device's full "
+             "training; a device with dearer steps trains every ceil(e_i / (cc_budget mean e)) "
+             "rounds and reuses its last update in the others (> 0)"},
     {.name = "deadline", .type = CFG_TIME, .off = F(deadline_ps),
      .flags = CFG_OPTIONAL | CFG_MIN | CFG_MIN_EXCL, .min = 0,
      .help = "round deadline: updates arriving later are dropped (absent: no deadline)"},
@@ -507,6 +514,7 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
     s->pb.warmup_rounds = (int)c->warmup_rounds;
     s->pb.participation = c->participation;
     s->pb.prox_mu = c->prox_mu;
+    s->pb.cc_budget = c->cc_budget;
     s->pb.deadline_s = ps_to_s(c->deadline_ps);
     s->pb.unavailability = 1 - c->availability;
     s->pb.avail_trace = s->avail;
@@ -835,6 +843,13 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
                 hit = t;
         }
         out_json_num(j, "mean_local_iters", mean_iters);
+        if (k == FE_M_CCFEDAVG || k == FE_M_GEL) {
+            json_int_t n = 0;
+            for (int t = 0; t < m->done; t++)
+                n += k == FE_M_CCFEDAVG ? m->rows[t].st.estimated : m->rows[t].st.guessed;
+            json_object_set_new(j, k == FE_M_CCFEDAVG ? "estimated_updates" : "guessed_iters",
+                                json_integer(n));
+        }
         if (hit >= 0) {
             json_object_set_new(j, "rounds_to_target", json_integer(hit + 1));
             out_json_num(j, "energy_to_target_j", m->rows[hit].energy_j);
