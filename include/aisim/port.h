@@ -124,7 +124,6 @@ typedef struct port {
     port_rr *rr;            /* per-flow round robin, or NULL: FIFO per class */
     int64_t cbytes[PORT_MAX_PRIO];      /* queued bytes per class */
     uint32_t npkts;         /* queued packets */
-    double red_avg[PORT_MAX_PRIO];      /* RED average queue per class, bytes */
     pkt *tx;                /* packet being serialised, or NULL */
     sim_timer done;         /* end of the current transmission */
     int64_t busy_since;     /* start of the current busy period */
@@ -152,6 +151,8 @@ typedef struct port {
     uint32_t hook_held_pkts;
     int64_t stat_busy_ps;   /* time spent serialising, up to the last departure */
     int64_t stat_max_bytes; /* largest queue seen */
+    double red_avg[PORT_MAX_PRIO];      /* RED average queue per class, bytes
+                                           (cold: RED only) */
 } port;
 
 /* Initialises a caller-owned port.  `name` must outlive it. */
@@ -184,16 +185,17 @@ typedef struct wire {
                                receive sink (packets forwarded by entropy) */
     sim *s;
     int64_t delay_ps;       /* propagation delay */
-    port *src;              /* the port that feeds it, or NULL (set by
-                               topo_add_link): PFC pauses it */
-    /* PFC at the receiving switch, for packets that came over this wire: */
-    int64_t pfc_bytes[PORT_MAX_PRIO];   /* bytes it holds, per class */
-    uint8_t pfc_xoff[PORT_MAX_PRIO];    /* XOFF sent (in flight or in force) */
     wire_slot *ring;        /* packets in flight, oldest first */
     uint32_t cap, head, len;
     sim_timer arrive;       /* the head's arrival */
     uint64_t stat_pkts;     /* packets carried */
     uint64_t stat_lost_bytes;   /* lost at failures (wire_drop_all) */
+    /* Cold (PFC only), after the fields every packet touches: */
+    port *src;              /* the port that feeds it, or NULL (set by
+                               topo_add_link): PFC pauses it */
+    /* PFC at the receiving switch, for packets that came over this wire: */
+    int64_t pfc_bytes[PORT_MAX_PRIO];   /* bytes it holds, per class */
+    uint8_t pfc_xoff[PORT_MAX_PRIO];    /* XOFF sent (in flight or in force) */
 } wire;
 
 void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name);
