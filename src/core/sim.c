@@ -147,7 +147,8 @@ struct sim {
 };
 
 /* Fails the simulation: records the first reason and stops sim_run(). */
-static void fail(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(sim *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), cold, noinline));
 static void fail(sim *s, const char *fmt, ...)
 {
     if (!s->failure[0]) {
@@ -167,7 +168,7 @@ static void oom(const char *what, size_t n)
 
 /* A limit of the engine's own tables: the run fails (exit 1, as out of
  * memory does), it is not a bug of the caller's. */
-static void __attribute__((noreturn)) over_limit(const char *what)
+static void __attribute__((noreturn, cold, noinline)) over_limit(const char *what)
 {
     fprintf(stderr, "aisim: the run failed: %s\n", what);
     _exit(1);
@@ -590,7 +591,7 @@ static void push(sim *s, uint32_t i, int64_t at_ps)
 
 #define END_OF_TIME "the end of simulated time (2^63-1 ps, about 106.8 days)"
 
-static void fail_past(sim *s, int64_t at_ps)
+static void __attribute__((cold, noinline)) fail_past(sim *s, int64_t at_ps)
 {
     fail(s, "an event was scheduled at %lld ps, before the current time %lld ps (a time that "
          "overflowed past " END_OF_TIME "?)", (long long)at_ps, (long long)s->now);
