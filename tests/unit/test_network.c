@@ -424,6 +424,76 @@ static void test_finished_connections_and_records_are_freed(void **state)
     fx_free(&f);
 }
 
+/* Random spraying draws from a stream per connection: connection A's
+ * datagrams split over the two spines exactly the same whether or not
+ * another connection (B, the other way, on other links) sprays at the same
+ * time.  With one stream shared by all (before), B's draws changed A's. */
+static void test_spray_stream_per_connection(void **state)
+{
+    (void)state;
+    double split[2];
+    for (int withb = 0; withb < 2; withb++) {
+        char sub[16];
+        snprintf(sub, sizeof sub, "spr%d", withb);
+        const char *sets[] = {"net.failures=null", "net.routing=spray_random",
+                              "net.transport={name: dgram, rate: 2Gbps}",
+                              withb ? "net.flows=[{src: h0, dst: h2, size: 3MB}, "
+                                      "{src: h3, dst: h1, size: 3MB}]"
+                                    : "net.flows=[{src: h0, dst: h2, size: 3MB}]"};
+        json_t *sum = tu_run("net/failure", sub, sets, 4);
+        json_decref(sum);
+        char p[256];
+        snprintf(p, sizeof p, "%s/%s/links.csv", tu_tmp, sub);
+        char *csv = tu_slurp(p, NULL);
+        const char *r = strstr(csv, "\nleaf0->spine0,");
+        assert_non_null(r);
+        r = strchr(r + 1, ',');
+        r = strchr(r + 1, ',');
+        split[withb] = strtod(r + 1, NULL);
+        free(csv);
+    }
+    assert_true(split[0] > 0);
+    assert_true(split[0] == split[1]);
+}
+
+/* Forwarding by path index (round-robin spraying): on a k = 4 fat-tree a
+ * packet between pods meets two choices (edge -> agg, agg -> core), so
+ * indices 0..3 name the four paths and 8 packets with indices 0..7 cross
+ * each core exactly twice.  (Reading the same digit at both hops would
+ * reach only two of the cores.) */
+static void test_path_index_names_every_path(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, "topology: {kind: fat_tree, k: 4, link: {rate: 10Gbps, delay: 1us}}\n"
+                "transport: {name: dgram}\n");
+    topo *t = network_topo(f.n);
+    int dst = topo_host_node(t, 15);
+    for (uint32_t i = 0; i < 8; i++) {
+        pkt *p = pkt_alloc(network_pool(f.n));
+        p->kind = PKT_DATA;
+        p->flow_id = 999;
+        p->size_bytes = 1000;
+        p->dst_node = (uint32_t)dst;
+        p->entropy = i;
+        p->flags = PKT_F_PATHIDX;
+        sink *fw = topo_node_forwarder(t, topo_host_node(t, 0));
+        fw->recv(fw, p);
+    }
+    sim_run(f.s, SIM_TIME_MAX);
+    int cores = 0;
+    for (size_t l = 0; l < topo_links(t); l++)
+        for (int d = 0; d < 2; d++) {
+            const port *q = topo_link_port(t, (int)l, d);
+            if (strncmp(q->base.name, "core", 4) != 0 || q->stat_tx_pkts == 0)
+                continue;
+            assert_int_equal(q->stat_tx_pkts, 2);
+            cores++;
+        }
+    assert_int_equal(cores, 4);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +506,8 @@ int main(void)
         cmocka_unit_test(test_unbound_packet_is_dropped_not_delivered),
         cmocka_unit_test(test_route_path_as_link_ids),
         cmocka_unit_test(test_finished_connections_and_records_are_freed),
+        cmocka_unit_test(test_spray_stream_per_connection),
+        cmocka_unit_test(test_path_index_names_every_path),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
