@@ -56,6 +56,8 @@ const char *aisim_strerror(int code);
  * "aisim: out of memory (allocating N bytes)" and exits 1 (aisim_oom()). */
 void aisim_oom(size_t n) __attribute__((noreturn));
 void *xmalloc(size_t n);
+/* Aligned to `align` (a power of two); free() releases it. */
+void *xaligned_alloc(size_t align, size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);

@@ -21,7 +21,9 @@
  * allocated per packet once the pool is warm.  The payload is never
  * materialised; size_bytes is what the wire carries.  A pool counts live
  * packets, so that a test can check sent = delivered + dropped + in flight.
- * sizeof(pkt) is 96 bytes (checked by a static assertion).
+ * sizeof(pkt) is 96 bytes (checked by a static assertion); what every hop
+ * reads or writes (next, rt, hop, prio, flags, size_bytes) is in the first
+ * 32, which the pool keeps within one cache line.
  */
 #ifndef AISIM_PKT_H
 #define AISIM_PKT_H
@@ -72,10 +74,11 @@ struct pkt {
     int64_t sent_ps;        /* when the source sent it (RTT, delay) */
     uint32_t dst_node;      /* forwarding by entropy (rt NULL): destination */
     uint32_t entropy;       /* ... and the value nodes pick next hops by */
-    struct wire *in;        /* the wire it arrived over last (set by the
-                               wire as it delivers it; port.h), or NULL:
-                               not yet on a wire.  PFC finds the sending
-                               port from it, whatever else the route holds */
+    struct wire *in;        /* the wire it arrived over last, or NULL: not
+                               yet on a wire; set only by wires into nodes
+                               that run PFC (port.h), the only readers.
+                               PFC finds the sending port from it, whatever
+                               else the route holds */
     union {                 /* transport header: small, no subtypes */
         struct {
             uint32_t wnd_bytes;     /* advertised receive window */

@@ -80,14 +80,16 @@
 #define PORT_MAX_PRIO 8
 
 typedef struct port_cfg {
+    /* Read for every arriving packet (first, so that they share a line): */
     int64_t rate_bps;       /* line rate, > 0 */
     int64_t buffer_bytes;   /* drop-tail capacity over all priorities */
     int64_t ecn_k_bytes;    /* DCTCP step threshold; 0: off */
     int64_t red_min_bytes;  /* RED: no marking below (average queue); 0: off */
+    int nprio;              /* strict priority classes, 1..PORT_MAX_PRIO */
+    /* RED and PFC only: */
     int64_t red_max_bytes;  /* RED: mark/drop everything above */
     double red_max_p;       /* RED: marking probability at red_max_bytes */
     double red_weight;      /* RED: EWMA weight of the average (e.g. 0.002) */
-    int nprio;              /* strict priority classes, 1..PORT_MAX_PRIO */
     int64_t pfc_xoff_bytes; /* PFC on this link direction: the receiving
                                switch pauses this port for a class when it
                                holds more than this many bytes of that class
@@ -111,48 +113,67 @@ typedef struct port_rr port_rr;    /* per-flow queues (port.c) */
 typedef struct hook_chain hook_chain;  /* arrival hooks (hook.h) */
 typedef struct hook_wm hook_wm;        /* queue watermarks (hook.h) */
 
+/* One strict-priority class: its FIFO, byte count and RED average (32
+ * bytes: two classes a line, indexed by a shift). */
+typedef struct port_class {
+    pkt *head, *tail;       /* FIFO (unused with per-flow round robin) */
+    int64_t bytes;          /* queued bytes of the class */
+    double red_avg;         /* RED average queue, bytes (RED only) */
+} port_class;
+
+/* Field order is for the cache: ports are many and each packet touches its
+ * port at arrival, start and end of transmission, so the fields every
+ * packet touches come first and fill whole lines (five with one class,
+ * when the port is 64-byte aligned as topo.c places it); what only RED,
+ * PFC, failures, captures or the report use comes last.  Measured with
+ * cachegrind: docs/benchmarks.md, "Issue 9's platform". */
 typedef struct port {
+    /* line 0: every packet */
     sink base;              /* recv: admit, mark, enqueue */
     sink *next;             /* its wire (packets forwarded by entropy) */
     sim *s;
-    pkt_pool *pool;         /* dropped packets go back here */
-    rng *r;                 /* RED draws; may be NULL without RED */
-    port_cfg cfg;
-    pkt *head[PORT_MAX_PRIO], *tail[PORT_MAX_PRIO];     /* FIFOs */
+    pkt *tx;                /* packet being serialised, or NULL */
     int64_t bytes;          /* queued bytes, all priorities (not the one in service) */
     shbuf *sb;              /* the switch's shared pool, or NULL: own buffer */
-    port_rr *rr;            /* per-flow round robin, or NULL: FIFO per class */
-    int64_t cbytes[PORT_MAX_PRIO];      /* queued bytes per class */
     uint32_t npkts;         /* queued packets */
-    pkt *tx;                /* packet being serialised, or NULL */
-    sim_timer done;         /* end of the current transmission */
-    int64_t busy_since;     /* start of the current busy period */
-    int down;               /* link failed: everything arriving is dropped */
+    uint8_t down;           /* link failed: everything arriving is dropped */
+    uint8_t pfc_in;         /* a link into this port's node runs PFC: account
+                               arrivals (set by topo_finish); 0 keeps PFC off
+                               the per-packet path */
+    uint8_t pfc_paused;     /* bit c: PFC XOFF in force, class c not served */
+    /* line 1: every packet */
+    port_rr *rr;            /* per-flow round robin, or NULL: FIFO per class */
+    hook_chain *hooks;      /* arrival hooks (hook.h); NULL: none, one test per arrival */
+    hook_wm *wm;            /* watermarks (hook.h); NULL: none */
     void (*tap)(void *ctx, const pkt *p);   /* sees every packet as its transmission
                                                starts (pcap: what a capture on
                                                the host records); NULL: off */
-    void *tap_ctx;
-    hook_chain *hooks;      /* arrival hooks (hook.h); NULL: none, one test per arrival */
-    hook_wm *wm;            /* watermarks (hook.h); NULL: none */
-    int pfc_in;             /* a link into this port's node runs PFC: account
-                               arrivals (set by topo_finish); 0 keeps PFC off
-                               the per-packet path */
-    /* PFC, as the upstream side of a link (the counts are downstream, in
-     * the wire): */
-    uint8_t pfc_paused[PORT_MAX_PRIO];  /* XOFF in force: class not served */
-    uint64_t stat_pfc_pauses;           /* XOFF frames received */
-    /* counters */
-    uint64_t stat_rx_pkts, stat_tx_pkts, stat_drop_pkts, stat_mark_pkts;
+    int64_t busy_since;     /* start of the current busy period */
+    uint64_t stat_rx_pkts;
     uint64_t stat_rx_bytes;     /* every arrival, admitted or not */
-    uint64_t stat_tx_bytes, stat_drop_bytes;
+    int64_t stat_max_bytes; /* largest queue seen */
+    /* line 2: departures */
+    sim_timer done;         /* end of the current transmission */
+    uint64_t stat_tx_pkts, stat_tx_bytes;
+    int64_t stat_busy_ps;   /* time spent serialising, up to the last departure */
+    int64_t ps_per_byte;    /* serialisation time of a byte when the rate
+                               divides 8e12 bit-ps/s exactly (every usual
+                               rate), so a packet's is one multiplication;
+                               0: units_tx_time_ps (a 128-bit division) */
+    /* line 3: the classes (class 0 first) */
+    port_class cls[PORT_MAX_PRIO];
+    port_cfg cfg;           /* its first five fields are read per packet;
+                               fixed after port_init */
+    /* cold */
+    pkt_pool *pool;         /* dropped packets go back here */
+    rng *r;                 /* RED draws; may be NULL without RED */
+    void *tap_ctx;
+    uint64_t stat_pfc_pauses;           /* XOFF frames received */
+    uint64_t stat_drop_pkts, stat_mark_pkts, stat_drop_bytes;
     uint64_t stat_fail_drops;   /* packets lost to a link failure (also in stat_drop_pkts) */
     uint64_t stat_hook_drops;   /* packets dropped by hooks (also in stat_drop_pkts) */
     int64_t hook_held_bytes;    /* held by hooks (delayed): still in the network */
     uint32_t hook_held_pkts;
-    int64_t stat_busy_ps;   /* time spent serialising, up to the last departure */
-    int64_t stat_max_bytes; /* largest queue seen */
-    double red_avg[PORT_MAX_PRIO];      /* RED average queue per class, bytes
-                                           (cold: RED only) */
 } port;
 
 /* Initialises a caller-owned port.  `name` must outlive it. */
@@ -179,14 +200,20 @@ typedef struct wire_slot {
     pkt *p;
 } wire_slot;
 
+/* As a port's, the field order is for the cache: a packet's arrival and
+ * departure touch the first line and the timer's. */
 typedef struct wire {
     sink base;              /* recv: start propagating */
     sink *next;             /* the far end: a switch's forwarder or a host's
                                receive sink (packets forwarded by entropy) */
-    sim *s;
-    int64_t delay_ps;       /* propagation delay */
     wire_slot *ring;        /* packets in flight, oldest first */
     uint32_t cap, head, len;
+    uint8_t stamp_in;       /* sets pkt.in on delivery: its far end runs PFC
+                               (topo_finish; 1 by default).  Elsewhere
+                               nothing reads it, and not writing it keeps a
+                               line of the packet out of the cache */
+    int64_t delay_ps;       /* propagation delay */
+    sim *s;
     sim_timer arrive;       /* the head's arrival */
     uint64_t stat_pkts;     /* packets carried */
     uint64_t stat_lost_bytes;   /* lost at failures (wire_drop_all) */

@@ -99,6 +99,15 @@ void *xmalloc(size_t n)
     return p;
 }
 
+void *xaligned_alloc(size_t align, size_t n)
+{
+    n = (n + align - 1) / align * align;    /* C11 asks for a multiple */
+    void *p = aligned_alloc(align, n ? n : align);
+    if (!p)
+        aisim_oom(n);
+    return p;
+}
+
 void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);

@@ -241,7 +241,7 @@ void hook_wm_init(hook_wm *w, int cls, int64_t high_bytes, int64_t low_bytes,
 
 static int64_t wm_level(const port *q, const hook_wm *w)
 {
-    return w->cls < 0 ? q->bytes : q->cbytes[w->cls];
+    return w->cls < 0 ? q->bytes : q->cls[w->cls].bytes;
 }
 
 static void wm_check_rise(port *q, hook_wm *w)

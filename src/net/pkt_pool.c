@@ -40,7 +40,9 @@ void pkt_pool_destroy(pkt_pool *pp)
 
 static void grow(pkt_pool *pp)
 {
-    pkt *slab = xmalloc(PKT_SLAB * sizeof *slab);
+    /* On cache lines: at 96 bytes a packet's first 32 (what every hop
+     * reads: pkt.h) never straddle two. */
+    pkt *slab = xaligned_alloc(64, PKT_SLAB * sizeof *slab);
     if (pp->nslabs == pp->cap) {
         pp->cap = pp->cap ? 2 * pp->cap : 16;
         pp->slabs = xrealloc(pp->slabs, pp->cap * sizeof *pp->slabs);

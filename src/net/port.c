@@ -52,6 +52,11 @@ void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, con
     assert(q->cfg.nprio <= PORT_MAX_PRIO);
     assert(q->cfg.rate_bps > 0);
     assert(q->cfg.red_min_bytes == 0 || r);
+    /* Exact when the rate divides 8e12; below 2^31 ps a byte, a 32-bit
+     * packet size cannot overflow the product. */
+    if (INT64_C(8) * PS_PER_S % q->cfg.rate_bps == 0 &&
+        INT64_C(8) * PS_PER_S / q->cfg.rate_bps < INT64_C(1) << 31)
+        q->ps_per_byte = INT64_C(8) * PS_PER_S / q->cfg.rate_bps;
     sim_timer_init(&q->done, port_done, q, 0);
 }
 
@@ -169,14 +174,14 @@ static pkt *dequeue(port *q, unsigned c)
     if (q->rr) {
         p = rr_pop(q->rr, c);
     } else {
-        p = q->head[c];
-        q->head[c] = p->next;
-        if (!q->head[c])
-            q->tail[c] = NULL;
+        p = q->cls[c].head;
+        q->cls[c].head = p->next;
+        if (!q->cls[c].head)
+            q->cls[c].tail = NULL;
     }
     p->next = NULL;
     q->bytes -= p->size_bytes;
-    q->cbytes[c] -= p->size_bytes;
+    q->cls[c].bytes -= p->size_bytes;
     q->npkts--;
     shbuf_release(q, p);
     pfc_account(q, p, -(int64_t)p->size_bytes);
@@ -193,14 +198,15 @@ int64_t port_backlog(const port *q)
 static void start_tx(port *q)
 {
     for (int c = 0; c < q->cfg.nprio; c++) {
-        if (!q->cbytes[c] || q->pfc_paused[c])
+        if (!q->cls[c].bytes || (q->pfc_paused >> c & 1))
             continue;
         pkt *p = dequeue(q, (unsigned)c);
         q->tx = p;
         if (q->tap)             /* as a capture on a host: when it is sent */
             q->tap(q->tap_ctx, p);
-        sim_timer_arm(q->s, &q->done,
-                      sim_now(q->s) + units_tx_time_ps(p->size_bytes, q->cfg.rate_bps));
+        int64_t tx = q->ps_per_byte ? (int64_t)p->size_bytes * q->ps_per_byte
+                                    : units_tx_time_ps(p->size_bytes, q->cfg.rate_bps);
+        sim_timer_arm(q->s, &q->done, sim_now(q->s) + tx);
         return;
     }
 }
@@ -254,7 +260,7 @@ static void pfc_event(sim *s, void *obj, uint64_t arg)
 {
     port *q = obj;
     int c = (int)(arg >> 1);
-    q->pfc_paused[c] = arg & 1;
+    q->pfc_paused = (uint8_t)((q->pfc_paused & ~(1u << c)) | (arg & 1) << c);
     if (arg & 1) {
         q->stat_pfc_pauses++;
     } else if (!q->tx && !q->down) {
@@ -269,8 +275,8 @@ static void pfc_event(sim *s, void *obj, uint64_t arg)
  * everything is marked. */
 static int red_says_mark(port *q, unsigned c)
 {
-    double *avg = &q->red_avg[c];
-    *avg += q->cfg.red_weight * ((double)q->cbytes[c] - *avg);
+    double *avg = &q->cls[c].red_avg;
+    *avg += q->cfg.red_weight * ((double)q->cls[c].bytes - *avg);
     if (*avg < (double)q->cfg.red_min_bytes)
         return 0;
     if (*avg >= (double)q->cfg.red_max_bytes)
@@ -298,7 +304,7 @@ static int shbuf_admit(port *q, const pkt *p, unsigned c)
         b->stat_full_drops++;
         return 0;
     }
-    if ((double)(q->cbytes[c] + sz) > b->alpha * (double)(b->size_bytes - b->used_bytes) &&
+    if ((double)(q->cls[c].bytes + sz) > b->alpha * (double)(b->size_bytes - b->used_bytes) &&
         !pfc_upstream(q, p)) {          /* lossless traffic is PFC's to bound */
         b->stat_dt_drops++;
         return 0;
@@ -343,7 +349,7 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
      * drop-tail; RED marks ECN-capable packets and drops the others
      * (RFC 3168).  Both look at the packet's own queue (class c). */
     int ect = p->flags & PKT_F_ECT;
-    int mark = ect && q->cfg.ecn_k_bytes > 0 && q->cbytes[c] > q->cfg.ecn_k_bytes;
+    int mark = ect && q->cfg.ecn_k_bytes > 0 && q->cls[c].bytes > q->cfg.ecn_k_bytes;
     if (q->cfg.red_min_bytes > 0 && red_says_mark(q, c)) {
         if (!ect) {
             drop(q, p);
@@ -359,14 +365,14 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
     if (q->rr) {
         rr_push(q->rr, c, p);
     } else {
-        if (q->tail[c])
-            q->tail[c]->next = p;
+        if (q->cls[c].tail)
+            q->cls[c].tail->next = p;
         else
-            q->head[c] = p;
-        q->tail[c] = p;
+            q->cls[c].head = p;
+        q->cls[c].tail = p;
     }
     q->bytes += p->size_bytes;
-    q->cbytes[c] += p->size_bytes;
+    q->cls[c].bytes += p->size_bytes;
     q->npkts++;
     if (q->bytes > q->stat_max_bytes)
         q->stat_max_bytes = q->bytes;
@@ -399,7 +405,7 @@ static void port_recv(sink *self, pkt *p)
 
 void port_set_down(port *q, int down)
 {
-    q->down = down;
+    q->down = down != 0;
     if (!down)
         return;
     if (q->tx) {
@@ -410,7 +416,7 @@ void port_set_down(port *q, int down)
         q->tx = NULL;
     }
     for (int c = 0; c < q->cfg.nprio; c++)
-        while (q->cbytes[c]) {
+        while (q->cls[c].bytes) {
             pkt *p = dequeue(q, (unsigned)c);
             q->stat_fail_drops++;
             drop(q, p);

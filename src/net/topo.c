@@ -46,6 +46,7 @@
 
 #define DIST_INF UINT32_MAX
 #define ARENA_BLOCK_BYTES ((size_t)64 * 1024)
+#define ARENA_ALIGN 64          /* a cache line: links are placed on lines */
 
 typedef struct host_rx {
     sink base;                  /* recv: dispatch to the flow's endpoint */
@@ -82,15 +83,21 @@ typedef struct tnode {
     bool has_intra;             /* has an intra-host (NVLink) link: a GPU or NVSwitch */
 } tnode;
 
+/* One direction of a link: its egress port and its wire, each on its own
+ * cache lines (port.h: their hot fields come first). */
+typedef struct tdir {
+    _Alignas(64) port port;     /* egress port */
+    _Alignas(64) wire wire;     /* propagation */
+    rng r;                      /* the port's RED draws */
+    char *port_name, *wire_name;
+} tdir;
+
 typedef struct tlink {
     int32_t a, b;               /* ends; dir 0 is a->b */
     link_cfg cfg;
     bool up;                    /* physically up */
     bool route_up;              /* up as routing currently sees it */
-    port port[2];               /* egress port of each direction */
-    wire wire[2];               /* propagation of each direction */
-    rng r[2];                   /* the ports' RED draws */
-    char *port_name[2], *wire_name[2];
+    tdir dir[2];                /* dir 0 is a->b */
     uint64_t stat_wire_losses;  /* packets lost on the wires at failures */
 } tlink;
 
@@ -119,7 +126,7 @@ typedef struct tab {            /* open addressing, linear probing */
 typedef struct arena_blk {
     struct arena_blk *next;
     size_t used, cap;           /* bytes */
-    max_align_t data[];
+    _Alignas(ARENA_ALIGN) unsigned char data[];
 } arena_blk;
 
 struct topo {
@@ -159,12 +166,15 @@ struct topo {
 
 /* ---- memory ------------------------------------------------------------ */
 
-static void *arena_alloc(topo *t, size_t n)
+/* n zeroed bytes at a multiple of `align` (a power of two, at most 64)
+ * that live as long as the topology. */
+static void *arena_alloc_aligned(topo *t, size_t n, size_t align)
 {
+    assert(align >= 16 && align <= ARENA_ALIGN && (align & (align - 1)) == 0);
     n = (n + 15) & ~(size_t)15;
     arena_blk *b = t->arena;
     if (n > ARENA_BLOCK_BYTES / 4) {        /* large: a block of its own */
-        arena_blk *nb = xmalloc(sizeof *nb + n);
+        arena_blk *nb = xaligned_alloc(ARENA_ALIGN, sizeof *nb + n);
         nb->used = nb->cap = n;
         if (b) {
             nb->next = b->next;
@@ -176,17 +186,24 @@ static void *arena_alloc(topo *t, size_t n)
         memset(nb->data, 0, n);
         return nb->data;
     }
-    if (!b || b->cap - b->used < n) {
-        b = xmalloc(sizeof *b + ARENA_BLOCK_BYTES);
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || at + n > b->cap) {
+        b = xaligned_alloc(ARENA_ALIGN, sizeof *b + ARENA_BLOCK_BYTES);
         b->used = 0;
         b->cap = ARENA_BLOCK_BYTES;
         b->next = t->arena;
         t->arena = b;
+        at = 0;
     }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
+    void *p = (char *)b->data + at;
+    b->used = at + n;
     memset(p, 0, n);
     return p;
+}
+
+static void *arena_alloc(topo *t, size_t n)
+{
+    return arena_alloc_aligned(t, n, 16);
 }
 
 static char *arena_printf(topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -340,8 +357,8 @@ void topo_destroy(topo *t)
         return;
     for (size_t i = 0; i < t->nlinks; i++)
         for (int d = 0; d < 2; d++) {
-            wire_fini(&t->link[i]->wire[d]);
-            port_fini(&t->link[i]->port[d]);
+            wire_fini(&t->link[i]->dir[d].wire);
+            port_fini(&t->link[i]->dir[d].port);
         }
     for (size_t i = 0; i < t->nnodes; i++)
         free(t->node[i]->adj);
@@ -445,7 +462,7 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
         t->link = xrealloc(t->link, t->caplinks * sizeof *t->link);
     }
     int id = (int)t->nlinks++;
-    tlink *l = arena_alloc(t, sizeof *l);
+    tlink *l = arena_alloc_aligned(t, sizeof *l, _Alignof(tlink));
     t->link[id] = l;
     l->a = a;
     l->b = b;
@@ -454,16 +471,16 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
     l->up = l->route_up = true;
     for (int d = 0; d < 2; d++) {
         const char *from = t->node[d ? b : a]->name, *to = t->node[d ? a : b]->name;
-        l->port_name[d] = arena_printf(t, "%s->%s", from, to);
-        l->wire_name[d] = arena_printf(t, "%s->%s/wire", from, to);
-        rng_init(&l->r[d], t->seed, "topo.port", (uint64_t)id * 2 + (uint64_t)d);
-        port_init(&l->port[d], t->s, t->pool, &l->r[d], &l->cfg.port, l->port_name[d]);
-        wire_init(&l->wire[d], t->s, cfg->delay_ps, l->wire_name[d]);
-        l->wire[d].src = &l->port[d];
+        l->dir[d].port_name = arena_printf(t, "%s->%s", from, to);
+        l->dir[d].wire_name = arena_printf(t, "%s->%s/wire", from, to);
+        rng_init(&l->dir[d].r, t->seed, "topo.port", (uint64_t)id * 2 + (uint64_t)d);
+        port_init(&l->dir[d].port, t->s, t->pool, &l->dir[d].r, &l->cfg.port, l->dir[d].port_name);
+        wire_init(&l->dir[d].wire, t->s, cfg->delay_ps, l->dir[d].wire_name);
+        l->dir[d].wire.src = &l->dir[d].port;
         /* Packets forwarded by entropy: port, its wire, the far node. */
         tnode *far = t->node[d ? a : b];
-        l->port[d].next = &l->wire[d].base;
-        l->wire[d].next = far->kind == NODE_HOST ? &far->rx.base : &far->fwd.base;
+        l->dir[d].port.next = &l->dir[d].wire.base;
+        l->dir[d].wire.next = far->kind == NODE_HOST ? &far->rx.base : &far->fwd.base;
     }
     adj_push(t->node[a], id, 0, b);
     adj_push(t->node[b], id, 1, a);
@@ -567,15 +584,24 @@ int topo_finish(topo *t, err *e)
     if (rc)
         return rc;
     /* PFC is accounted where a PFC link delivers: every egress port of the
-     * node at each end of such a link. */
+     * node at each end of such a link, for packets that came over any wire
+     * into that node (the wire stamps them: pkt.in).  Wires into other
+     * nodes need not. */
+    for (size_t l = 0; l < t->nlinks; l++)
+        for (int d = 0; d < 2; d++)
+            t->link[l]->dir[d].wire.stamp_in = 0;
     for (size_t l = 0; l < t->nlinks; l++) {
         const tlink *k = t->link[l];
         if (k->cfg.port.pfc_xoff_bytes <= 0)
             continue;
         const tnode *ends[2] = {t->node[k->a], t->node[k->b]};
         for (int j = 0; j < 2; j++)
-            for (uint32_t i = 0; i < ends[j]->nadj; i++)
-                t->link[ends[j]->adj[i].link]->port[ends[j]->adj[i].dir].pfc_in = 1;
+            for (uint32_t i = 0; i < ends[j]->nadj; i++) {
+                tdir *out = &t->link[ends[j]->adj[i].link]->dir[ends[j]->adj[i].dir];
+                tdir *in = &t->link[ends[j]->adj[i].link]->dir[ends[j]->adj[i].dir ^ 1];
+                out->port.pfc_in = 1;
+                in->wire.stamp_in = 1;
+            }
     }
     t->dist = xcalloc(t->nnodes, sizeof *t->dist);
     t->dist_epoch = xcalloc(t->nnodes, sizeof *t->dist_epoch);
@@ -620,13 +646,13 @@ int topo_node_host(const topo *t, int node)
 port *topo_link_port(topo *t, int link, int dir)
 {
     assert(link >= 0 && (size_t)link < t->nlinks && (dir == 0 || dir == 1));
-    return &t->link[link]->port[dir];
+    return &t->link[link]->dir[dir].port;
 }
 
 wire *topo_link_wire(topo *t, int link, int dir)
 {
     assert(link >= 0 && (size_t)link < t->nlinks && (dir == 0 || dir == 1));
-    return &t->link[link]->wire[dir];
+    return &t->link[link]->dir[dir].wire;
 }
 
 void topo_link_ends(const topo *t, int link, int *a, int *b)
@@ -698,7 +724,7 @@ void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha, double pfc_alp
         n->sb->alpha = alpha;
         n->sb->pfc_alpha = pfc_alpha;
         for (uint32_t j = 0; j < n->nadj; j++)
-            t->link[n->adj[j].link]->port[n->adj[j].dir].sb = n->sb;
+            t->link[n->adj[j].link]->dir[n->adj[j].dir].port.sb = n->sb;
     }
 }
 
@@ -707,7 +733,7 @@ void topo_set_nic_flow_rr(topo *t)
     for (size_t h = 0; h < t->nhosts; h++) {
         const tnode *n = t->node[t->host_node[h]];
         for (uint32_t j = 0; j < n->nadj; j++)
-            port_set_flow_rr(&t->link[n->adj[j].link]->port[n->adj[j].dir]);
+            port_set_flow_rr(&t->link[n->adj[j].link]->dir[n->adj[j].dir].port);
     }
 }
 
@@ -875,7 +901,7 @@ static void node_forward(sink *self, pkt *p)
     for (uint32_t i = 0; i < nu->nadj; i++) {
         const tadj *a = &nu->adj[i];
         if (is_next_hop(t, &d, u, a) && pick-- == 0) {
-            port *q = &t->link[a->link]->port[a->dir];
+            port *q = &t->link[a->link]->dir[a->dir].port;
             q->base.recv(&q->base, p);
             return;
         }
@@ -891,8 +917,8 @@ static void fill_sinks(topo *t, const int32_t *hops, int n, int32_t dst)
     for (int i = 0; i < n; i++) {
         tlink *l = t->link[hops[i] >> 1];
         int d = hops[i] & 1;
-        t->sinks[2 * i] = &l->port[d].base;
-        t->sinks[2 * i + 1] = &l->wire[d].base;
+        t->sinks[2 * i] = &l->dir[d].port.base;
+        t->sinks[2 * i + 1] = &l->dir[d].wire.base;
     }
     t->sinks[2 * n] = &t->node[dst]->rx.base;
 }
@@ -1071,9 +1097,9 @@ void topo_link_set_up(topo *t, int link, bool up, int64_t convergence_ps)
     if (l->up != up) {
         l->up = up;
         for (int d = 0; d < 2; d++) {
-            port_set_down(&l->port[d], !up);
+            port_set_down(&l->dir[d].port, !up);
             if (!up)
-                l->stat_wire_losses += wire_drop_all(&l->wire[d], t->pool);
+                l->stat_wire_losses += wire_drop_all(&l->dir[d].wire, t->pool);
         }
     }
     if (convergence_ps <= 0)
@@ -1125,12 +1151,12 @@ void topo_byte_counts(topo *t, topo_bytes *b)
     for (size_t l = 0; l < t->nlinks; l++)
         for (int d = 0; d < 2; d++) {
             const tlink *k = t->link[l];
-            const port *q = &k->port[d];
+            const port *q = &k->dir[d].port;
             if (t->node[d ? k->b : k->a]->kind == NODE_HOST)
                 b->injected += q->stat_rx_bytes;
-            b->dropped += q->stat_drop_bytes + k->wire[d].stat_lost_bytes;
+            b->dropped += q->stat_drop_bytes + k->dir[d].wire.stat_lost_bytes;
             b->in_network += (uint64_t)(port_backlog(q) + q->hook_held_bytes) +
-                             wire_bytes(&k->wire[d]);
+                             wire_bytes(&k->dir[d].wire);
         }
 }
 
@@ -1152,7 +1178,7 @@ void topo_set_host_tap(topo *t, int host, void (*fn)(void *ctx, const pkt *p, in
     h->tap_ctx = ctx;
     for (uint32_t i = 0; i < nd->nadj; i++) {
         const tadj *a = &nd->adj[i];
-        port *q = &t->link[a->link]->port[a->dir];
+        port *q = &t->link[a->link]->dir[a->dir].port;
         q->tap = fn ? nic_tap : NULL;
         q->tap_ctx = fn ? h : NULL;
     }

@@ -25,6 +25,7 @@ void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name)
     w->base.name = name;
     w->s = s;
     w->delay_ps = delay_ps;
+    w->stamp_in = 1;
     sim_timer_init(&w->arrive, wire_arrive, w, 0);
 }
 
@@ -70,7 +71,8 @@ static void wire_arrive(sim *s, void *obj, uint64_t arg)
          * less CPU time with the prefetch, docs/benchmarks.md). */
         __builtin_prefetch(w->ring[w->head].p);
     }
-    p->in = w;                  /* the receiving switch's ingress (PFC) */
+    if (w->stamp_in)
+        p->in = w;              /* the receiving switch's ingress (PFC) */
     pkt_forward(p, w->next);
 }
 

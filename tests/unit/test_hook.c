@@ -413,7 +413,7 @@ static void wm_note(void *ctx, port *q, hook_wm *w, bool above)
     assert_true(l->n < 32);
     l->at[l->n] = sim_now(l->s);
     l->above[l->n] = above;
-    l->level[l->n] = w->cls < 0 ? q->bytes : q->cbytes[w->cls];
+    l->level[l->n] = w->cls < 0 ? q->bytes : q->cls[w->cls].bytes;
     l->n++;
 }
 

@@ -133,6 +133,16 @@ static void test_topo_builders_counts_and_names(void **state)
     assert_string_equal(topo_link_port(b.t, 5, 1)->base.name, "edge1_0->h5");
     assert_string_equal(topo_link_wire(b.t, 5, 1)->base.name, "edge1_0->h5/wire");
     assert_int_equal(topo_link_port(b.t, 5, 0)->cfg.rate_bps, GBPS(10));
+    /* Ports and wires start on cache lines, so that what each packet
+     * touches fills the fewest lines (port.h); so do packets (pkt.h). */
+    for (int k = 0; k < (int)topo_links(b.t); k++)
+        for (int d = 0; d < 2; d++) {
+            assert_int_equal((uintptr_t)topo_link_port(b.t, k, d) % 64, 0);
+            assert_int_equal((uintptr_t)topo_link_wire(b.t, k, d) % 64, 0);
+        }
+    pkt *pk = pkt_alloc(b.pool);
+    assert_int_equal((uintptr_t)pk % 32, 0);
+    pkt_free(b.pool, pk);
     bed_fini(&b);
 
     bed_init(&b, 1);
