@@ -89,6 +89,11 @@ void fault_start(fault_set *fs);
  * follow routing changes (topo_on_routing_change). */
 bool fault_changes_routing(const fault_set *fs);
 
+/* The longest any fault holds a packet back at one port (the largest
+ * `delay` of the delay faults; 0 without any): what a connection's linger
+ * must add per hop (network.c). */
+int64_t fault_hold_ps(const fault_set *fs);
+
 size_t fault_count(const fault_set *fs);
 enum fault_kind fault_kind_of(const fault_set *fs, size_t i);
 /* What fault i did so far (a flap's current down spell included). */

@@ -475,6 +475,15 @@ bool fault_changes_routing(const fault_set *fs)
     return false;
 }
 
+int64_t fault_hold_ps(const fault_set *fs)
+{
+    int64_t worst = 0;
+    for (size_t i = 0; i < fs->n; i++)
+        if (fs->f[i].c.kind == FAULT_DELAY && fs->f[i].c.delay > worst)
+            worst = fs->f[i].c.delay;
+    return worst;
+}
+
 size_t fault_count(const fault_set *fs) { return fs->n; }
 
 enum fault_kind fault_kind_of(const fault_set *fs, size_t i)

@@ -519,9 +519,10 @@ static void reap(network *n)
 /* A closing connection with nothing left to deliver, whose transport is
  * idle, is freed after a linger (TCP's TIME_WAIT, in spirit): long enough
  * for any packet of it still in the network to arrive (its hops there and
- * back, each at the worst a port can hold a packet: a full buffer; four
- * times that with PFC or faults, which can hold packets longer).  A packet
- * that still arrives later counts as dropped at an unbound host. */
+ * back, each at the worst a port can hold a packet: a full buffer, plus
+ * the longest a delay fault holds one; four times that with PFC or faults,
+ * which can hold packets longer).  A packet that still arrives later
+ * counts as dropped at an unbound host. */
 static void conn_maybe_idle(network *n, nconn *k)
 {
     conn *c = k->c;
@@ -529,7 +530,8 @@ static void conn_maybe_idle(network *n, nconn *k)
         return;
     k->retiring = true;
     size_t hops = (c->fwd ? (size_t)c->fwd->len / 2 : 8) + (c->rev ? (size_t)c->rev->len / 2 : 8);
-    int64_t linger = (int64_t)hops * n->hop_sojourn_ps;
+    int64_t per_hop = n->hop_sojourn_ps + (n->faults ? fault_hold_ps(n->faults) : 0);
+    int64_t linger = (int64_t)hops * per_hop;
     if ((n->faults && fault_count(n->faults)) || n->pfc)
         linger *= 4;
     if (n->rn == n->rcap) {

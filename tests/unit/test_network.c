@@ -39,6 +39,7 @@ static int fx_make(fixture *f, const char *yaml, err *e)
     cfg_node *root = cfg_root(f->doc);
     c.topology = cfg_get(root, "topology");
     c.transport = cfg_get(root, "transport");
+    c.faults = cfg_get(root, "faults");
     c.routing = NET_ROUTE_ECMP;
     model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
     return network_create(&f->n, &c, root, "net", &env, e);
@@ -322,6 +323,85 @@ static void test_unbound_packet_is_dropped_not_delivered(void **state)
     fx_free(&f);
 }
 
+typedef struct linger_log {
+    network *n;
+    conn *c[5];                 /* each sender's current connection */
+    int sent[5];                /* messages each sender has started */
+    int done;
+    uint64_t retransmits;
+} linger_log;
+
+/* Sender h (1..4) sends its next message on a new connection. */
+static void linger_next(linger_log *l, network *n, int h);
+
+static void linger_done(void *ctx, network *n, const net_msg *m)
+{
+    linger_log *l = ctx;
+    int h = m->src;
+    conn_stats st;
+    network_transport(n)->stats(l->c[h], &st);     /* still alive: lingering */
+    l->retransmits += st.retransmits;
+    l->done++;
+    if (l->sent[h] < 5)
+        linger_next(l, n, h);
+}
+
+static void linger_next(linger_log *l, network *n, int h)
+{
+    l->c[h] = network_connect(n, h, 0, 0);         /* reaps the lingering */
+    network_send_on(n, l->c[h], 200000, l->sent[h]++, sim_now(network_sim(n)), linger_done, l);
+    network_close(n, l->c[h]);
+}
+
+static void linger_later(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    (void)arg;
+    linger_log *l = obj;
+    linger_next(l, l->n, 1);
+}
+
+/* A closed connection is freed only after its packets can no longer be in
+ * the network (network.c, conn_maybe_idle).  Here a fault holds a fifth
+ * of the packets into the receiver back for 30 ms: the senders recover
+ * them by fast retransmission and finish while the held originals (and,
+ * behind them, the receiver's answers) are still on their way, and open
+ * their next connection, which frees what has lingered long enough.  The
+ * late packets must all reach a host that still knows their connection:
+ * none is dropped as unbound, and in the end no packet is left.  (Freeing
+ * at once drops them; so did a linger that ignored the faults' delay.) */
+static void test_closed_connection_lingers_until_its_packets_are_gone(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, "topology: {kind: star, hosts: 5, link: {rate: 10Gbps, delay: 1us, "
+                "buffer: 1MB}}\n"
+                "transport: {name: tcp, min_rto: 1ms}\n"
+                "faults:\n  - {kind: delay, port: sw0->h0, delay: 30ms, rate: 0.2}\n");
+    linger_log l = {.n = f.n};
+    for (int h = 1; h <= 4; h++)
+        linger_next(&l, f.n, h);
+    sim_run(f.s, SIM_TIME_MAX);
+    network_int_counts k;
+    network_counts(f.n, &k);
+    assert_int_equal(k.conns_opened, 20);
+    assert_int_equal(k.conns_live, 20);     /* all lingering: 30 ms per hop */
+    /* A second later, sender 1's next connection frees them all. */
+    l.sent[1] = 4;
+    sim_schedule(f.s, sim_now(f.s) + PS_PER_S, linger_later, &l, 0);
+    sim_run(f.s, SIM_TIME_MAX);
+    network_counts(f.n, &k);
+    assert_int_equal(k.conns_opened, 21);
+    assert_int_equal(k.conns_live, 1);
+    assert_int_equal(l.done, 21);
+    assert_true(l.retransmits > 20);    /* the held packets, sent again */
+    topo *t = network_topo(f.n);
+    assert_int_equal(topo_unbound_drops(t), 0);
+    assert_int_equal(topo_packets_in_network(t), 0);
+    assert_int_equal(pkt_pool_live(network_pool(f.n)), 0);
+    fx_free(&f);
+}
+
 /* Paths as link hops (link id * 2 + direction): on the star, h1 -> h0 is
  * h1's link a->b (h1 to sw0) then h0's link b->a, and the reverse route's
  * path is the same links backwards, directions flipped. */
@@ -504,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_net_model_runs_dgram_with_udp_capture),
         cmocka_unit_test(test_capture_at_transmission_not_arrival),
         cmocka_unit_test(test_unbound_packet_is_dropped_not_delivered),
+        cmocka_unit_test(test_closed_connection_lingers_until_its_packets_are_gone),
         cmocka_unit_test(test_route_path_as_link_ids),
         cmocka_unit_test(test_finished_connections_and_records_are_freed),
         cmocka_unit_test(test_spray_stream_per_connection),
