@@ -16,9 +16,11 @@
  *    (ACK with RTT and ECN, loss, timeout) updates common per-path state the
  *    algorithms read; a path that times out `avoid_after` times in a row is
  *    avoided for `avoid_ps`.  A choice is a path index; smp_path_entropy()
- *    turns it into the packet's entropy (pkt.h): the index itself with
- *    PKT_F_PATHIDX, or a per-path hash that switches hash hop by hop (what
- *    a per-path UDP source port is to ECMP, collisions included).
+ *    turns it into the packet's entropy (pkt.h): with PKT_F_PATHIDX the
+ *    index plus a per-QP offset (consecutive indices name distinct routes
+ *    where the fabric has that many), or a per-path hash that switches
+ *    hash hop by hop (what a per-path UDP source port is to ECMP,
+ *    collisions included).
  *  - smp_cc: one congestion-control context per QP shared by all its
  *    paths: a window reacting to ECN (DCTCP-style, once per window) and to
  *    RTT (cut when the RTT exceeds rtt_cap x base RTT), additive increase of
@@ -69,6 +71,8 @@ typedef struct smp_params {
     double rtt_cap;             /* cut when RTT > rtt_cap x base RTT (2) */
     double rtt_beta;            /* ... by beta x (rtt - target) / rtt (0.5) */
     uint32_t min_cwnd_pkts;     /* floor of the window, packets (1) */
+    bool loss_cut;              /* a timeout also halves the window (off:
+                                   the paper's CC reacts to ECN and RTT) */
     /* path choice */
     double path_g;              /* per-path RTT and ECN EWMA gain (1/8) */
 } smp_params;
@@ -256,7 +260,8 @@ void smp_qp_ack(smp_qp *q, int64_t now_ps, const smp_ack *a);
  * arm a timer for it and call smp_qp_timer() then. */
 int64_t smp_qp_deadline(smp_qp *q);
 /* Declares lost every transmission older than now - RTO (each counted as
- * a timeout of its path, one window cut) and queues its PSN to resend. */
+ * a timeout of its path; one window cut when loss_cut) and queues its PSN
+ * to resend. */
 void smp_qp_timer(smp_qp *q, int64_t now_ps);
 /* Every PSN below `psns` acknowledged: the message is complete. */
 static inline bool smp_qp_done(const smp_qp *q, uint64_t psns) { return q->una >= psns; }

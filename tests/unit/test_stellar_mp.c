@@ -15,7 +15,8 @@
  *    one past it rejected, duplicates told;
  *  - loss against reordering: heavy reordering alone resends nothing; one
  *    loss resends that PSN alone, after the RTO, on another path; by path
- *    order the loss is found at the next ACK of its path;
+ *    order the loss is found at the next ACK of its path; 122 resends
+ *    after a window's timeout never take their PSN's previous path;
  *  - avoidance: 3 timeouts in a row avoid a path for exactly 10 ms; an ACK
  *    between timeouts resets the count;
  *  - CC: initial window 1 BDP; +1 MSS per window without marks; halving
@@ -135,8 +136,13 @@ static void test_single_and_entropy(void **state)
         smp_path_lost(&ps, 1000003 % 16, true, 0);
     assert_int_equal(smp_path_choose(&ps, 4096, 1, -1), 1000003 % 16);
     uint16_t fl = 0;
-    assert_int_equal(smp_path_entropy(&ps, 5, &fl), 5);
+    uint32_t e0 = smp_path_entropy(&ps, 0, &fl);
     assert_int_equal(fl, PKT_F_PATHIDX);
+    assert_int_equal((uint32_t)(smp_path_entropy(&ps, 5, &fl) - e0), 5);
+    smp_paths other;
+    smp_paths_init(&other, &smp_single, &pr, 1000004, 1, 1);
+    assert_int_not_equal(smp_path_entropy(&other, 0, &fl), e0);     /* per-QP offset */
+    smp_paths_fini(&other);
     pr.out = SMP_OUT_HASH;
     uint32_t e5 = smp_path_entropy(&ps, 5, &fl);
     assert_int_equal(fl, 0);
@@ -370,6 +376,8 @@ static void test_single_loss(void **state)
             smp_qp_timer(&q, NS(10) * LOST + US(250));
             assert_int_equal(q.timeouts, 1);
             assert_int_equal(q.paths.p[s[LOST].path].timeouts, 1);
+            smp_qp_timer(&q, US(290));          /* the acked ones never time out */
+            assert_int_equal(q.timeouts, 1);
         }
         int64_t t = US(300);
         smp_send r;
@@ -388,6 +396,36 @@ static void test_single_loss(void **state)
         smp_rxmap_fini(&m);
         smp_qp_fini(&q);
     }
+}
+
+/* Every resend avoids the path its PSN was lost on (OBS over 4 paths would
+ * draw it again a quarter of the time). */
+static void test_resend_elsewhere(void **state)
+{
+    (void)state;
+    smp_params pr = params(4);
+    smp_qp q;
+    smp_qp_init(&q, &pr, &smp_obs, 5, 1, 0);
+    smp_send s;
+    uint32_t first[200];
+    int n = 0;
+    while (n < 200 && smp_qp_send(&q, 0, 4096, &s))
+        first[n++] = s.path;
+    assert_int_equal(n, 122);           /* the initial window */
+    smp_qp_timer(&q, US(250));
+    assert_int_equal(q.timeouts, 122);
+    int k = 0;
+    while (smp_qp_send(&q, US(260), 4096, &s)) {
+        assert_true(s.retx);
+        assert_int_not_equal(s.path, first[s.psn]);
+        k++;
+    }
+    assert_int_equal(k, 122);
+    /* 122 timeouts, about 30 per path: every path avoided (3 in a row),
+     * so the resends ignored avoidance rather than stall */
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(q.paths.p[i].avoided, q.paths.p[i].timeouts / 3);
+    smp_qp_fini(&q);
 }
 
 /* A QP keeps sending new PSNs past a hole, up to its window; the receiver
@@ -521,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_bitmap),
         cmocka_unit_test(test_reorder_no_retx),
         cmocka_unit_test(test_single_loss),
+        cmocka_unit_test(test_resend_elsewhere),
         cmocka_unit_test(test_window_bound),
         cmocka_unit_test(test_cc),
         cmocka_unit_test(test_cc_shared),

@@ -11,8 +11,10 @@
  * marked fraction of the window's bytes, and if anything was marked the
  * window is multiplied by 1 - alpha / 2 (DCTCP, Alizadeh et al. 2010).  An
  * RTT sample above rtt_cap x base RTT cuts the window by
- * beta x (rtt - target) / rtt (at most by half) and a retransmission
- * timeout halves it; these two cut at most once per RTT.  The window stays
+ * beta x (rtt - target) / rtt (at most by half), and, with loss_cut, a
+ * retransmission timeout halves it; these two cut at most once per RTT
+ * (loss_cut is off by default: with 128 paths a loss says little about
+ * the QP's congestion, and the paper's CC reacts to ECN and RTT).  The window stays
  * within [min_cwnd_pkts, window] packets.
  *
  * Receiver: a ring of `bits` bits indexed by PSN mod bits covers
@@ -40,6 +42,7 @@ void smp_params_default(smp_params *pr)
         .paths = SMP_PATHS_DEFAULT, .out = SMP_OUT_PATHIDX, .mss_bytes = 4096,
         .line_rate_bps = GBPS(400), .base_rtt_ps = US(10), .window = 0,
         .rto_ps = US(250), .avoid_after = 3, .avoid_ps = MS(10), .order_loss = false,
+        .loss_cut = false,
         .cc_g = 1.0 / 16, .rtt_cap = 2.0, .rtt_beta = 0.5, .min_cwnd_pkts = 1,
         .path_g = 1.0 / 8};
 }
@@ -429,6 +432,6 @@ void smp_qp_timer(smp_qp *q, int64_t now_ps)
         q->timeouts++;
         cut = true;
     }
-    if (cut)
+    if (cut && q->pr->loss_cut)
         smp_cc_loss(&q->cc, now_ps);
 }

@@ -142,8 +142,10 @@ static uint32_t path_hash(uint64_t key, uint32_t i)
 uint32_t smp_path_entropy(const smp_paths *ps, uint32_t i, uint16_t *flags)
 {
     if (ps->pr->out == SMP_OUT_PATHIDX) {
+        /* Consecutive indices from a per-QP offset: a QP's paths are
+         * distinct routes, and different QPs' first paths differ. */
         *flags = PKT_F_PATHIDX;
-        return i;
+        return path_hash(ps->key, UINT32_MAX) + i;
     }
     *flags = 0;
     return path_hash(ps->key, i);
