@@ -103,6 +103,7 @@ typedef struct smpt_conn {
     int64_t rto_at;             /* the armed RTO deadline, INT64_MAX: none */
     bool pacing;                /* send_t armed */
     uint64_t delivered;         /* stream bytes the receiver holds in order */
+    uint64_t retx, timeouts;    /* the QP's counters, kept past stop */
 } smpt_conn;
 
 static int smpt_setup(void **tp, const void *bound, const cfg_node *sec, const char *path, err *e)
@@ -307,6 +308,8 @@ static void smpt_stop(conn *c)
     sim_timer_disarm(c->s, &d->send_t);
     sim_timer_disarm(c->s, &d->rto_t);
     if (d->live) {
+        d->retx = d->q.retx;
+        d->timeouts = d->q.timeouts;
         smp_qp_fini(&d->q);
         smp_rxmap_fini(&d->m);
     }
@@ -317,8 +320,8 @@ static void smpt_stats(const conn *c, conn_stats *st)
 {
     const smpt_conn *d = (const smpt_conn *)c;
     st->delivered = d->delivered;
-    st->retransmits = d->q.retx;
-    st->timeouts = d->q.timeouts;
+    st->retransmits = d->live ? d->q.retx : d->retx;
+    st->timeouts = d->live ? d->q.timeouts : d->timeouts;
 }
 
 static bool smpt_idle(const conn *c)
