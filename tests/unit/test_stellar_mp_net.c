@@ -17,6 +17,10 @@
  *    OBS-128's goodput within 5 % of the loss-free run's (> 80 % of the
  *    NICs' there), 100 to 1,000 PSNs resent (selective, not windows),
  *    none without loss; conservation holds;
+ *  - stellar/mp-paths (Fig. 12, small: two NICs, 16 connections, hashed
+ *    entropy): the sender ToRs' uplink imbalance (max - min) / 200 Gbps
+ *    at 4 paths > 2.5x that at 128, 16 paths above 128, 128 below 0.08;
+ *    goodput > 85 % of the NIC;
  *  - determinism: flows.csv and links.csv byte-identical on a rerun.
  */
 #include <setjmp.h>
@@ -43,7 +47,7 @@ static double jnum(json_t *o, const char *k)
  * (min, max, mean) and the largest queue. */
 typedef struct uplinks { double min, max, mean, maxq; int n; } uplinks;
 
-static uplinks read_uplinks(const char *sub)
+static uplinks read_uplinks_of(const char *sub, const char *tor)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s/links.csv", tu_tmp, sub);
@@ -54,7 +58,7 @@ static uplinks read_uplinks(const char *sub)
         char port[128];
         double rate, tx, util, drops, marks, maxq;
         if (sscanf(line, "%127[^,],%lf,%lf,%lf,%lf,%lf,%lf", port, &rate, &tx, &util, &drops,
-                   &marks, &maxq) != 7 || !strstr(port, "tor") || !strstr(port, "->p"))
+                   &marks, &maxq) != 7 || !strstr(port, tor) || !strstr(port, "->p"))
             continue;
         if (!strstr(strstr(port, "->"), "agg"))
             continue;
@@ -68,6 +72,8 @@ static uplinks read_uplinks(const char *sub)
     u.mean = sum / u.n;
     return u;
 }
+
+static uplinks read_uplinks(const char *sub) { return read_uplinks_of(sub, "tor"); }
 
 static json_t *results(json_t *sum) { return json_object_get(sum, "results"); }
 
@@ -142,6 +148,33 @@ static void test_lossy_link(void **state)
     json_decref(l);
 }
 
+/* Fig. 12, small: two NICs, 16 connections of hashed entropy values; the
+ * sender ToRs' 16 uplinks over 1 ms: (max - min) / 200 Gbps. */
+static void test_path_count(void **state)
+{
+    (void)state;
+    static const int paths[] = {4, 16, 128};
+    double imb[3];
+    for (int i = 0; i < 3; i++) {
+        char set[64], sub[32];
+        snprintf(set, sizeof set, "net.transport.paths=%d", paths[i]);
+        snprintf(sub, sizeof sub, "paths%d", paths[i]);
+        const char *sets[] = {set};
+        json_t *r = tu_run("stellar/mp-paths", sub, sets, 1);
+        uplinks u = read_uplinks_of(sub, "tor0.r0");
+        assert_int_equal(u.n, 16);
+        double T = jnum(r, "sim_time_s");
+        imb[i] = (u.max - u.min) * 8 / T / 200e9;
+        assert_true(jnum(results(r), "goodput_bps") > 0.85 * 400e9);
+        json_decref(r);
+    }
+    print_message("uplink imbalance (max - min) / 200 Gbps: 4 paths %.3f, 16 %.3f, 128 %.3f\n",
+                  imb[0], imb[1], imb[2]);
+    assert_true(imb[0] > 2.5 * imb[2]);
+    assert_true(imb[1] > imb[2]);
+    assert_true(imb[2] < 0.08);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -168,6 +201,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_obs_against_single),
         cmocka_unit_test(test_lossy_link),
+        cmocka_unit_test(test_path_count),
         cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
