@@ -315,6 +315,14 @@ static void test_sub_communicators_run_together(void **state)
     bad = (coll_args){.type = COLL_NTYPES, .bytes = 1};
     assert_int_equal(coll_start(f.c, &bad, on_count, &k, &e), AISIM_EINVAL);
     assert_int_equal(coll_active(f.c), 0);
+    /* endpoints checked before a communicator is made */
+    assert_int_equal(coll_comm_check(f.n, (int[]){0, 3, 3}, 3, NULL, "ranks", &e),
+                     AISIM_EINVAL);
+    assert_non_null(strstr(e.msg, "ranks: rank 2: endpoint 3 is already rank of this "
+                                  "communicator"));
+    assert_int_equal(coll_comm_check(f.n, (int[]){0, 8}, 2, NULL, "ranks", &e), AISIM_ERANGE);
+    assert_non_null(strstr(e.msg, "rank 1: expected an endpoint 0 .. 7, found 8"));
+    assert_int_equal(coll_comm_check(f.n, (int[]){7, 0}, 2, NULL, "ranks", &e), 0);
     fx_free(&f);
 }
 
@@ -366,6 +374,36 @@ static void test_example_sweep_table(void **state)
     json_decref(sum);
 }
 
+/* The 128-GPU example at one size (4 MiB), ring and hierarchical: every
+ * call completes; ring's busbw with 8 channels exceeds one NIC's 50 GB/s
+ * (each channel's ring leaves servers on its own rail).  And the model's
+ * first figure is busbw against size on a log x axis. */
+static void test_example_128_at_one_size(void **state)
+{
+    (void)state;
+    const char *algos[] = {"collective.sweep.algorithm=ring",
+                           "collective.sweep.algorithm=hierarchical"};
+    for (int i = 0; i < 2; i++) {
+        const char *sets[] = {"collective.sweep.min_bytes=4MiB",
+                              "collective.sweep.max_bytes=4MiB", algos[i]};
+        json_t *sum = tu_run("ai/nccl-allreduce-128", i ? "h128" : "r128", sets, 3);
+        json_t *nt = json_object_get(json_object_get(sum, "results"), "nccl_tests");
+        assert_int_equal(json_integer_value(json_object_get(nt, "ranks")), 128);
+        assert_int_equal(json_integer_value(json_object_get(nt, "sizes_completed")), 1);
+        double bus = json_real_value(json_object_get(nt, "largest_busbw_GBps"));
+        print_message("128 GPUs, 4 MiB, %s: busbw %.1f GB/s\n", algos[i] + 27, bus);
+        assert_true(bus > 0 && bus < 8 * 50);
+        if (i == 0)
+            assert_true(bus > 50);
+        json_decref(sum);
+    }
+    const plot_spec *p = model_find("collective")->plots;
+    assert_string_equal(p->csv, "nccl_tests.csv");
+    assert_string_equal(p->x, "size");
+    assert_string_equal(p->y, "busbw_GBps");
+    assert_int_equal(p->logx, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_hierarchical_bytes_per_link_class),
         cmocka_unit_test(test_sub_communicators_run_together),
         cmocka_unit_test(test_example_sweep_table),
+        cmocka_unit_test(test_example_128_at_one_size),
     };
     return cmocka_run_group_tests_name("collective", tests, tu_setup, tu_teardown);
 }
