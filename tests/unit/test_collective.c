@@ -374,6 +374,42 @@ static void test_example_sweep_table(void **state)
     json_decref(sum);
 }
 
+/* Warm-up calls are run and not timed; the time of a size is the mean of
+ * its timed calls (collectives.csv has them all). */
+static void test_sweep_warmup_and_mean_of_iters(void **state)
+{
+    (void)state;
+    const char *sets[] = {"collective.sweep.min_bytes=64KiB", "collective.sweep.max_bytes=64KiB",
+                          "collective.sweep.iters=3", "collective.sweep.warmup_iters=2"};
+    json_decref(tu_run("ai/nccl-allreduce-small", "iters", sets, 4));
+    char path[256];
+    snprintf(path, sizeof path, "%s/iters/collectives.csv", tu_tmp);
+    char *calls = tu_slurp(path, NULL);
+    double t[8], sum = 0;
+    int n = 0;
+    for (char *l = strchr(calls, '\n') + 1; *l && n < 8; l = strchr(l, '\n') + 1) {
+        int k = 0;
+        char *c = l;
+        while (k < 7)               /* the 8th field: time_us */
+            k += *c++ == ',';
+        t[n++] = atof(c);
+    }
+    assert_int_equal(n, 5);
+    for (int i = 2; i < 5; i++)
+        sum += t[i];
+    snprintf(path, sizeof path, "%s/iters/nccl_tests.csv", tu_tmp);
+    char *tab = tu_slurp(path, NULL);
+    char *row = strchr(tab, '\n') + 1;
+    int k = 0;
+    while (k < 5)
+        k += *row++ == ',';
+    print_message("calls %.3f %.3f | %.3f %.3f %.3f us; reported %.3f\n", t[0], t[1], t[2], t[3],
+                  t[4], atof(row));
+    assert_true(fabs(atof(row) - sum / 3) < 1e-9 * sum);
+    free(calls);
+    free(tab);
+}
+
 /* The 128-GPU example at one size (4 MiB), ring and hierarchical: every
  * call completes; ring's busbw with 8 channels exceeds one NIC's 50 GB/s
  * (each channel's ring leaves servers on its own rail).  And the model's
@@ -414,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_hierarchical_bytes_per_link_class),
         cmocka_unit_test(test_sub_communicators_run_together),
         cmocka_unit_test(test_example_sweep_table),
+        cmocka_unit_test(test_sweep_warmup_and_mean_of_iters),
         cmocka_unit_test(test_example_128_at_one_size),
     };
     return cmocka_run_group_tests_name("collective", tests, tu_setup, tu_teardown);
