@@ -346,17 +346,19 @@ static void ring(coll_run *r, const int *rk, int nr, int steps, int off, const u
     free(prev);
 }
 
-/* A balanced in-order binary tree over positions lo..hi: sets parent[] of
- * each (up for the top); returns the top. */
-static int btree(int lo, int hi, int up, int *parent)
+/* The binary tree of NCCL's double binary tree over positions 0..n-1,
+ * rooted at 0: position r > 0 with lowest set bit b hangs under
+ * (r - b) + 2b, or under r - b if that is past the end; odd positions are
+ * the leaves.  Mirrored (n even) or shifted by one (n odd), the second
+ * tree has the even positions as leaves: every rank is an inner node of
+ * at most one tree and sends at most 2 S per all-reduce. */
+static void bit_tree(int n, int *parent)
 {
-    if (lo > hi)
-        return -1;
-    int mid = lo + (hi - lo) / 2;
-    parent[mid] = up;
-    btree(lo, mid - 1, mid, parent);
-    btree(mid + 1, hi, mid, parent);
-    return mid;
+    parent[0] = -1;
+    for (int r = 1; r < n; r++) {
+        int b = r & -r, up = (r ^ b) | (b << 1);
+        parent[r] = up < n ? up : r ^ b;
+    }
 }
 
 /* Layouts computed once per call and shared by its sub-buffers. */
@@ -379,7 +381,8 @@ static void plan_trees(plan *p, int root)
 {
     int n = p->n;
     p->parent = xcalloc((size_t)n, sizeof *p->parent);
-    int top = btree(0, n - 1, -1, p->parent);
+    bit_tree(n, p->parent);
+    int top = 0;
     p->kid0 = xcalloc((size_t)n + 1, sizeof *p->kid0);
     p->kids = xcalloc((size_t)n, sizeof *p->kids);
     for (int q = 0; q < n; q++)
