@@ -207,6 +207,30 @@ static void test_every_algorithm_moves_its_bytes(void **state)
     }
 }
 
+/* The double binary tree: every rank is an inner node of at most one
+ * tree, so no NIC sends more than 2 S (plus headers and ACKs); with both
+ * trees alike (or in-order trees) some rank sent 2.5 S. */
+static void test_tree_sends_at_most_2S_per_rank(void **state)
+{
+    (void)state;
+    for (int n = 6; n <= 8; n += 2) {
+        fixture f;
+        fx_open(&f, STAR8, n);
+        const double S = 1 << 20;
+        run1(&f, f.c, (coll_args){.type = COLL_ALLREDUCE, .algo = COLL_ALGO_TREE,
+                                  .bytes = (uint64_t)S});
+        topo *t = network_topo(f.n);
+        double most = 0;
+        for (int h = 0; h < n; h++)     /* star: host h is link h, dir 0 its NIC */
+            if ((double)topo_link_port(t, h, 0)->stat_tx_bytes > most)
+                most = (double)topo_link_port(t, h, 0)->stat_tx_bytes;
+        print_message("tree on %d: most a NIC sent %.3f S\n", n, most / S);
+        assert_true(most <= 2 * S * (MSS + 2 * HDR) / MSS * 1.001);
+        assert_true(most >= 2 * S);
+        fx_free(&f);
+    }
+}
+
 /* Ports of one class: GPU -> NVSwitch (intra-host) or GPU -> ToR (NIC),
  * ToR -> agg (fabric): bytes sent. */
 static uint64_t class_bytes(network *n, int cls)
@@ -447,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_reduce_scatter_and_all_gather_meet_alpha_beta),
         cmocka_unit_test(test_busbw_is_link_rate_for_large_messages),
         cmocka_unit_test(test_every_algorithm_moves_its_bytes),
+        cmocka_unit_test(test_tree_sends_at_most_2S_per_rank),
         cmocka_unit_test(test_hierarchical_bytes_per_link_class),
         cmocka_unit_test(test_sub_communicators_run_together),
         cmocka_unit_test(test_example_sweep_table),
