@@ -92,10 +92,13 @@ coll_comm *coll_comm_create(network *net, const int *eps, int n)
     w->net = net;
     coll_comm *c = comm_new(w, n);
     size_t ne = network_endpoints(net);
+    char *seen = xcalloc(ne, 1);
     for (int i = 0; i < n; i++) {
-        assert(eps[i] >= 0 && (size_t)eps[i] < ne);
+        assert(eps[i] >= 0 && (size_t)eps[i] < ne && !seen[eps[i]]);
+        seen[eps[i]] = 1;
         c->eps[i] = eps[i];
     }
+    free(seen);
     return c;
 }
 
