@@ -215,6 +215,9 @@ static const bcase cases[] = {
      "net/leafspine-websearch", {NULL}},
     {"fattree", "scenario net/fattree-websearch, k=8, 100G", 3, 0, 0, 0,
      "net/fattree-websearch", {NULL}},
+    {"allreduce128", "scenario ai/nccl-allreduce-128, 16 MiB", 3, 0, 0, 0,
+     "ai/nccl-allreduce-128",
+     {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB", NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)
