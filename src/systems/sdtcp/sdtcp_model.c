@@ -258,7 +258,8 @@ typedef struct sd_model {
     uint64_t bg_last, burst_bytes_tick;
     sd_sample *ts;
     size_t nts, capts;
-    int64_t first_cn_ps;       /* first congestion notification handled */
+    int64_t first_cn_ps;        /* first congestion notification handled */
+    int64_t first_cn_sent_ps;   /* ... and sent by its switch */
 } sd_model;
 
 /* ---- controller glue ------------------------------------------------------ */
@@ -270,8 +271,10 @@ static void on_ctl(void *ctx, sdn *c, const sdn_msg *m)
     sd_model *md = ctx;
     if (m->kind == SDN_FLOW_STATS)
         return;                 /* the policy decides from the notification's flows */
-    if (m->kind == SDN_CONGESTION && md->first_cn_ps < 0)
+    if (m->kind == SDN_CONGESTION && md->first_cn_ps < 0) {
         md->first_cn_ps = sim_now(md->s);
+        md->first_cn_sent_ps = m->sent_ps;
+    }
     if (m->nflows > md->capobs) {
         md->capobs = m->nflows;
         md->obs = xrealloc(md->obs, md->capobs * sizeof *md->obs);
@@ -307,6 +310,19 @@ static port *port_named(topo *t, const char *name)
                 return q;
         }
     return NULL;
+}
+
+/* The switch host h hangs from (its first network link's other end). */
+static int host_switch(topo *t, int h)
+{
+    int hn = topo_host_node(t, h);
+    for (size_t l = 0; l < topo_links(t); l++) {
+        int a, b;
+        topo_link_ends(t, (int)l, &a, &b);
+        if (!topo_link_is_intra_host(t, (int)l) && (a == hn || b == hn))
+            return a == hn ? b : a;
+    }
+    return -1;
 }
 
 /* The port that feeds host `h` (its switch's port toward it). */
@@ -494,17 +510,27 @@ static int sd_configure(void *st, cfg_node *sec, const char *path, const model_e
                        others > 0 ? others : 0, nh, (long long)m->c.bg_flows,
                        (long long)m->c.senders);
     }
-    /* senders: the first hosts other than the receivers; background: the
-     * last ones */
+    /* senders: the first hosts other than the receivers, those under
+     * another switch than the receiver's first (on a leaf-spine the incast
+     * then crosses the fabric); background: the last hosts */
+    topo *t = network_topo(m->n);
     m->tx = xcalloc((size_t)m->c.senders + 1, sizeof *m->tx);
     m->bg_tx = xcalloc((size_t)m->c.bg_flows + 1, sizeof *m->bg_tx);
-    for (int h = 0, k = 0; k < m->c.senders; h++)
-        if (h != m->rx && h != m->bg_rx)
-            m->tx[k++] = h;
-    for (int h = nh - 1, k = 0; k < m->c.bg_flows; h--)
-        if (h != m->rx && h != m->bg_rx)
+    bool *taken = xcalloc((size_t)nh, sizeof *taken);
+    taken[m->rx] = taken[m->bg_rx] = true;
+    for (int k = 0, h = nh - 1; k < m->c.bg_flows; h--)
+        if (!taken[h]) {
             m->bg_tx[k++] = h;
-    topo *t = network_topo(m->n);
+            taken[h] = true;
+        }
+    int rx_sw = host_switch(t, m->rx);
+    for (int pass = 0, k = 0; pass < 2; pass++)
+        for (int h = 0; h < nh && k < m->c.senders; h++)
+            if (!taken[h] && (host_switch(t, h) == rx_sw) == (pass == 1)) {
+                m->tx[k++] = h;
+                taken[h] = true;
+            }
+    free(taken);
     if (m->c.monitor) {
         m->mon = port_named(t, m->c.monitor);
         if (!m->mon)
@@ -829,6 +855,8 @@ static int sd_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     json_object_set_new(c, "flow_deletes", json_integer((json_int_t)k.dels));
     json_object_set_new(c, "rules_expired", json_integer((json_int_t)k.expired));
     json_object_set_new(c, "acks_rewritten", json_integer((json_int_t)k.rewrites));
+    out_json_num(c, "first_notification_sent_s",
+                 m->first_cn_ps < 0 ? NAN : ps_to_s(m->first_cn_sent_ps));
     out_json_num(c, "first_notification_handled_s",
                  m->first_cn_ps < 0 ? NAN : ps_to_s(m->first_cn_ps));
     if (m->pol) {
