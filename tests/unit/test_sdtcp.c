@@ -224,7 +224,7 @@ static void test_n32_loss_goodput_background(void **state)
     assert_int_equal(num(ra, "rounds_completed"), 5);
     assert_int_equal(num(rb, "rounds_completed"), 5);
     double la = num(ra, "burst_loss_rate"), lb = num(rb, "burst_loss_rate");
-    /* measured: 0.0085 against 0.0841 (9.9x); the issue asks 10x, which
+    /* measured: 0.0085 against 0.0819 (9.6x); the issue asks 10x, which
      * this model reaches on some seeds only (docs/sdtcp.md) */
     assert_true(lb > 0.05);
     assert_true(la * 5 < lb);
