@@ -18,7 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/sdn.h"
 #include "aisim/sdtcp.h"
+#include "aisim/topo.h"
+#include "aisim/units.h"
+#include "catcher.h"
 #include "testutil.h"
 
 /* ---- the policy, sans-I/O -------------------------------------------------- */
@@ -138,6 +142,168 @@ static void test_policy_banded_all_fixed(void **state)
     sdtcp_destroy(s);
 }
 
+/* ---- the SDN control plane on a 3-host star -------------------------------- */
+
+typedef struct sbed {
+    sim *s;
+    pkt_pool *pool;
+    topo *t;
+    catcher rx, tx;
+    const route *rt;
+    port *q0;                   /* sw0->h0 */
+    sdn *c;
+    int n;                      /* messages handled */
+    int kind[16];
+    int64_t sent[16], at[16], q[16];
+    uint32_t nflows[16], flow0[16];
+    bool ok[16];                /* checks made at the steps */
+} sbed;
+
+static void log_msg(void *ctx, sdn *c, const sdn_msg *m)
+{
+    (void)c;
+    sbed *b = ctx;
+    assert_true(b->n < 16);
+    b->kind[b->n] = m->kind;
+    b->sent[b->n] = m->sent_ps;
+    b->at[b->n] = sim_now(b->s);
+    b->q[b->n] = m->queue_bytes;
+    b->nflows[b->n] = m->nflows;
+    b->flow0[b->n] = m->nflows ? m->flows[0].flow : 0;
+    b->n++;
+}
+
+/* k data packets of flow 7 straight into sw0->h0 (past the host link). */
+static void inject(sbed *b, int k)
+{
+    for (int i = 0; i < k; i++) {
+        pkt *p = pkt_alloc(b->pool);
+        p->kind = PKT_DATA;
+        p->size_bytes = 1500;
+        p->flow_id = 7;
+        p->rt = b->rt;
+        p->hop = 3;             /* h1 port, wire, sw0->h0: then its wire */
+        b->q0->base.recv(&b->q0->base, p);
+    }
+}
+
+static void ack(sbed *b)
+{
+    pkt *p = pkt_alloc(b->pool);
+    p->kind = PKT_ACK;
+    p->size_bytes = 40;
+    p->flow_id = 7;
+    p->h.tcp.wnd_bytes = 64u << 20;
+    pkt_send(p, b->rt->reverse);
+}
+
+static void step(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    sbed *b = obj;
+    uint32_t w = 0;
+    sdn_match m7 = {.flow = 7, .port = SDN_ANY}, m9 = {.flow = 9, .port = SDN_ANY};
+    switch (arg) {
+    case 0: inject(b, 4); break;
+    case 1: inject(b, 8); break;
+    case 2: sdn_flow_mod(b->c, 0, m7, 2000, US(50), 0); break;
+    case 3: ack(b); break;  /* before the rule lands */
+    case 4: ack(b); break;  /* after */
+    case 5: b->ok[5] = sdn_rule_for(b->c, 0, 7, 0, &w) && w == 2000; break;
+    case 6: b->ok[6] = !sdn_rule_for(b->c, 0, 7, 0, &w); break;    /* idle 50 us */
+    case 7: sdn_flow_mod(b->c, 0, m9, 3000, 0, US(30)); break;
+    case 8: b->ok[8] = sdn_rule_for(b->c, 0, 9, 1, &w) && w == 3000; break;
+    case 9: b->ok[9] = !sdn_rule_for(b->c, 0, 9, 1, &w); break;     /* hard 30 us */
+    case 10: sdn_flow_mod(b->c, 0, m9, 1000, 0, 0); break;
+    case 11: sdn_flow_delete(b->c, 0, m9); break;
+    case 12: b->ok[12] = sdn_rules(b->c, 0) == 1; break;
+    case 13: b->ok[13] = sdn_rules(b->c, 0) == 0; break;
+    }
+}
+
+/* A notification when the queue rises above 3000 B, a clear when it
+ * falls to 1500 B, a rise inside the 100 us gap held back and sent when
+ * the gap ends; rules with idle and hard timeouts and deletion; an ACK's
+ * window lowered only once the rule has landed. */
+static void test_sdn_notify_clear_rate_limit_rules(void **state)
+{
+    (void)state;
+    sbed b;
+    memset(&b, 0, sizeof b);
+    b.s = sim_create();
+    b.pool = pkt_pool_create();
+    b.t = topo_create(b.s, b.pool, 1);
+    link_cfg l = {.rate_bps = GBPS(1), .delay_ps = US(1)};
+    l.port.buffer_bytes = 100000;
+    l.port.nprio = 1;
+    err e = {0};
+    assert_int_equal(topo_build_star(b.t, 3, &l, &e), 0);
+    catcher_init(&b.rx, b.s, b.pool, "rx");
+    catcher_init(&b.tx, b.s, b.pool, "tx");
+    topo_bind_flow(b.t, 7, 1, &b.tx.base, 0, &b.rx.base);
+    b.rt = topo_route_ecmp(b.t, 1, 0, 7);
+    int sw = topo_find_node(b.t, "sw0");
+    b.c = sdn_create(b.s, b.t, US(5), 0, log_msg, &b);
+    assert_int_equal(sdn_add_switch(b.c, sw, US(10)), 0);
+    int pi = -1;
+    for (uint32_t i = 0; i < sdn_switch_ports(b.c, 0); i++)
+        if (strcmp(sdn_port(b.c, 0, i)->base.name, "sw0->h0") == 0)
+            pi = (int)i;
+    assert_true(pi >= 0);
+    b.q0 = sdn_port(b.c, 0, (uint32_t)pi);
+    const int64_t lv[1][2] = {{3000, 1500}};
+    sdn_watch(b.c, 0, (uint32_t)pi, lv, 1, US(100), 0);
+    sdn_start(b.c);
+    const int64_t at[] = {0, US(50), US(200), US(205), US(220), US(250), US(300), US(400),
+                          US(435), US(445), US(500), US(520), US(525), US(545)};
+    for (uint64_t i = 0; i < sizeof at / sizeof *at; i++)
+        sim_schedule(b.s, at[i], step, &b, i);
+    sim_run(b.s, MS(1));
+    /* 1500 B take 12 us at 1 Gbps: the 4th packet of the first four makes
+     * 4500 B queued (rise); the queue is 1500 B at 24 us (clear); the rise
+     * at 50 us is inside the gap, still above at 100 us: sent then; the
+     * clear at 122 us.  Each handled 10 + 5 us after it was sent. */
+    assert_int_equal(b.n, 4);
+    const int kinds[] = {SDN_CONGESTION, SDN_CLEARED, SDN_CONGESTION, SDN_CLEARED};
+    const int64_t sent[] = {0, US(24), US(100), US(122)};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(b.kind[i], kinds[i]);
+        assert_int_equal(b.sent[i], sent[i]);
+        assert_int_equal(b.at[i], sent[i] + US(15));
+    }
+    assert_int_equal(b.q[0], 4500);
+    assert_int_equal(b.q[2], 4500);
+    assert_int_equal(b.nflows[0], 1);
+    assert_int_equal(b.flow0[0], 7);
+    sdn_counts k;
+    sdn_get_counts(b.c, &k);
+    assert_int_equal(k.cn, 2);
+    assert_int_equal(k.cr, 2);
+    assert_int_equal(k.cn_suppressed, 1);
+    assert_int_equal(k.mods, 3);
+    assert_int_equal(k.dels, 1);
+    assert_int_equal(k.expired, 2);
+    assert_int_equal(k.rewrites, 1);
+    const sdn_flow_stat *f = sdn_flow_entry(b.c, 0, 7);
+    assert_non_null(f);
+    assert_int_equal(f->total_pkts, 12);
+    assert_int_equal(f->total_bytes, 18000);
+    assert_int_equal(f->drops, 0);
+    /* the ACK before the rule kept 64 MiB, the one after carries 2000 B */
+    assert_int_equal(b.tx.n, 2);
+    assert_int_equal(b.tx.wnd[0], 64u << 20);
+    assert_int_equal(b.tx.wnd[1], 2000);
+    assert_int_equal(b.rx.n, 12);
+    for (int i = 5; i <= 13; i++)
+        if (i != 7 && i != 10 && i != 11)
+            assert_true(b.ok[i]);
+    sdn_destroy(b.c);
+    topo_destroy(b.t);
+    assert_int_equal(pkt_pool_live(b.pool), 0);
+    pkt_pool_destroy(b.pool);
+    sim_destroy(b.s);
+}
+
 /* ---- whole runs --------------------------------------------------------------- */
 
 static json_t *res(json_t *sum)
@@ -181,7 +347,7 @@ static double first_low_window(const char *path, int host, unsigned *wnd)
     return t;
 }
 
-/* The controller hears of the queue and the background sender h39 sees
+/* The controller hears of the queue and the background sender h99 sees
  * the window of its ACKs lowered: no earlier than the flow-mod can arrive
  * (2 x 100 us + 50 us after the switch sent the notification) and no later
  * than that plus one RTT (100 us base). */
@@ -189,7 +355,7 @@ static void test_rewrite_visible_in_capture(void **state)
 {
     (void)state;
     const char *sets[] = {"sdtcp.incast.senders=8", "sdtcp.incast.rounds=1",
-                          "sdtcp.policy.mode=all", "sdtcp.pcap=[h39]", "sdtcp.tail=1ms"};
+                          "sdtcp.policy.mode=all", "sdtcp.pcap=[h99]", "sdtcp.tail=1ms"};
     json_t *sum = tu_run("sdtcp/incast-bg", "cap", sets, 5);
     json_t *c = json_object_get(res(sum), "controller");
     double sent = num(c, "first_notification_sent_s");
@@ -198,9 +364,9 @@ static void test_rewrite_visible_in_capture(void **state)
     assert_true(fabs(handled - sent - 150e-6) < 1e-9);  /* latency + processing */
     assert_true(num(c, "acks_rewritten") > 100);
     char path[256];
-    snprintf(path, sizeof path, "%s/cap/h39.pcap", tu_tmp);
+    snprintf(path, sizeof path, "%s/cap/h99.pcap", tu_tmp);
     unsigned w = 0;
-    double t = first_low_window(path, 39, &w);
+    double t = first_low_window(path, 99, &w);
     assert_true(t > 0);
     assert_true(t >= sent + 250e-6);
     assert_true(t <= sent + 250e-6 + 100e-6);
@@ -310,6 +476,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policy_classes_and_bands),
         cmocka_unit_test(test_policy_banded_all_fixed),
+        cmocka_unit_test(test_sdn_notify_clear_rate_limit_rules),
         cmocka_unit_test(test_rewrite_visible_in_capture),
         cmocka_unit_test(test_n32_loss_goodput_background),
         cmocka_unit_test(test_minimal_equals_newreno_on_pure_incast),
