@@ -28,6 +28,7 @@
 #define SDN_QUIET_PS (10 * 1000 * 1000 * (int64_t)1000)   /* 10 ms */
 
 typedef struct sdn_sw sdn_sw;
+typedef struct sdn_env sdn_env;
 
 /* A flow entry and whether it is on the report list. */
 typedef struct sdn_fent {
@@ -82,13 +83,16 @@ struct sdn {
     sdn_sw **sw;
     int nsw;
     int64_t busy_until;         /* the controller's queue of messages */
+    sdn_env *live;              /* messages in flight, freed by sdn_destroy
+                                   if the run ends first */
     sim_timer stats_timer;
     sdn_counts k;
 };
 
 /* A message in flight. */
-typedef struct sdn_env {
+struct sdn_env {
     sdn *c;
+    struct sdn_env *prev, *next;        /* in flight (sdn.live) */
     sdn_msg m;
     sdn_flow_stat *flows;       /* owned copy */
     /* flow-mods */
@@ -97,7 +101,30 @@ typedef struct sdn_env {
     uint32_t wnd;
     int64_t idle_ps, hard_ps;
     bool del;
-} sdn_env;
+};
+
+static sdn_env *env_new(sdn *c)
+{
+    sdn_env *v = xcalloc(1, sizeof *v);
+    v->c = c;
+    v->next = c->live;
+    if (c->live)
+        c->live->prev = v;
+    c->live = v;
+    return v;
+}
+
+static void env_free(sdn_env *v)
+{
+    if (v->prev)
+        v->prev->next = v->next;
+    else
+        v->c->live = v->next;
+    if (v->next)
+        v->next->prev = v->prev;
+    free(v->flows);
+    free(v);
+}
 
 /* ---- flow table and rules ---------------------------------------------- */
 
@@ -210,8 +237,7 @@ static void ctl_handle(sim *s, void *obj, uint64_t arg)
     (void)arg;
     sdn_env *v = obj;
     v->c->fn(v->c->ctx, v->c, &v->m);
-    free(v->flows);
-    free(v);
+    env_free(v);
 }
 
 /* A message reaches the controller after the channel latency, then waits
@@ -246,8 +272,7 @@ static void sw_send(sdn_sw *w, int kind, uint32_t pi, int level)
 {
     sdn *c = w->c;
     int64_t now = sim_now(c->s);
-    sdn_env *v = xcalloc(1, sizeof *v);
-    v->c = c;
+    sdn_env *v = env_new(c);
     v->m.kind = kind;
     v->m.sw = w->idx;
     v->m.port = pi;
@@ -415,16 +440,20 @@ static void sw_apply(sim *s, void *obj, uint64_t arg)
             w->nrules++;
         }
     }
-    free(v);
+    env_free(v);
 }
 
 static void ctl_send(sdn *c, int sw, sdn_match m, uint32_t wnd, int64_t idle_ps,
                      int64_t hard_ps, bool del)
 {
     assert(sw >= 0 && sw < c->nsw);
-    sdn_env *v = xcalloc(1, sizeof *v);
-    *v = (sdn_env){.c = c, .sw = sw, .match = m, .wnd = wnd, .idle_ps = idle_ps,
-                   .hard_ps = hard_ps, .del = del};
+    sdn_env *v = env_new(c);
+    v->sw = sw;
+    v->match = m;
+    v->wnd = wnd;
+    v->idle_ps = idle_ps;
+    v->hard_ps = hard_ps;
+    v->del = del;
     if (del)
         c->k.dels++;
     else
@@ -545,6 +574,8 @@ void sdn_destroy(sdn *c)
         free(w);
     }
     free(c->sw);
+    while (c->live)
+        env_free(c->live);
     free(c);
 }
 
