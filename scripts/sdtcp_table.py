@@ -10,6 +10,7 @@ over seeds:
   fast     the same at N = 32 in the setting of the test (IW 2, 10 us
            controller, rtt 100 us)
   delay    sdtcp/delay over the one-way controller latency 10 us .. 10 ms
+  bg       N = 32 in the test's setting with 1, 2 and 3 background flows
   leaf     sdtcp/leafspine, SDTCP against NewReno
   pure     sdtcp/pure-incast, paper-minimal against NewReno
 
@@ -131,6 +132,14 @@ def main():
         base = sweep("delay-none", "sdtcp/delay", ["sdtcp.scheme=none"], [
             "sdtcp.incast.senders=32"], seeds)
         table("the same without controller", [("NewReno", 32, rows_of(base))])
+    elif what == "bg":
+        groups = []
+        for i, (label, sets) in enumerate([SCHEMES[0], SCHEMES[5]]):
+            doc = sweep("bg-%d" % i, "sdtcp/incast-bg", FAST + sets,
+                        ["sdtcp.background.flows=1,2,3"], seeds)
+            for k, rows in by(rows_of(doc), "sdtcp.background.flows").items():
+                groups.append(("%s, %s background" % (label, k), 32, rows))
+        table("background flows", groups)
     elif what in ("leaf", "pure"):
         sc = "sdtcp/leafspine" if what == "leaf" else "sdtcp/pure-incast"
         groups = []
@@ -139,7 +148,7 @@ def main():
             groups.append((label, "-", rows_of(doc)))
         table(sc, groups)
     else:
-        sys.exit("usage: sdtcp_table.py n|fast|delay|leaf|pure [SEEDS]")
+        sys.exit("usage: sdtcp_table.py n|fast|delay|bg|leaf|pure [SEEDS]")
 
 
 if __name__ == "__main__":
