@@ -24,8 +24,10 @@
  *   SDTCP_ALL      ablation: every flow treated as long-lived (no classes);
  *   SDTCP_FIXED    ablation: long-lived flows get fixed_wnd, whatever q.
  * Restoration: on a congestion-cleared message every rule the policy put
- * on that port is deleted (the hosts' own windows apply again).  Rules also
- * carry idle/hard timeouts, so a rule of a flow that ended goes away.
+ * on that port is deleted (the hosts' own windows apply again); until then
+ * a burst flow capped in the severe band keeps its cap through milder
+ * bands.  Rules also carry idle/hard timeouts, so a rule of a flow that
+ * ended goes away.
  */
 #ifndef AISIM_SDTCP_H
 #define AISIM_SDTCP_H

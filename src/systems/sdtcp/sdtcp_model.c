@@ -255,7 +255,7 @@ typedef struct sd_model {
     sim_timer next_round, end;
     /* timeline */
     sim_timer tick;
-    uint64_t bg_last, burst_bytes_tick;
+    uint64_t bg_last, port_tx_last;
     sd_sample *ts;
     size_t nts, capts;
     int64_t first_cn_ps;        /* first congestion notification handled */
@@ -342,13 +342,12 @@ static port *port_into_host(topo *t, int h)
     return NULL;
 }
 
-static int conf_switches(sd_model *m, cfg_node *sec, const char *path, err *e)
+static int conf_switches(sd_model *m, const char *path, err *e)
 {
     topo *t = network_topo(m->n);
     char sub[512], kp[600], kp2[700];
     cfg_path(sub, sizeof sub, path, "controller");
     cfg_path(kp, sizeof kp, sub, "switches");
-    cfg_node *ctl = cfg_get(sec, "controller");
     long len = net_list(m->c.switches, sub, "switches", "switches", kp, sizeof kp, e);
     if (len < 0)
         return (int)len;
@@ -360,7 +359,6 @@ static int conf_switches(sd_model *m, cfg_node *sec, const char *path, err *e)
                 m->sw_node[m->nsw] = (int)i;
                 m->sw_lat[m->nsw++] = m->c.latency;
             }
-        (void)ctl;
         return 0;
     }
     static const cfg_key sw_keys[] = {
@@ -541,7 +539,7 @@ static int sd_configure(void *st, cfg_node *sec, const char *path, const model_e
     } else {
         m->mon = port_into_host(t, m->rx);
     }
-    if ((r = conf_switches(m, sec, path, e)))
+    if ((r = conf_switches(m, path, e)))
         return r;
     if ((r = check_window(m, sec, path, "policy", "min_window", &m->c.min_wnd, m->mss, e)) ||
         (r = check_window(m, sec, path, "policy", "fixed_window", &m->c.fixed_wnd,
@@ -641,12 +639,12 @@ static void on_tick(sim *s, void *obj, uint64_t arg)
     }
     double per = ps_to_s(m->c.sample);
     uint64_t tx = m->mon->stat_tx_bytes;
-    double mon_bps = (double)(tx - m->burst_bytes_tick) * 8 / per;
+    double mon_bps = (double)(tx - m->port_tx_last) * 8 / per;
     double bg_bps = (double)(bg - m->bg_last) * 8 / per;
     m->ts[m->nts++] = (sd_sample){.t_ps = sim_now(s), .queue = m->mon->bytes,
                                   .bg_bps = bg_bps, .port_tx_bps = mon_bps, .rules = rules};
     m->bg_last = bg;
-    m->burst_bytes_tick = tx;
+    m->port_tx_last = tx;
     sim_timer_arm(s, &m->tick, sim_now(s) + m->c.sample);
 }
 
@@ -742,11 +740,9 @@ static double sd_progress(const void *st, const sim *s)
 static void flow_losses(const sd_model *m, bool burst, uint64_t *drops, uint64_t *pkts)
 {
     *drops = *pkts = 0;
-    size_t nconn = 0;
     network_int_counts k;
     network_counts(m->n, &k);
-    nconn = k.conns_opened;
-    for (size_t id = 0; id < nconn; id++) {
+    for (size_t id = 0; id < k.conns_opened; id++) {
         bool b = id < m->nburst && m->burst[id];
         if (b != burst)
             continue;
