@@ -151,12 +151,13 @@ typedef struct sbed {
     catcher rx, tx;
     const route *rt;
     port *q0;                   /* sw0->h0 */
+    int pi1;                    /* index of sw0->h1 */
     sdn *c;
     int n;                      /* messages handled */
     int kind[16];
     int64_t sent[16], at[16], q[16];
     uint32_t nflows[16], flow0[16];
-    bool ok[16];                /* checks made at the steps */
+    bool ok[20];                /* checks made at the steps */
 } sbed;
 
 static void log_msg(void *ctx, sdn *c, const sdn_msg *m)
@@ -218,13 +219,21 @@ static void step(sim *s, void *obj, uint64_t arg)
     case 11: sdn_flow_delete(b->c, 0, m9); break;
     case 12: b->ok[12] = sdn_rules(b->c, 0) == 1; break;
     case 13: b->ok[13] = sdn_rules(b->c, 0) == 0; break;
+    case 14:                /* a wildcard on the port toward h1 */
+        sdn_flow_mod(b->c, 0, (sdn_match){.flow = SDN_ANY, .port = (uint32_t)b->pi1}, 5000,
+                     0, 0);
+        break;
+    case 15: ack(b); break;
+    case 16: b->ok[16] = sdn_rule_for(b->c, 0, 12345, (uint32_t)b->pi1, &w) && w == 5000 &&
+                         !sdn_rule_for(b->c, 0, 12345, (uint32_t)b->pi1 ^ 1, &w);
+        break;
     }
 }
 
 /* A notification when the queue rises above 3000 B, a clear when it
  * falls to 1500 B, a rise inside the 100 us gap held back and sent when
  * the gap ends; rules with idle and hard timeouts and deletion; an ACK's
- * window lowered only once the rule has landed. */
+ * window lowered only once the rule has landed; a wildcard on one port. */
 static void test_sdn_notify_clear_rate_limit_rules(void **state)
 {
     (void)state;
@@ -250,12 +259,16 @@ static void test_sdn_notify_clear_rate_limit_rules(void **state)
         if (strcmp(sdn_port(b.c, 0, i)->base.name, "sw0->h0") == 0)
             pi = (int)i;
     assert_true(pi >= 0);
+    for (uint32_t i = 0; i < sdn_switch_ports(b.c, 0); i++)
+        if (strcmp(sdn_port(b.c, 0, i)->base.name, "sw0->h1") == 0)
+            b.pi1 = (int)i;
     b.q0 = sdn_port(b.c, 0, (uint32_t)pi);
     const int64_t lv[1][2] = {{3000, 1500}};
     sdn_watch(b.c, 0, (uint32_t)pi, lv, 1, US(100), 0);
     sdn_start(b.c);
     const int64_t at[] = {0, US(50), US(200), US(205), US(220), US(250), US(300), US(400),
-                          US(435), US(445), US(500), US(520), US(525), US(545)};
+                          US(435), US(445), US(500), US(520), US(525), US(545), US(600),
+                          US(620), US(650)};
     for (uint64_t i = 0; i < sizeof at / sizeof *at; i++)
         sim_schedule(b.s, at[i], step, &b, i);
     sim_run(b.s, MS(1));
@@ -280,22 +293,23 @@ static void test_sdn_notify_clear_rate_limit_rules(void **state)
     assert_int_equal(k.cn, 2);
     assert_int_equal(k.cr, 2);
     assert_int_equal(k.cn_suppressed, 1);
-    assert_int_equal(k.mods, 3);
+    assert_int_equal(k.mods, 4);
     assert_int_equal(k.dels, 1);
     assert_int_equal(k.expired, 2);
-    assert_int_equal(k.rewrites, 1);
+    assert_int_equal(k.rewrites, 2);
     const sdn_flow_stat *f = sdn_flow_entry(b.c, 0, 7);
     assert_non_null(f);
     assert_int_equal(f->total_pkts, 12);
     assert_int_equal(f->total_bytes, 18000);
     assert_int_equal(f->drops, 0);
     /* the ACK before the rule kept 64 MiB, the one after carries 2000 B */
-    assert_int_equal(b.tx.n, 2);
+    assert_int_equal(b.tx.n, 3);
     assert_int_equal(b.tx.wnd[0], 64u << 20);
     assert_int_equal(b.tx.wnd[1], 2000);
+    assert_int_equal(b.tx.wnd[2], 5000);    /* the wildcard, once flow 7's rule went */
     assert_int_equal(b.rx.n, 12);
-    for (int i = 5; i <= 13; i++)
-        if (i != 7 && i != 10 && i != 11)
+    for (int i = 5; i <= 16; i++)
+        if (i != 7 && i != 10 && i != 11 && i != 14 && i != 15)
             assert_true(b.ok[i]);
     sdn_destroy(b.c);
     topo_destroy(b.t);
