@@ -18,7 +18,10 @@
  * Scenarios: built-in examples run end to end (output to a temporary
  * directory): the M/M/1 queue, four DCTCP flows on a 10 Gbps dumbbell,
  * 32-sender incast, and web-search traffic at 50 % load on a 32-host
- * leaf-spine (the reference network scenario).
+ * leaf-spine (the reference network scenario); SDTCP's N = 32 incast with
+ * two background flows, run again without the controller in the same
+ * process (the ratio of wall time per packet hop, and the control
+ * messages per simulated second).
  *
  * Each case runs in a child process so that its peak resident memory
  * (wait4's ru_maxrss) is its own.  Times are wall-clock; compare ratios
@@ -45,6 +48,8 @@ typedef struct bres {
     double pkts;        /* packets serialised by ports (network scenarios) */
     double wall;        /* seconds */
     double sim_s;       /* simulated seconds */
+    double ctl_per_s;   /* sdtcp: control messages per simulated second */
+    double ratio;       /* sdtcp: wall per packet hop, with / without controller */
 } bres;
 
 static double wall_now(void)
@@ -176,6 +181,10 @@ static bres bench_scenario(const char *name, const char *const *sets, int nsets)
         b.sim_s = json_number_value(json_object_get(sum, "sim_time_s"));
         b.pkts = (double)json_integer_value(
             json_object_get(json_object_get(sum, "results"), "packet_hops"));
+        json_t *ctl = json_object_get(
+            json_object_get(json_object_get(json_object_get(sum, "results"), "sdtcp"),
+                            "controller"), "messages_per_sim_s");
+        b.ctl_per_s = ctl ? json_number_value(ctl) : 0;
         json_decref(sum);
     } else {
         cli_print_error(&e);
@@ -192,7 +201,8 @@ static bres bench_scenario(const char *name, const char *const *sets, int nsets)
 typedef struct bcase {
     const char *id;             /* for `aisim bench ID...` */
     const char *label;
-    int kind;                   /* 0 hold, 1 timers, 2 cancel, 3 scenario, 4 bimodal hold */
+    int kind;                   /* 0 hold, 1 timers, 2 cancel, 3 scenario, 4 bimodal hold,
+                                   5 scenario with and without the SDN controller */
     uint64_t a, events, quick_events;
     const char *scenario;
     const char *sets[3];
@@ -218,6 +228,8 @@ static const bcase cases[] = {
     {"allreduce128", "scenario ai/nccl-allreduce-128, 16 MiB", 3, 0, 0, 0,
      "ai/nccl-allreduce-128",
      {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB", NULL}},
+    {"sdtcp", "scenario sdtcp/incast-bg, N=32, SDTCP", 5, 0, 0, 0, "sdtcp/incast-bg",
+     {"sdtcp.scheme=sdtcp", NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)
@@ -244,6 +256,17 @@ static bres run_case(const bcase *c, int quick)
     case 4: return bench_hold(c->a, ev, 1);
     case 1: return bench_timers((int)c->a, ev, 0);
     case 2: return bench_timers((int)c->a, ev, 1);
+    case 5: {
+        /* The same scenario without the controller (scheme none: the
+         * switches' measuring hooks stay): the runs differ in what they
+         * simulate, so the ratio is of wall time per packet hop. */
+        const char *none[] = {"sdtcp.scheme=none", NULL};
+        bres w = bench_scenario(c->scenario, c->sets, 1);
+        bres wo = bench_scenario(c->scenario, none, 1);
+        if (w.pkts > 0 && wo.pkts > 0 && wo.wall > 0)
+            w.ratio = (w.wall / w.pkts) / (wo.wall / wo.pkts);
+        return w;
+    }
     default: {
         int n = 0;
         while (c->sets[n])
@@ -317,6 +340,9 @@ int cli_bench(int argc, char **argv)
         printf("%-10s %-38s %12.0f %9.3f %10.2f %14.4g %9s %9.1f\n", cases[i].id, cases[i].label,
                b.ops, b.wall, b.ops / b.wall / 1e6, b.sim_s / b.wall, mp,
                (double)ru.ru_maxrss / 1024.0);
+        if (cases[i].kind == 5)
+            printf("%-10s   wall per packet hop with / without the controller %.3f; "
+                   "control messages per simulated second %.0f\n", "", b.ratio, b.ctl_per_s);
         fflush(stdout);
     }
     free(sel);
