@@ -1,0 +1,163 @@
+/*
+ * collective.h - NCCL-style collectives over the network's message API.
+ *
+ * A communicator is an ordered list of network endpoints (rank i is
+ * endpoint eps[i]).  A collective started on it is a dependency graph of
+ * messages: each message (a chunk of bytes from one rank to another, on one
+ * channel) is handed to network_send_on() when every message it depends on
+ * has arrived, and the collective's callback runs when the last one has.
+ * Nothing here knows the transport: it works over any (TCP, datagrams,
+ * RDMA), as long as messages complete.
+ *
+ * Messages between two ranks of one channel travel on one persistent
+ * connection (network_connect), as NCCL keeps one connection per peer and
+ * channel; connections are shared by a communicator and every
+ * sub-communicator made from it, and by the collectives running on them
+ * (two collectives on the same pair and channel queue behind each other,
+ * as two NCCL kernels on one stream do).
+ *
+ * Sizes follow nccl-tests: `bytes` is the size column of nccl-tests, i.e.
+ *   all-reduce       the buffer each rank holds (and gets back reduced)
+ *   reduce-scatter   the input each rank holds (it gets bytes / n back)
+ *   all-gather       the output each rank gets (it gives bytes / n)
+ *   all-to-all       each rank's send buffer (bytes / n to every rank)
+ *   broadcast        the root's buffer
+ *   send/recv        the message from `root` to `peer`
+ * and algbw = bytes / time, busbw = algbw x factor: 2(n-1)/n for
+ * all-reduce, (n-1)/n for reduce-scatter, all-gather and all-to-all, 1 for
+ * broadcast and send/recv (nccl-tests' doc/PERFORMANCE.md).  Bytes are
+ * split into elements of `elem_bytes` (4, float) only for the count column
+ * and to keep chunks whole elements; reductions take no time (no GPU
+ * compute is modelled).
+ *
+ * Algorithms (docs/workloads.md gives the bytes each moves and its time):
+ *   ring           n-1 steps (2(n-1) for all-reduce) to the next rank;
+ *                  broadcast: a chain from the root
+ *   tree           double binary tree (all-reduce: reduce up, broadcast
+ *                  down, half the data on each tree; broadcast: one tree)
+ *   halving_doubling  recursive halving reduce-scatter and recursive
+ *                  doubling all-gather (Rabenseifner); non-powers of two
+ *                  fold the extra ranks in first and out last
+ *   hierarchical   ranks grouped by server (endpoints sharing an NVLink
+ *                  switch): intra-server reduce-scatter over NVLink, a ring
+ *                  all-reduce per rail (same local index) across servers,
+ *                  intra-server all-gather over NVLink
+ *   auto           ring (the default)
+ * Every algorithm runs on `channels` parallel instances, each on its own
+ * share of the data and its own connections (NCCL's channels); each
+ * share is cut into chunks of at most `chunk_bytes`, and a chunk moves on
+ * as soon as it has arrived (pipelining), as NCCL's slices do.
+ */
+#ifndef AISIM_COLLECTIVE_H
+#define AISIM_COLLECTIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aisim/err.h"
+#include "aisim/network.h"
+
+enum coll_type {
+    COLL_ALLREDUCE,
+    COLL_REDUCE_SCATTER,
+    COLL_ALLGATHER,
+    COLL_ALLTOALL,
+    COLL_BROADCAST,
+    COLL_SENDRECV,
+    COLL_NTYPES
+};
+
+enum coll_algo {
+    COLL_ALGO_AUTO,             /* ring */
+    COLL_ALGO_RING,
+    COLL_ALGO_TREE,             /* double binary tree */
+    COLL_ALGO_HD,               /* halving-doubling */
+    COLL_ALGO_HIER,             /* hierarchical: NVLink, rails, NVLink */
+    COLL_NALGOS
+};
+
+/* Scenario spellings: "all_reduce", "reduce_scatter", "all_gather",
+ * "all_to_all", "broadcast", "send_recv"; "auto", "ring", "tree",
+ * "halving_doubling", "hierarchical".  NULL-terminated, in enum order. */
+extern const char *const coll_type_names[];
+extern const char *const coll_algo_names[];
+/* nccl-tests' busbw / algbw for `type` on n ranks. */
+double coll_busbw_factor(enum coll_type type, int n);
+
+/* A communicator: an ordered list of endpoints of one network. */
+typedef struct coll_comm coll_comm;
+
+/* A communicator of the n endpoints eps[0..n-1] (copied) of network net,
+ * which must outlive it.  Endpoints must be valid and distinct (asserted:
+ * a scenario checks them first, see coll_comm_check). */
+coll_comm *coll_comm_create(network *net, const int *eps, int n);
+/* A sub-communicator of `count` ranks of parent: parent ranks first,
+ * first + stride, ..., first + (count-1) * stride (TP groups: stride 1,
+ * DP groups: stride TP * PP...).  Cheap: one small array; it shares the
+ * parent's connections.  Destroy it before or after its parent. */
+coll_comm *coll_comm_sub(coll_comm *parent, int first, int stride, int count);
+/* A sub-communicator of the given parent ranks (copied), in that order. */
+coll_comm *coll_comm_subset(coll_comm *parent, const int *ranks, int count);
+void coll_comm_destroy(coll_comm *c);
+int coll_comm_size(const coll_comm *c);
+int coll_comm_endpoint(const coll_comm *c, int rank);
+network *coll_comm_network(const coll_comm *c);
+
+/* Checks endpoints for a communicator before creating one: each in
+ * 0..endpoints-1 and none twice; a located error (node, path) if not. */
+int coll_comm_check(network *net, const int *eps, int n, const cfg_node *at, const char *path,
+                    err *e);
+
+/* One collective call. */
+typedef struct coll_args {
+    enum coll_type type;
+    enum coll_algo algo;
+    uint64_t bytes;             /* nccl-tests size (above), > 0 */
+    int elem_bytes;             /* element size; 0: 4 (float) */
+    int channels;               /* parallel rings/trees; 0: 1 */
+    uint64_t chunk_bytes;       /* largest message; 0: 512 KiB (NCCL's
+                                   4 MiB buffer / 8 steps) */
+    int prio;                   /* traffic class of its connections */
+    int64_t tag;                /* net_msg.tag of its messages (flows.csv) */
+    int root;                   /* broadcast root, send/recv sender (rank) */
+    int peer;                   /* send/recv receiver (rank) */
+    int64_t start_ps;           /* when it starts; before now: now */
+} coll_args;
+
+/* The outcome of one call, handed to its callback. */
+typedef struct coll_result {
+    enum coll_type type;
+    enum coll_algo algo;        /* as run (auto resolved) */
+    int ranks;
+    uint64_t bytes;             /* as asked */
+    int64_t tag;
+    int64_t start_ps, finish_ps;
+    double time_s;              /* finish - start */
+    double algbw_Bps, busbw_Bps;    /* bytes per second */
+    uint64_t messages;          /* messages sent */
+    uint64_t wire_bytes;        /* payload bytes of those messages */
+    bool aborted;               /* a message was given up by the transport */
+} coll_result;
+
+/* r is valid during the call only.  The callback may start collectives. */
+typedef void (*coll_done_fn)(void *ctx, const coll_result *r);
+
+/* Checks a call without starting it: bytes > 0, type and algorithm known
+ * and supported together (tree: all-reduce and broadcast; halving_doubling:
+ * all-reduce, reduce-scatter, all-gather; hierarchical: all-reduce on
+ * servers with equal numbers of ranks), ranks in range.  Returns 0 or
+ * AISIM_EINVAL / AISIM_ERANGE with a message (no location: the scenario
+ * glue adds it). */
+int coll_check(const coll_comm *c, const coll_args *a, err *e);
+
+/* Starts a collective on c (which must outlive it); fn(ctx, result) runs
+ * when its last message has arrived (at once, in the call, if it moves no
+ * bytes: one rank).  Returns 0, or coll_check's error (nothing started). */
+int coll_start(coll_comm *c, const coll_args *a, coll_done_fn fn, void *ctx, err *e);
+
+/* Collectives started on c (and its sub-communicators' root) and not yet
+ * complete. */
+size_t coll_active(const coll_comm *c);
+
+#endif
