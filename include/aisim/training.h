@@ -113,6 +113,7 @@ typedef struct trn_model {
     int zero;                   /* ZeRO stage 0..3 */
     bool sp;                    /* sequence parallelism (TP all-gather /
                                    reduce-scatter instead of all-reduce) */
+    bool gated;                 /* gated MLP (SwiGLU: three h x f matrices) */
     double gpu_flops;           /* peak FLOP/s of one GPU (dense, bf16) */
     double efficiency;          /* achieved fraction of the peak, (0, 1] */
     int bytes_per_param;        /* gradient and parameter width, 2 (bf16) */
@@ -128,8 +129,7 @@ double trn_layer_fwd_flops(const trn_model *m);
 double trn_model_flops_per_token(const trn_model *m);
 /* Parameters of the whole model (embedding included). */
 double trn_model_params(const trn_model *m);
-/* The layers of one pipeline stage's share... of the whole model:
- * m->layers transformer layers (plus the embedding as layer 0 and the
+/* The layers of the whole model: m->layers transformer layers (plus the embedding as layer 0 and the
  * output head last), each with compute from FLOPs / (gpu_flops x
  * efficiency) and its TP / EP communication; DP communication is left
  * to the builder (buckets).  *w is filled. */
@@ -178,10 +178,8 @@ typedef struct trn_build_cfg {
                                    backward */
     uint64_t bucket_bytes;      /* DP gradient bucket; 0: one per layer */
     uint64_t act_bytes;         /* PP activation bytes per micro-batch */
-    uint64_t grad_bytes_per_layer;  /* generated workloads: the DP gradient
-                                   of each layer's weights (per DP rank);
-                                   0: the layers' own wg communication */
-    uint64_t param_bytes_per_layer; /* ZeRO all-gather per layer (zero 3) */
+    const trn_comm *const *step;    /* per stage: collectives of the step, */
+    const size_t *nstep;            /* blocking, after the gradients (or NULL) */
 } trn_build_cfg;
 
 /* The iteration of `w` as one program per stage (progs[0..pp-1], to free
@@ -198,16 +196,18 @@ typedef struct trn_build_cfg {
  * of pp, more chunks than layers. */
 int trn_build(trn_prog *progs, const trn_wl *w, const trn_build_cfg *c, err *e);
 
-/* The iteration of an AICB log: its calls replayed in order per stage,
- * compute inserted before each forward (backward) TP call: fwd_ps
- * (bwd_ps) of a micro-batch spread evenly over its calls; isend/irecv
- * become SEND/RECV with keys in order; DP calls of the backward pass and
- * of the step are asynchronous and waited for before the step.  init calls
- * are skipped; only the first iteration (up to the first epoch_end after
- * the training calls) is used.  irecvs without a matching isend on the
- * neighbouring stage are dropped (counted in *dropped). */
+/* The iteration of an AICB log, as the 1F1B builder runs it: stage s's
+ * layers are the collectives of the log's first forward pass of that stage
+ * (layer i forwards with its i-th call) and of its first backward pass
+ * (layer i back-propagates with the call k-1-i of k), the micro-batches
+ * are stage 0's forward passes, the activation size the first isend's, and
+ * the step runs the log's step calls in order, blocking; compute: fwd_ps
+ * (bwd_ps) per micro-batch and stage spread evenly over the layers.  The
+ * log's own isend/irecv placement is not replayed (AICB logs a stage's
+ * backward irecv after the backward pass it feeds).  Set-up calls (before
+ * the first epoch_end) and later iterations are skipped. */
 int trn_build_aicb(trn_prog *progs, const trn_log *l, int64_t fwd_ps, int64_t bwd_ps,
-                   size_t *dropped, err *e);
+                   int *micro_batches, err *e);
 
 /* ---- sans-I/O evaluation ------------------------------------------------ */
 

@@ -147,7 +147,7 @@ int trn_read_aicb(trn_log *l, const char *path, err *e)
                   : !strncmp(ph, "backward", 8) ? TRN_PH_BWD : TRN_PH_STEP;
         if (c.group == TRN_G_TP && (!l->tp || (int)gs > l->tp))
             l->tp = (int)gs;
-        if (c.group == TRN_G_DP && c.phase != TRN_PH_INIT && !l->dp)
+        if (c.group == TRN_G_DP && !l->dp)
             l->dp = (int)gs;
         int s = l->stages - 1;
         if (l->ncalls[s] == ncap) {
