@@ -42,5 +42,6 @@ typedef struct workload_ops {
 extern const workload_ops wl_flows;         /* src/workload/flows.c */
 extern const workload_ops wl_incast;        /* src/workload/incast.c */
 extern const workload_ops wl_background;    /* src/workload/background.c */
+extern const workload_ops wl_coll_sweep;    /* src/workload/coll_sweep.c: nccl-tests */
 
 #endif

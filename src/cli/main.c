@@ -144,6 +144,17 @@ static void print_results(const char *dir, json_t *sum)
         else if (json_is_string(v))
             printf("  %-28s %s\n", k, json_string_value(v));
     }
+    /* A model's table for the reader (results.print names it). */
+    const char *tab = json_string_value(json_object_get(res, "print"));
+    char path[4096];
+    FILE *f = tab && snprintf(path, sizeof path, "%s/%s", dir, tab) < (int)sizeof path
+                  ? fopen(path, "r") : NULL;
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            fputs(line, stdout);
+        fclose(f);
+    }
 }
 
 static int cmd_run(int argc, char **argv, int check)

@@ -53,8 +53,7 @@
 #include "aisim/network.h"
 #include "aisim/workload.h"
 
-static const char *const seed_modes[] = {"random", "equal", NULL};
-static const char *const routing_modes[] = {"ecmp", "spray_rr", "spray_random", NULL};
+#include "models/net_keys.h"
 
 typedef struct net_cfg {
     network_cfg net;
@@ -62,20 +61,7 @@ typedef struct net_cfg {
 } net_cfg;
 
 static const cfg_key net_keys[] = {
-    {.name = "topology", .type = CFG_NODE, .off = offsetof(net_cfg, net.topology),
-     .help = "a topology such as {kind: star, hosts: 9, link: {rate: 10Gbps}}"},
-    {.name = "transport", .type = CFG_NODE, .off = offsetof(net_cfg, net.transport),
-     .def = "{}", .help = "the transport: {name: tcp, cc: dctcp, ...} or {name: dgram, ...}"},
-    {.name = "hash_seeds", .type = CFG_ENUM, .off = offsetof(net_cfg, net.hash_seeds),
-     .def = "random", .choices = seed_modes, .help = "ECMP hash seeds per switch"},
-    {.name = "routing", .type = CFG_ENUM, .off = offsetof(net_cfg, net.routing), .def = "ecmp",
-     .choices = routing_modes, .help = "ECMP by flow hash, or per-packet spraying over the "
-     "equal-cost paths (round robin or random)"},
-    {.name = "failures", .type = CFG_NODE, .off = offsetof(net_cfg, net.failures),
-     .flags = CFG_OPTIONAL, .help = "link failures: a list of {a, b, at, repair, convergence}"},
-    {.name = "faults", .type = CFG_NODE, .off = offsetof(net_cfg, net.faults),
-     .flags = CFG_OPTIONAL, .help = "injected faults: a list of {kind: loss | delay | blackhole "
-     "| flap | corrupt, link | port | node, at, until, ...} (fault.h)"},
+    NET_KEYS(net_cfg, net),
     {.name = "flows", .type = CFG_NODE, .off = offsetof(net_cfg, flows), .flags = CFG_OPTIONAL,
      .help = "a list of flows {src, dst, size, start}"},
     {.name = "incast", .type = CFG_NODE, .off = offsetof(net_cfg, incast), .flags = CFG_OPTIONAL,
@@ -83,15 +69,6 @@ static const cfg_key net_keys[] = {
     {.name = "background", .type = CFG_NODE, .off = offsetof(net_cfg, background),
      .flags = CFG_OPTIONAL, .help = "Poisson flows between random host pairs {load, sizes, "
      "duration}"},
-    {.name = "pcap", .type = CFG_NODE, .off = offsetof(net_cfg, net.pcap),
-     .flags = CFG_OPTIONAL, .help = "hosts to capture: a list of names; each gets NAME.pcap"},
-    {.name = "pcap_max_packets", .type = CFG_INT, .off = offsetof(net_cfg, net.pcap_max),
-     .def = "1000000", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e9,
-     .help = "packets kept per capture; more are counted, not captured"},
-    {.name = "sample_interval", .type = CFG_TIME, .off = offsetof(net_cfg, net.sample_ps),
-     .def = "0s", .flags = CFG_MIN, .min = 0, .help = "queues.csv period (0s: off)"},
-    {.name = "sample_ports", .type = CFG_NODE, .off = offsetof(net_cfg, net.sample_ports),
-     .flags = CFG_OPTIONAL, .help = "a list of port names such as \"sw0->h0\""},
     {0},
 };
 

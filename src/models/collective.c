@@ -1,0 +1,126 @@
+/*
+ * collective.c - the `collective` model: nccl-tests on a packet-level
+ * fabric.  Configuration glue, as net.c: the section's network keys build
+ * the network (net_keys.h), `sweep` is the nccl-tests workload
+ * (src/workload/coll_sweep.c) whose collectives (collective.h) send their
+ * messages through the network's message API.
+ *
+ * Scenario section `collective:`
+ *   topology, transport, routing, hash_seeds, failures, faults, pcap,
+ *              sample_interval, sample_ports: the network, as for `net`
+ *   sweep      {op, algorithm, ranks, min_bytes, max_bytes, step_factor,
+ *              iters, warmup_iters, datatype, redop, channels, chunk, root,
+ *              peer, prio, start}
+ *
+ * The run ends when the sweep's last call has completed (or at the
+ * scenario's stop time).  Tables: nccl_tests.csv and nccl_tests.txt (the
+ * sweep), collectives.csv (every call), and the network's (flows.csv,
+ * links.csv, ...).
+ */
+#include <stdlib.h>
+
+#include "aisim/model.h"
+#include "aisim/network.h"
+#include "aisim/workload.h"
+#include "models/net_keys.h"
+
+typedef struct coll_model_cfg {
+    network_cfg net;
+    cfg_node *sweep;
+} coll_model_cfg;
+
+static const cfg_key coll_model_keys[] = {
+    NET_KEYS(coll_model_cfg, net),
+    {.name = "sweep", .type = CFG_NODE, .off = offsetof(coll_model_cfg, sweep),
+     .help = "nccl-tests: {op, algorithm, ranks, min_bytes, max_bytes, step_factor, iters, "
+     "channels, chunk, ...}"},
+    {0},
+};
+
+typedef struct coll_model {
+    coll_model_cfg cfg;
+    network *n;
+    void *sweep;
+} coll_model;
+
+static int cm_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
+{
+    coll_model *m = st;
+    int r = cfg_bind(sec, path, coll_model_keys, &m->cfg, e);
+    if (r)
+        return r;
+    if ((r = network_create(&m->n, &m->cfg.net, sec, path, env, e)))
+        return r;
+    m->sweep = xcalloc(1, wl_coll_sweep.size);
+    return wl_coll_sweep.configure(m->sweep, m->n, m->cfg.sweep, path, env, e);
+}
+
+static void cm_on_complete(void *ctx, network *n, const net_msg *msg)
+{
+    (void)msg;
+    coll_model *m = ctx;
+    if (!network_active(n) && wl_coll_sweep.finished(m->sweep))
+        sim_stop(network_sim(n));
+}
+
+static int cm_start(void *st, sim *s, err *e)
+{
+    (void)s;
+    (void)e;
+    coll_model *m = st;
+    network_on_complete(m->n, cm_on_complete, m);
+    network_start(m->n);
+    wl_coll_sweep.start(m->sweep);
+    return 0;
+}
+
+static double cm_progress(const void *st, const sim *s)
+{
+    (void)s;
+    const coll_model *m = st;
+    return wl_coll_sweep.progress(m->sweep);
+}
+
+static int cm_report(void *st, const sim *s, out *o, json_t *sum, err *e)
+{
+    (void)s;
+    coll_model *m = st;
+    int r = network_report(m->n, o, sum, e);
+    if (!r)
+        r = wl_coll_sweep.report(m->sweep, o, sum, e);
+    if (!r)
+        json_object_set_new(sum, "print", json_string("nccl_tests.txt"));
+    return r;
+}
+
+static void cm_fini(void *st)
+{
+    coll_model *m = st;
+    if (m->sweep) {
+        wl_coll_sweep.fini(m->sweep);   /* closes its connections: before the network */
+        free(m->sweep);
+    }
+    network_destroy(m->n);
+}
+
+static const plot_spec coll_plots[] = {
+    {.csv = "nccl_tests.csv", .x = "size", .y = "busbw_GBps", .title = "bus bandwidth",
+     .out = "busbw", .xlabel = "size (B)", .ylabel = "busbw (GB/s)", .logx = 1},
+    {.csv = "nccl_tests.csv", .x = "size", .y = "algbw_GBps", .title = "algorithm bandwidth",
+     .out = "algbw", .xlabel = "size (B)", .ylabel = "algbw (GB/s)", .logx = 1},
+    {.csv = "nccl_tests.csv", .x = "size", .y = "time_us", .title = "time per call",
+     .out = "time", .xlabel = "size (B)", .ylabel = "time (us)", .logx = 1},
+    {0},
+};
+
+const model_ops collective_model_ops = {
+    .name = "collective",
+    .summary = "nccl-tests on a packet-level fabric: collectives swept over message sizes",
+    .state_size = sizeof(coll_model),
+    .configure = cm_configure,
+    .start = cm_start,
+    .progress = cm_progress,
+    .report = cm_report,
+    .fini = cm_fini,
+    .plots = coll_plots,
+};

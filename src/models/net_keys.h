@@ -1,0 +1,48 @@
+/*
+ * net_keys.h - the scenario keys of a packet-level network (network.h's
+ * network_cfg), for every model whose section builds one (net, collective,
+ * training): one list, so that the keys, defaults and help read the same
+ * in each.
+ *
+ * NET_KEYS(T, F) expands to the cfg_key entries binding into the
+ * network_cfg field F of struct T; put it in the model's key table.
+ */
+#ifndef AISIM_MODELS_NET_KEYS_H
+#define AISIM_MODELS_NET_KEYS_H
+
+#include <stddef.h>
+
+#include "aisim/cfg.h"
+#include "aisim/network.h"
+
+#define NET_KEYS(T, F)                                                                        \
+    {.name = "topology", .type = CFG_NODE, .off = offsetof(T, F.topology),                   \
+     .help = "a topology such as {kind: star, hosts: 9, link: {rate: 10Gbps}}"},              \
+    {.name = "transport", .type = CFG_NODE, .off = offsetof(T, F.transport), .def = "{}",    \
+     .help = "the transport: {name: tcp, cc: dctcp, ...} or {name: dgram, ...}"},             \
+    {.name = "hash_seeds", .type = CFG_ENUM, .off = offsetof(T, F.hash_seeds),               \
+     .def = "random", .choices = net_seed_modes, .help = "ECMP hash seeds per switch"},       \
+    {.name = "routing", .type = CFG_ENUM, .off = offsetof(T, F.routing), .def = "ecmp",       \
+     .choices = net_routing_modes, .help = "ECMP by flow hash, or per-packet spraying over " \
+     "the equal-cost paths (round robin or random)"},                                         \
+    {.name = "failures", .type = CFG_NODE, .off = offsetof(T, F.failures),                    \
+     .flags = CFG_OPTIONAL, .help = "link failures: a list of {a, b, at, repair, "            \
+     "convergence}"},                                                                         \
+    {.name = "faults", .type = CFG_NODE, .off = offsetof(T, F.faults), .flags = CFG_OPTIONAL, \
+     .help = "injected faults: a list of {kind: loss | delay | blackhole | flap | corrupt, "  \
+     "link | port | node, at, until, ...} (fault.h)"},                                        \
+    {.name = "pcap", .type = CFG_NODE, .off = offsetof(T, F.pcap), .flags = CFG_OPTIONAL,     \
+     .help = "hosts to capture: a list of names; each gets NAME.pcap"},                       \
+    {.name = "pcap_max_packets", .type = CFG_INT, .off = offsetof(T, F.pcap_max),            \
+     .def = "1000000", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e9,                      \
+     .help = "packets kept per capture; more are counted, not captured"},                     \
+    {.name = "sample_interval", .type = CFG_TIME, .off = offsetof(T, F.sample_ps),           \
+     .def = "0s", .flags = CFG_MIN, .min = 0, .help = "queues.csv period (0s: off)"},         \
+    {.name = "sample_ports", .type = CFG_NODE, .off = offsetof(T, F.sample_ports),           \
+     .flags = CFG_OPTIONAL, .help = "a list of port names such as \"sw0->h0\""}
+
+static const char *const net_seed_modes[] __attribute__((unused)) = {"random", "equal", NULL};
+static const char *const net_routing_modes[] __attribute__((unused)) = {"ecmp", "spray_rr",
+                                                                        "spray_random", NULL};
+
+#endif

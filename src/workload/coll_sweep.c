@@ -1,0 +1,344 @@
+/*
+ * coll_sweep.c - the `sweep` workload: nccl-tests on a simulated fabric.
+ *
+ * One collective on one communicator, for every size from min_bytes to
+ * max_bytes (times step_factor each time, as nccl-tests' -b -e -f): at
+ * each size warmup_iters calls that are not timed, then iters timed calls,
+ * one after the other (each starts when the previous has completed, as
+ * nccl-tests' loop with a stream synchronisation between sizes); the time
+ * of a size is the mean of its timed calls.  Output, as nccl-tests prints
+ * it: size (B), count (elements), type, redop, root, time (us), algbw and
+ * busbw (GB/s, 10^9 bytes) with nccl-tests' bus factors (collective.h), in
+ * nccl_tests.csv and as nccl-tests' text table in nccl_tests.txt (the run
+ * prints it).  Every call is also in collectives.csv (start, finish, size,
+ * busbw) and every message in flows.csv, tagged with its call's index.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/collective.h"
+#include "aisim/units.h"
+#include "aisim/workload.h"
+
+static const char *const dtype_names[] = {"int8", "uint8", "half", "bfloat16", "float",
+                                          "int32", "uint32", "double", "int64", "uint64", NULL};
+static const int dtype_bytes[] = {1, 1, 2, 2, 4, 4, 4, 8, 8, 8};
+static const char *const redop_names[] = {"sum", "prod", "max", "min", "avg", NULL};
+
+typedef struct sweep_cfg {
+    int type, algo, dtype, redop;
+    cfg_node *ranks;
+    int64_t min_bytes, max_bytes, chunk, start, iters, warmup, channels, root, peer, prio;
+    double factor;
+} sweep_cfg;
+
+static const cfg_key sweep_keys[] = {
+    {.name = "op", .type = CFG_ENUM, .off = offsetof(sweep_cfg, type), .def = "all_reduce",
+     .choices = coll_type_names, .help = "the collective"},
+    {.name = "algorithm", .type = CFG_ENUM, .off = offsetof(sweep_cfg, algo), .def = "auto",
+     .choices = coll_algo_names, .help = "ring, tree (double binary tree), halving_doubling, "
+     "hierarchical (NVLink, rails, NVLink); auto: ring"},
+    {.name = "ranks", .type = CFG_NODE, .off = offsetof(sweep_cfg, ranks),
+     .flags = CFG_OPTIONAL, .help = "the communicator: a list of endpoint names in rank order "
+     "(default: every endpoint in host order)"},
+    {.name = "min_bytes", .type = CFG_SIZE, .off = offsetof(sweep_cfg, min_bytes),
+     .def = "1KiB", .flags = CFG_MIN_EXCL, .min = 0, .help = "first size (nccl-tests -b)"},
+    {.name = "max_bytes", .type = CFG_SIZE, .off = offsetof(sweep_cfg, max_bytes),
+     .def = "4GiB", .flags = CFG_MIN_EXCL, .min = 0, .help = "last size (nccl-tests -e)"},
+    {.name = "step_factor", .type = CFG_FLOAT, .off = offsetof(sweep_cfg, factor), .def = "2",
+     .flags = CFG_MIN_EXCL | CFG_MAX, .min = 1, .max = 1024,
+     .help = "size multiplier between steps (nccl-tests -f)"},
+    {.name = "iters", .type = CFG_INT, .off = offsetof(sweep_cfg, iters), .def = "1",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 100000,
+     .help = "timed calls per size (nccl-tests -n)"},
+    {.name = "warmup_iters", .type = CFG_INT, .off = offsetof(sweep_cfg, warmup), .def = "0",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 100000,
+     .help = "untimed calls per size before them (nccl-tests -w)"},
+    {.name = "datatype", .type = CFG_ENUM, .off = offsetof(sweep_cfg, dtype), .def = "float",
+     .choices = dtype_names, .help = "element type: sets the count column and keeps chunks "
+     "whole elements (nccl-tests -d)"},
+    {.name = "redop", .type = CFG_ENUM, .off = offsetof(sweep_cfg, redop), .def = "sum",
+     .choices = redop_names, .help = "reduction (a label: reductions take no time)"},
+    {.name = "channels", .type = CFG_INT, .off = offsetof(sweep_cfg, channels), .def = "1",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1024,
+     .help = "parallel rings or trees, each on its own connections (NCCL's channels)"},
+    {.name = "chunk", .type = CFG_SIZE, .off = offsetof(sweep_cfg, chunk), .def = "512KiB",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "largest message: the pipelining unit"},
+    {.name = "root", .type = CFG_INT, .off = offsetof(sweep_cfg, root), .def = "0",
+     .flags = CFG_MIN, .min = 0, .help = "broadcast root, send_recv sender (rank)"},
+    {.name = "peer", .type = CFG_INT, .off = offsetof(sweep_cfg, peer), .def = "1",
+     .flags = CFG_MIN, .min = 0, .help = "send_recv receiver (rank)"},
+    {.name = "prio", .type = CFG_INT, .off = offsetof(sweep_cfg, prio), .def = "0",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 7, .help = "traffic class"},
+    {.name = "start", .type = CFG_TIME, .off = offsetof(sweep_cfg, start), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "start of the first call"},
+    {0},
+};
+
+/* One row: a size's mean time over its timed calls. */
+typedef struct sweep_row {
+    uint64_t bytes;
+    double time_s;              /* mean of the timed calls */
+    int done;                   /* timed calls done */
+} sweep_row;
+
+typedef struct sweep_wl {
+    network *n;
+    sweep_cfg c;
+    bool on;                    /* configured */
+    coll_comm *comm;
+    sweep_row *rows;
+    size_t nrows, row;          /* sizes, current */
+    int64_t iter;               /* call within the size, warmup first */
+    coll_result *calls;         /* every call, for collectives.csv */
+    size_t ncalls, capcalls;
+    bool aborted;
+    err fail;                   /* a call that could not start */
+} sweep_wl;
+
+static int sweep_configure(void *st, network *n, cfg_node *node, const char *path,
+                           const model_env *env, err *e)
+{
+    (void)env;
+    sweep_wl *w = st;
+    w->n = n;
+    if (!node)
+        return 0;
+    char sub[512], sub2[512];
+    int r;
+    cfg_path(sub, sizeof sub, path, "sweep");
+    if ((r = cfg_bind(node, sub, sweep_keys, &w->c, e)))
+        return r;
+    if (w->c.max_bytes < w->c.min_bytes)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(node, "max_bytes"),
+                       cfg_path(sub2, sizeof sub2, sub, "max_bytes"), "expected at least "
+                       "min_bytes (%lld B), found %lld B", (long long)w->c.min_bytes,
+                       (long long)w->c.max_bytes);
+    /* The communicator. */
+    int ne = (int)network_endpoints(n), nr = ne;
+    int *eps = xcalloc((size_t)ne + 1, sizeof *eps);
+    for (int i = 0; i < ne; i++)
+        eps[i] = i;
+    if (w->c.ranks) {
+        cfg_path(sub2, sizeof sub2, sub, "ranks");
+        long len = cfg_expect_list(w->c.ranks, sub2, "endpoint names", e);
+        if (len < 1) {
+            free(eps);
+            return len < 0 ? (int)len : cfg_err(e, AISIM_EINVAL, w->c.ranks, sub2, "expected "
+                                               "at least one endpoint, found an empty list");
+        }
+        free(eps);
+        eps = xcalloc((size_t)len, sizeof *eps);
+        nr = (int)len;
+        char *seen = xcalloc((size_t)ne, 1);
+        for (long i = 0; i < len; i++) {
+            char sub3[512];
+            cfg_node *it = cfg_at(w->c.ranks, (size_t)i);
+            cfg_path_index(sub3, sizeof sub3, sub2, (size_t)i);
+            r = network_endpoint(n, cfg_scalar(it) ? cfg_scalar(it) : "", it, sub3, e);
+            if (r >= 0 && seen[r]++)
+                r = cfg_err(e, AISIM_EINVAL, it, sub3, "expected each endpoint once, found "
+                            "\"%s\" again", cfg_scalar(it));
+            if (r < 0) {
+                free(seen);
+                free(eps);
+                return r;
+            }
+            eps[i] = r;
+        }
+        free(seen);
+    }
+    w->comm = coll_comm_create(n, eps, nr);
+    free(eps);
+    /* Every call's arguments, checked now: the largest size stands for all. */
+    coll_args a = {.type = w->c.type, .algo = w->c.algo, .bytes = (uint64_t)w->c.max_bytes,
+                   .root = (int)w->c.root, .peer = (int)w->c.peer};
+    if ((r = coll_check(w->comm, &a, e))) {
+        /* coll_check's message starts with the key it is about. */
+        const char *key = strncmp(e->msg, "root", 4) == 0   ? "root"
+                        : strncmp(e->msg, "peer", 4) == 0   ? "peer"
+                        : strncmp(e->msg, "bytes", 5) == 0  ? "max_bytes"
+                                                            : "algorithm";
+        char msg[sizeof e->msg];
+        const char *colon = strchr(e->msg, ':');
+        snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : e->msg);
+        cfg_node *at = cfg_get(node, key) ? cfg_get(node, key) : node;
+        return cfg_err(e, r, at, cfg_path(sub2, sizeof sub2, sub, key), "%s", msg);
+    }
+    for (double b = (double)w->c.min_bytes; b <= (double)w->c.max_bytes * (1 + 1e-12);
+         b *= w->c.factor) {
+        w->rows = xrealloc(w->rows, (w->nrows + 1) * sizeof *w->rows);
+        w->rows[w->nrows++] = (sweep_row){.bytes = (uint64_t)llround(b)};
+        if (w->nrows > 100000)
+            return cfg_err(e, AISIM_ERANGE, cfg_get(node, "step_factor"),
+                           cfg_path(sub2, sizeof sub2, sub, "step_factor"), "expected at most "
+                           "100000 sizes, found more");
+    }
+    w->on = true;
+    return 0;
+}
+
+static void next_call(sweep_wl *w, int64_t at);
+
+static void on_call(void *ctx, const coll_result *res)
+{
+    sweep_wl *w = ctx;
+    if (w->ncalls == w->capcalls) {
+        w->capcalls = w->capcalls ? 2 * w->capcalls : 64;
+        w->calls = xrealloc(w->calls, w->capcalls * sizeof *w->calls);
+    }
+    w->calls[w->ncalls++] = *res;
+    w->aborted |= res->aborted;
+    sweep_row *row = &w->rows[w->row];
+    if (w->iter++ >= w->c.warmup) {
+        row->time_s += res->time_s;
+        row->done++;
+    }
+    if (w->iter == w->c.warmup + w->c.iters) {
+        row->time_s /= row->done;
+        w->row++;
+        w->iter = 0;
+    }
+    next_call(w, res->finish_ps);
+}
+
+static void next_call(sweep_wl *w, int64_t at)
+{
+    if (w->row == w->nrows)
+        return;
+    coll_args a = {.type = w->c.type, .algo = w->c.algo, .bytes = w->rows[w->row].bytes,
+                   .elem_bytes = dtype_bytes[w->c.dtype], .channels = (int)w->c.channels,
+                   .chunk_bytes = (uint64_t)w->c.chunk, .prio = (int)w->c.prio,
+                   .tag = (int64_t)w->ncalls, .root = (int)w->c.root, .peer = (int)w->c.peer,
+                   .start_ps = at};
+    /* Checked at configure time for the largest size; the others differ
+     * only in bytes > 0. */
+    if (coll_start(w->comm, &a, on_call, w, &w->fail))
+        w->row = w->nrows;
+}
+
+static void sweep_start(void *st)
+{
+    sweep_wl *w = st;
+    if (w->on)
+        next_call(w, w->c.start);
+}
+
+static bool sweep_finished(const void *st)
+{
+    const sweep_wl *w = st;
+    return !w->on || w->row == w->nrows;
+}
+
+static double sweep_progress(const void *st)
+{
+    const sweep_wl *w = st;
+    if (!w->on)
+        return -1;
+    /* By bytes moved: the last sizes dominate the run. */
+    double all = 0, done = 0;
+    for (size_t i = 0; i < w->nrows; i++) {
+        all += (double)w->rows[i].bytes;
+        if (i < w->row)
+            done += (double)w->rows[i].bytes;
+    }
+    return all > 0 ? done / all : -1;
+}
+
+static int sweep_report(void *st, out *o, json_t *sum, err *e)
+{
+    sweep_wl *w = st;
+    if (!w->on)
+        return 0;
+    FILE *csv = out_file(o, "nccl_tests.csv", e), *txt = csv ? out_file(o, "nccl_tests.txt", e)
+                                                             : NULL,
+         *calls = txt ? out_file(o, "collectives.csv", e) : NULL;
+    if (!calls)
+        return e->code;
+    int n = coll_comm_size(w->comm), eb = dtype_bytes[w->c.dtype];
+    bool rooted = w->c.type == COLL_BROADCAST || w->c.type == COLL_SENDRECV;
+    fprintf(csv, "size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps\n");
+    fprintf(txt, "# aisim nccl-tests: %s, algorithm %s, %d ranks, %lld channel(s), chunk %lld B\n"
+            "#\n#%12s %12s %8s %6s %6s %10s %10s %10s\n#%12s %12s %8s %6s %6s %10s %10s %10s\n",
+            coll_type_names[w->c.type], coll_algo_names[w->c.algo], n,
+            (long long)w->c.channels, (long long)w->c.chunk, "size", "count", "type", "redop",
+            "root", "time", "algbw", "busbw", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
+            "(GB/s)");
+    double sum_bus = 0, peak_bus = 0, factor = coll_busbw_factor(w->c.type, n);
+    for (size_t i = 0; i < w->row; i++) {
+        sweep_row *r = &w->rows[i];
+        double alg = r->time_s > 0 ? (double)r->bytes / r->time_s / 1e9 : NAN,
+               bus = alg * factor;
+        uint64_t count = r->bytes / (uint64_t)eb;
+        int root = rooted ? (int)w->c.root : -1;
+        fprintf(csv, "%llu,%llu,%s,%s,%d,", (unsigned long long)r->bytes,
+                (unsigned long long)count, dtype_names[w->c.dtype], redop_names[w->c.redop],
+                root);
+        net_csv_num(csv, r->time_s * 1e6, ",");
+        net_csv_num(csv, alg, ",");
+        net_csv_num(csv, bus, "\n");
+        fprintf(txt, " %12llu %12llu %8s %6s %6d %10.2f %10.2f %10.2f\n",
+                (unsigned long long)r->bytes, (unsigned long long)count,
+                dtype_names[w->c.dtype], redop_names[w->c.redop], root, r->time_s * 1e6, alg,
+                bus);
+        if (isfinite(bus)) {
+            sum_bus += bus;
+            peak_bus = bus > peak_bus ? bus : peak_bus;
+        }
+    }
+    double avg = w->row ? sum_bus / (double)w->row : NAN;
+    fprintf(txt, "# Avg bus bandwidth    : %g\n", avg);
+    fprintf(calls, "call,op,algorithm,ranks,bytes,start_s,finish_s,time_us,algbw_GBps,"
+            "busbw_GBps,messages,aborted\n");
+    for (size_t i = 0; i < w->ncalls; i++) {
+        coll_result *c = &w->calls[i];
+        fprintf(calls, "%zu,%s,%s,%d,%llu,", i, coll_type_names[c->type],
+                coll_algo_names[c->algo], c->ranks, (unsigned long long)c->bytes);
+        net_csv_num(calls, ps_to_s(c->start_ps), ",");
+        net_csv_num(calls, ps_to_s(c->finish_ps), ",");
+        net_csv_num(calls, c->time_s * 1e6, ",");
+        net_csv_num(calls, c->algbw_Bps / 1e9, ",");
+        net_csv_num(calls, c->busbw_Bps / 1e9, ",");
+        fprintf(calls, "%llu,%d\n", (unsigned long long)c->messages, c->aborted);
+    }
+    json_t *s = json_object();
+    json_object_set_new(s, "op", json_string(coll_type_names[w->c.type]));
+    json_object_set_new(s, "algorithm", json_string(coll_algo_names[w->c.algo]));
+    json_object_set_new(s, "ranks", json_integer(n));
+    json_object_set_new(s, "sizes", json_integer((json_int_t)w->nrows));
+    json_object_set_new(s, "sizes_completed", json_integer((json_int_t)w->row));
+    json_object_set_new(s, "calls", json_integer((json_int_t)w->ncalls));
+    json_object_set_new(s, "aborted", json_boolean(w->aborted));
+    out_json_num(s, "avg_busbw_GBps", avg);
+    out_json_num(s, "peak_busbw_GBps", peak_bus);
+    if (w->row) {
+        sweep_row *last = &w->rows[w->row - 1];
+        out_json_num(s, "largest_bytes", (double)last->bytes);
+        out_json_num(s, "largest_time_us", last->time_s * 1e6);
+        out_json_num(s, "largest_busbw_GBps", (double)last->bytes / last->time_s / 1e9 * factor);
+    }
+    if (w->fail.code)
+        json_object_set_new(s, "error", json_string(w->fail.msg));
+    json_object_set_new(sum, "nccl_tests", s);
+    return 0;
+}
+
+static void sweep_fini(void *st)
+{
+    sweep_wl *w = st;
+    coll_comm_destroy(w->comm);
+    free(w->rows);
+    free(w->calls);
+}
+
+const workload_ops wl_coll_sweep = {
+    .key = "sweep",
+    .size = sizeof(sweep_wl),
+    .configure = sweep_configure,
+    .start = sweep_start,
+    .finished = sweep_finished,
+    .progress = sweep_progress,
+    .report = sweep_report,
+    .fini = sweep_fini,
+};

@@ -1,0 +1,887 @@
+/*
+ * collective.c - collectives as dependency graphs of messages (collective.h).
+ *
+ * A call is built, once, into an array of operations: an operation is one
+ * message (src rank -> dst rank, channel, bytes) with a count of the
+ * operations whose arrival it waits for and a list of those that wait for
+ * it (CSR).  Operations without dependencies are handed to the network at
+ * the start; each arrival counts down its successors and hands those that
+ * reach zero to the network at once.  The call completes when every
+ * operation has arrived.
+ *
+ * Pipelining.  A channel's share of the data is cut into independent
+ * sub-buffers, each small enough that the algorithm's largest message is at
+ * most chunk_bytes (ring: n segments of a chunk each, NCCL's loop of
+ * nranks x chunkSize); every sub-buffer runs the whole algorithm with
+ * dependencies only inside itself, so the second sub-buffer's first step
+ * travels while the first is in its second: the links stay busy and the
+ * latency terms are paid once per step, not once per step and sub-buffer.
+ * Messages of one (src, dst, channel) share a persistent connection and
+ * arrive in the order they were handed over.
+ *
+ * Cost: 40 bytes per operation and 4 per dependency while the call runs
+ * (ring all-reduce: 2(n-1) x n operations per sub-buffer and channel).
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/collective.h"
+#include "aisim/units.h"
+
+const char *const coll_type_names[] = {"all_reduce", "reduce_scatter", "all_gather",
+                                       "all_to_all", "broadcast", "send_recv", NULL};
+const char *const coll_algo_names[] = {"auto", "ring", "tree", "halving_doubling",
+                                       "hierarchical", NULL};
+
+double coll_busbw_factor(enum coll_type type, int n)
+{
+    if (n <= 1)
+        return type == COLL_BROADCAST || type == COLL_SENDRECV ? 1 : 0;
+    switch (type) {
+    case COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n;
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALLGATHER:
+    case COLL_ALLTOALL:
+        return (double)(n - 1) / n;
+    default:
+        return 1;
+    }
+}
+
+/* ---- communicators ----------------------------------------------------- */
+
+/* A persistent connection, by (src endpoint, dst endpoint, channel, class). */
+typedef struct conn_slot {
+    int32_t src, dst, chan, prio;
+    conn *c;                    /* NULL: empty slot */
+} conn_slot;
+
+/* What a communicator and its sub-communicators share. */
+typedef struct coll_world {
+    network *net;
+    int refs;                   /* communicators using it */
+    size_t active;              /* calls running */
+    conn_slot *slots;           /* open addressing, power-of-two size */
+    size_t nslots, used;
+    int *server;                /* per endpoint: its server's id, or -1
+                                   until computed (hierarchical) */
+} coll_world;
+
+struct coll_comm {
+    coll_world *w;
+    int n;                      /* ranks */
+    int *eps;                   /* endpoint of each rank */
+};
+
+static coll_comm *comm_new(coll_world *w, int n)
+{
+    coll_comm *c = xcalloc(1, sizeof *c);
+    c->w = w;
+    c->n = n;
+    c->eps = xcalloc((size_t)(n > 0 ? n : 1), sizeof *c->eps);
+    w->refs++;
+    return c;
+}
+
+coll_comm *coll_comm_create(network *net, const int *eps, int n)
+{
+    assert(n >= 1);
+    coll_world *w = xcalloc(1, sizeof *w);
+    w->net = net;
+    coll_comm *c = comm_new(w, n);
+    size_t ne = network_endpoints(net);
+    for (int i = 0; i < n; i++) {
+        assert(eps[i] >= 0 && (size_t)eps[i] < ne);
+        c->eps[i] = eps[i];
+    }
+    return c;
+}
+
+coll_comm *coll_comm_sub(coll_comm *parent, int first, int stride, int count)
+{
+    assert(count >= 1 && first >= 0 && first + (int64_t)(count - 1) * stride < parent->n &&
+           first + (int64_t)(count - 1) * stride >= 0);
+    coll_comm *c = comm_new(parent->w, count);
+    for (int i = 0; i < count; i++)
+        c->eps[i] = parent->eps[first + i * stride];
+    return c;
+}
+
+coll_comm *coll_comm_subset(coll_comm *parent, const int *ranks, int count)
+{
+    assert(count >= 1);
+    coll_comm *c = comm_new(parent->w, count);
+    for (int i = 0; i < count; i++) {
+        assert(ranks[i] >= 0 && ranks[i] < parent->n);
+        c->eps[i] = parent->eps[ranks[i]];
+    }
+    return c;
+}
+
+void coll_comm_destroy(coll_comm *c)
+{
+    if (!c)
+        return;
+    coll_world *w = c->w;
+    if (--w->refs == 0) {
+        for (size_t i = 0; i < w->nslots; i++)
+            if (w->slots[i].c)
+                network_close(w->net, w->slots[i].c);
+        free(w->slots);
+        free(w->server);
+        free(w);
+    }
+    free(c->eps);
+    free(c);
+}
+
+int coll_comm_size(const coll_comm *c) { return c->n; }
+int coll_comm_endpoint(const coll_comm *c, int rank) { return c->eps[rank]; }
+network *coll_comm_network(const coll_comm *c) { return c->w->net; }
+size_t coll_active(const coll_comm *c) { return c->w->active; }
+
+int coll_comm_check(network *net, const int *eps, int n, const cfg_node *at, const char *path,
+                    err *e)
+{
+    size_t ne = network_endpoints(net);
+    if (n < 1)
+        return cfg_err(e, AISIM_EINVAL, at, path, "expected at least one endpoint, found none");
+    char *seen = xcalloc(ne, 1);
+    int r = 0;
+    for (int i = 0; i < n && !r; i++) {
+        if (eps[i] < 0 || (size_t)eps[i] >= ne)
+            r = cfg_err(e, AISIM_ERANGE, at, path, "rank %d: expected an endpoint 0 .. %zu, "
+                        "found %d", i, ne - 1, eps[i]);
+        else if (seen[eps[i]]++)
+            r = cfg_err(e, AISIM_EINVAL, at, path, "rank %d: endpoint %d is already rank of "
+                        "this communicator (each endpoint once)", i, eps[i]);
+    }
+    free(seen);
+    return r;
+}
+
+static uint64_t slot_hash(int32_t s, int32_t d, int32_t ch, int32_t p)
+{
+    uint64_t h = (uint64_t)(uint32_t)s * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(uint32_t)d * 0xc2b2ae3d27d4eb4full;
+    h ^= ((uint64_t)(uint32_t)ch << 8 | (uint32_t)p) * 0x165667b19e3779f9ull;
+    return h ^ (h >> 29);
+}
+
+/* The persistent connection of (src, dst, chan, prio), opened on first use. */
+static conn *world_conn(coll_world *w, int src, int dst, int chan, int prio)
+{
+    if (2 * (w->used + 1) > w->nslots) {
+        size_t nn = w->nslots ? 2 * w->nslots : 64;
+        conn_slot *ns = xcalloc(nn, sizeof *ns);
+        for (size_t i = 0; i < w->nslots; i++) {
+            conn_slot *o = &w->slots[i];
+            if (!o->c)
+                continue;
+            size_t j = slot_hash(o->src, o->dst, o->chan, o->prio) & (nn - 1);
+            while (ns[j].c)
+                j = (j + 1) & (nn - 1);
+            ns[j] = *o;
+        }
+        free(w->slots);
+        w->slots = ns;
+        w->nslots = nn;
+    }
+    size_t j = slot_hash(src, dst, chan, prio) & (w->nslots - 1);
+    for (;; j = (j + 1) & (w->nslots - 1)) {
+        conn_slot *s = &w->slots[j];
+        if (!s->c) {
+            *s = (conn_slot){src, dst, chan, prio, network_connect(w->net, src, dst, prio)};
+            w->used++;
+            return s->c;
+        }
+        if (s->src == src && s->dst == dst && s->chan == chan && s->prio == prio)
+            return s->c;
+    }
+}
+
+/* Servers: endpoints joined by intra-host links to one switch (an
+ * NVSwitch) share a server, numbered by that switch's node id; an endpoint
+ * without one is a server of its own (id: nodes + its node id). */
+static const int *world_servers(coll_world *w)
+{
+    if (w->server)
+        return w->server;
+    topo *t = network_topo(w->net);
+    size_t ne = network_endpoints(w->net), nl = topo_links(t);
+    w->server = xcalloc(ne, sizeof *w->server);
+    for (size_t h = 0; h < ne; h++)
+        w->server[h] = (int)topo_nodes(t) + topo_host_node(t, (int)h);
+    for (size_t l = 0; l < nl; l++) {
+        int a, b;
+        if (!topo_link_is_intra_host(t, (int)l))
+            continue;
+        topo_link_ends(t, (int)l, &a, &b);
+        int ha = topo_node_host(t, a), hb = topo_node_host(t, b);
+        if (ha >= 0 && hb < 0)
+            w->server[ha] = b;
+        else if (hb >= 0 && ha < 0)
+            w->server[hb] = a;
+    }
+    return w->server;
+}
+
+/* ---- the graph --------------------------------------------------------- */
+
+typedef struct coll_run coll_run;
+
+typedef struct op {
+    coll_run *run;
+    int32_t src, dst;           /* ranks */
+    int32_t chan;
+    int32_t deps;               /* arrivals still awaited */
+    uint64_t bytes;
+    uint32_t succ, nsucc;       /* its successors: run->succ[succ ..] */
+} op;
+
+struct coll_run {
+    coll_comm *c;
+    coll_args a;
+    coll_done_fn fn;
+    void *ctx;
+    op *ops;
+    size_t nops, capops, left;
+    uint32_t *succ;             /* CSR of successors */
+    uint32_t (*edges)[2];       /* while building: (from, to) */
+    size_t nedges, capedges;
+    uint64_t wire_bytes;
+    int64_t start_ps;
+    bool aborted;
+};
+
+enum { NONE = -1 };
+
+static int add_op(coll_run *r, int src, int dst, int chan, uint64_t bytes)
+{
+    if (r->nops == r->capops) {
+        r->capops = r->capops ? 2 * r->capops : 64;
+        r->ops = xrealloc(r->ops, r->capops * sizeof *r->ops);
+    }
+    assert(src != dst && r->nops < UINT32_MAX);
+    r->ops[r->nops] = (op){.run = r, .src = src, .dst = dst, .chan = chan, .bytes = bytes};
+    return (int)r->nops++;
+}
+
+/* Operation `to` waits for `from` to arrive (nothing if from is NONE). */
+static void add_dep(coll_run *r, int from, int to)
+{
+    if (from == NONE)
+        return;
+    if (r->nedges == r->capedges) {
+        r->capedges = r->capedges ? 2 * r->capedges : 64;
+        r->edges = xrealloc(r->edges, r->capedges * sizeof *r->edges);
+    }
+    r->edges[r->nedges][0] = (uint32_t)from;
+    r->edges[r->nedges][1] = (uint32_t)to;
+    r->nedges++;
+    r->ops[to].deps++;
+}
+
+/* Edges to CSR (successors in the order the edges were added). */
+static void finish_graph(coll_run *r)
+{
+    uint32_t *cnt = xcalloc(r->nops + 1, sizeof *cnt);
+    for (size_t i = 0; i < r->nedges; i++)
+        cnt[r->edges[i][0]]++;
+    uint32_t at = 0;
+    for (size_t i = 0; i < r->nops; i++) {
+        r->ops[i].succ = at;
+        at += cnt[i];
+        r->ops[i].nsucc = 0;
+    }
+    r->succ = xcalloc(r->nedges + 1, sizeof *r->succ);
+    for (size_t i = 0; i < r->nedges; i++) {
+        op *o = &r->ops[r->edges[i][0]];
+        r->succ[o->succ + o->nsucc++] = r->edges[i][1];
+    }
+    free(cnt);
+    free(r->edges);
+    r->edges = NULL;
+}
+
+/* Part i of `parts` of `total` bytes, in whole elements (the leftover
+ * bytes of a partial element go to the last part). */
+static uint64_t split(uint64_t total, uint64_t parts, uint64_t i, uint64_t elem)
+{
+    uint64_t units = total / elem, b = (units / parts + (i < units % parts)) * elem;
+    return i == parts - 1 ? b + total % elem : b;
+}
+
+/* ---- algorithms: each adds the operations of one sub-buffer ------------ */
+
+
+/* A ring over positions 0..nr-1 (rank rk[i]): `steps` steps in which
+ * position i sends segment (i + off - s) mod nr (seg[] bytes) to position
+ * i+1: step 0 once in[i] has arrived, step s once step s-1 from i-1 has.
+ * out[i] is the last arrival at position i (in[i] without steps).  Ring
+ * reduce-scatter, all-gather (off 0: i holds block i; off 1 after a
+ * reduce-scatter, which leaves block i+1 at i) and all-reduce (2(nr-1)
+ * steps: the all-gather follows on from the reduce-scatter) are this. */
+static void ring(coll_run *r, const int *rk, int nr, int steps, int off, const uint64_t *seg,
+                 int chan, const int *in, int *last)
+{
+    int *sent = xcalloc((size_t)nr, sizeof *sent), *prev = xcalloc((size_t)nr, sizeof *prev);
+    for (int i = 0; i < nr; i++)
+        last[i] = in[i];
+    for (int s = 0; s < steps; s++) {
+        for (int i = 0; i < nr; i++) {
+            int to = (i + 1) % nr, sg = ((i + off - s) % nr + nr) % nr;
+            sent[i] = add_op(r, rk[i], rk[to], chan, seg[sg]);
+            add_dep(r, s == 0 ? in[i] : prev[(i - 1 + nr) % nr], sent[i]);
+            last[to] = sent[i];
+        }
+        int *t = prev;
+        prev = sent;
+        sent = t;
+    }
+    free(sent);
+    free(prev);
+}
+
+/* A balanced in-order binary tree over positions lo..hi: sets parent[] of
+ * each (up for the top); returns the top. */
+static int btree(int lo, int hi, int up, int *parent)
+{
+    if (lo > hi)
+        return -1;
+    int mid = lo + (hi - lo) / 2;
+    parent[mid] = up;
+    btree(lo, mid - 1, mid, parent);
+    btree(mid + 1, hi, mid, parent);
+    return mid;
+}
+
+/* Layouts computed once per call and shared by its sub-buffers. */
+typedef struct plan {
+    int n;
+    int *rk;                    /* 0..n-1 */
+    int *none;                  /* NONE x max(n, ...) */
+    int *out;                   /* scratch */
+    uint64_t *seg;              /* scratch: segment bytes */
+    /* trees: positions, their parent and children (CSR), depth order */
+    int *parent, *kids, *kid0, *order, *map[2];
+    /* hierarchical: servers x local ranks */
+    int servers, local;
+    int *grid;                  /* grid[m * local + l]: rank */
+    int *col, *o1, *o2;         /* scratch per server / per rank */
+    uint64_t *seg2;
+} plan;
+
+static void plan_trees(plan *p, int root)
+{
+    int n = p->n;
+    p->parent = xcalloc((size_t)n, sizeof *p->parent);
+    int top = btree(0, n - 1, -1, p->parent);
+    p->kid0 = xcalloc((size_t)n + 1, sizeof *p->kid0);
+    p->kids = xcalloc((size_t)n, sizeof *p->kids);
+    for (int q = 0; q < n; q++)
+        if (p->parent[q] >= 0)
+            p->kid0[p->parent[q] + 1]++;
+    for (int q = 0; q < n; q++)
+        p->kid0[q + 1] += p->kid0[q];
+    int *fill = xcalloc((size_t)n, sizeof *fill);
+    for (int q = 0; q < n; q++)
+        if (p->parent[q] >= 0) {
+            int u = p->parent[q];
+            p->kids[p->kid0[u] + fill[u]++] = q;
+        }
+    free(fill);
+    /* Breadth-first from the top: parents before children. */
+    p->order = xcalloc((size_t)n, sizeof *p->order);
+    int head = 0, tail = 0;
+    p->order[tail++] = top;
+    while (head < tail) {
+        int u = p->order[head++];
+        for (int k = p->kid0[u]; k < p->kid0[u + 1]; k++)
+            p->order[tail++] = p->kids[k];
+    }
+    assert(tail == n);
+    for (int k = 0; k < 2; k++) {
+        p->map[k] = xcalloc((size_t)n, sizeof *p->map[k]);
+        for (int q = 0; q < n; q++)
+            p->map[k][q] = root >= 0     ? (q - top + root + n) % n  /* broadcast */
+                         : k == 0        ? q
+                         : n % 2 == 0    ? n - 1 - q                 /* mirror */
+                                         : (q + 1) % n;              /* shift */
+    }
+}
+
+/* One binary tree (positions mapped to ranks by map): with `up`, a
+ * reduction to the top (a node sends once its children's data has
+ * arrived) then a broadcast down from it; without, the broadcast only. */
+static void tree(coll_run *r, const plan *p, const int *map, bool up, uint64_t bytes, int chan)
+{
+    int n = p->n, *upop = p->out, *down = p->o1;
+    if (up)
+        for (int k = n - 1; k >= 1; k--) {         /* children first */
+            int q = p->order[k];
+            upop[q] = add_op(r, map[q], map[p->parent[q]], chan, bytes);
+            for (int c = p->kid0[q]; c < p->kid0[q + 1]; c++)
+                add_dep(r, upop[p->kids[c]], upop[q]);
+        }
+    for (int k = 1; k < n; k++) {
+        int q = p->order[k], u = p->parent[q];
+        down[q] = add_op(r, map[u], map[q], chan, bytes);
+        if (p->parent[u] >= 0)
+            add_dep(r, down[u], down[q]);
+        else if (up)
+            for (int c = p->kid0[u]; c < p->kid0[u + 1]; c++)
+                add_dep(r, upop[p->kids[c]], down[q]);
+    }
+}
+
+enum hd_mode { HD_AR, HD_RS, HD_AG };
+
+/* Halving-doubling (Rabenseifner): reduce-scatter by recursive halving
+ * (partner at distance p/2, p/4, ..., 1: send the half one does not keep),
+ * all-gather by recursive doubling (distance 1, 2, ..., p/2: send all one
+ * has).  p is the largest power of two <= n; all-reduce folds the rem =
+ * n - p extra ranks in first (rank 2v+1 gives its data to 2v) and hands
+ * them the result last.  Reduce-scatter and all-gather need n = p. */
+static void halving_doubling(coll_run *r, plan *p, enum hd_mode mode, uint64_t bytes, int chan)
+{
+    int n = p->n, pw = 1, lg = 0;
+    while (2 * pw <= n) {
+        pw *= 2;
+        lg++;
+    }
+    int rem = n - pw, *last = p->out, *lo = p->o1, *len = p->o2, *sent = p->col;
+    uint64_t elem = (uint64_t)r->a.elem_bytes;
+    for (int j = 0; j < pw; j++)
+        p->seg[j] = split(bytes, (uint64_t)pw, (uint64_t)j, elem);
+#define REAL(v) ((v) < rem ? 2 * (v) : (v) + rem)
+    for (int v = 0; v < pw; v++) {
+        last[v] = NONE;
+        lo[v] = mode == HD_AG ? v : 0;
+        len[v] = mode == HD_AG ? 1 : pw;
+    }
+    for (int v = 0; v < rem; v++)
+        last[v] = add_op(r, 2 * v + 1, 2 * v, chan, bytes);
+    for (int i = 0; mode != HD_AG && i < lg; i++) {
+        int d = pw >> (i + 1);
+        for (int v = 0; v < pw; v++) {
+            int half = len[v] / 2, keep_lo = (v & d) == 0;
+            int slo = keep_lo ? lo[v] + half : lo[v];
+            uint64_t b = 0;
+            for (int j = slo; j < slo + half; j++)
+                b += p->seg[j];
+            sent[v] = add_op(r, REAL(v), REAL(v ^ d), chan, b);
+            add_dep(r, last[v], sent[v]);
+            if (!keep_lo)
+                lo[v] += half;
+            len[v] = half;
+        }
+        for (int v = 0; v < pw; v++)
+            last[v ^ d] = sent[v];
+    }
+    for (int i = lg - 1; mode != HD_RS && i >= 0; i--) {
+        int d = pw >> (i + 1);
+        for (int v = 0; v < pw; v++) {
+            uint64_t b = 0;
+            for (int j = lo[v]; j < lo[v] + len[v]; j++)
+                b += p->seg[j];
+            sent[v] = add_op(r, REAL(v), REAL(v ^ d), chan, b);
+            add_dep(r, last[v], sent[v]);
+        }
+        for (int v = 0; v < pw; v++) {
+            int w = v ^ d;
+            last[w] = sent[v];
+            if (lo[v] < lo[w])
+                lo[w] = lo[v];
+        }
+        for (int v = 0; v < pw; v++)
+            len[v] *= 2;
+    }
+    for (int v = 0; v < rem; v++) {
+        int o = add_op(r, 2 * v, 2 * v + 1, chan, bytes);
+        add_dep(r, last[v], o);
+    }
+#undef REAL
+}
+
+/* Hierarchical all-reduce: per server a ring reduce-scatter over NVLink
+ * (local rank l ends with block l+1 of the server's sum), per rail (local
+ * index l) a ring all-reduce of that block across servers, per server a
+ * ring all-gather over NVLink. */
+static void hierarchical(coll_run *r, plan *p, uint64_t bytes, int chan)
+{
+    int M = p->servers, G = p->local;
+    uint64_t elem = (uint64_t)r->a.elem_bytes;
+    for (int l = 0; l < G; l++)
+        p->seg[l] = split(bytes, (uint64_t)G, (uint64_t)l, elem);
+    for (int m = 0; m < M; m++)     /* reduce-scatter: o1[m * G + l] */
+        ring(r, &p->grid[m * G], G, G - 1, 0, p->seg, chan, p->none, &p->o1[m * G]);
+    for (int l = 0; l < G; l++) {   /* per rail: o2[m * G + l] */
+        int *in = p->out, *col = p->col, *res = p->o2 + (size_t)M * G;
+        for (int m = 0; m < M; m++) {
+            col[m] = p->grid[m * G + l];
+            in[m] = p->o1[m * G + l];
+            p->seg2[m] = split(p->seg[(l + 1) % G], (uint64_t)M, (uint64_t)m, elem);
+        }
+        ring(r, col, M, 2 * (M - 1), 0, p->seg2, chan, in, res);
+        for (int m = 0; m < M; m++)
+            p->o2[m * G + l] = res[m];
+    }
+    for (int m = 0; m < M; m++)     /* all-gather from block l+1 */
+        ring(r, &p->grid[m * G], G, G - 1, 1, p->seg, chan, &p->o2[m * G], &p->o1[m * G]);
+}
+
+/* Servers of a communicator's ranks, in order of first appearance, and
+ * each one's ranks in communicator order; 0, or -1 if servers hold
+ * different numbers of ranks (then bad[0] is the first rank on a server
+ * with a count other than rank 0's, bad[1] that count). */
+static int group_servers(const coll_comm *c, int *servers, int *local, int *grid, int *bad)
+{
+    const int *srv = world_servers(c->w);
+    int n = c->n, ns = 0;
+    int *id = xcalloc((size_t)n, sizeof *id), *cnt = xcalloc((size_t)n, sizeof *cnt);
+    int *which = xcalloc((size_t)n, sizeof *which);
+    for (int i = 0; i < n; i++) {
+        int s = srv[c->eps[i]], k = 0;
+        while (k < ns && id[k] != s)
+            k++;
+        if (k == ns)
+            id[ns++] = s;
+        which[i] = k;
+        cnt[k]++;
+    }
+    int rc = 0, G = cnt[0];
+    for (int i = 0; i < n; i++)
+        if (cnt[which[i]] != G) {
+            bad[0] = i;             /* a rank on that server, and its count */
+            bad[1] = cnt[which[i]];
+            rc = -1;
+            break;
+        }
+    *servers = ns;
+    *local = G;
+    if (grid && !rc) {
+        memset(cnt, 0, (size_t)n * sizeof *cnt);
+        for (int i = 0; i < n; i++)
+            grid[which[i] * G + cnt[which[i]]++] = i;
+    }
+    free(id);
+    free(cnt);
+    free(which);
+    return rc;
+}
+
+/* ---- calls ------------------------------------------------------------- */
+
+static bool pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+int coll_check(const coll_comm *c, const coll_args *a, err *e)
+{
+    if ((unsigned)a->type >= COLL_NTYPES)
+        return ERR(e, AISIM_EINVAL, "collective: unknown type %d", (int)a->type);
+    if ((unsigned)a->algo >= COLL_NALGOS)
+        return ERR(e, AISIM_EINVAL, "algorithm: unknown algorithm %d", (int)a->algo);
+    const char *tn = coll_type_names[a->type], *an = coll_algo_names[a->algo];
+    if (a->bytes == 0)
+        return ERR(e, AISIM_ERANGE, "bytes: expected a size > 0 for %s, found 0", tn);
+    if (a->elem_bytes < 0 || a->channels < 0 || a->channels > 1024)
+        return ERR(e, AISIM_ERANGE, "elem_bytes, channels: expected >= 0 (channels <= 1024), "
+                   "found %d, %d", a->elem_bytes, a->channels);
+    int n = c->n;
+    bool ok;
+    switch (a->algo) {
+    case COLL_ALGO_AUTO:
+        ok = true;
+        break;
+    case COLL_ALGO_RING:
+        ok = a->type != COLL_ALLTOALL && a->type != COLL_SENDRECV;
+        break;
+    case COLL_ALGO_TREE:
+        ok = a->type == COLL_ALLREDUCE || a->type == COLL_BROADCAST;
+        break;
+    case COLL_ALGO_HD:
+        ok = a->type == COLL_ALLREDUCE || a->type == COLL_REDUCE_SCATTER ||
+             a->type == COLL_ALLGATHER;
+        break;
+    default:
+        ok = a->type == COLL_ALLREDUCE;
+        break;
+    }
+    if (!ok)
+        return ERR(e, AISIM_EINVAL, "algorithm: %s has no %s algorithm (ring: all_reduce, "
+                   "reduce_scatter, all_gather, broadcast; tree: all_reduce, broadcast; "
+                   "halving_doubling: all_reduce, reduce_scatter, all_gather; hierarchical: "
+                   "all_reduce; all_to_all and send_recv: auto)", tn, an);
+    if (a->algo == COLL_ALGO_HD && a->type != COLL_ALLREDUCE && !pow2(n))
+        return ERR(e, AISIM_EINVAL, "algorithm: halving_doubling %s needs a power-of-two "
+                   "number of ranks, found %d", tn, n);
+    if (a->algo == COLL_ALGO_HIER) {
+        int ns, g, bad[2];
+        if (group_servers(c, &ns, &g, NULL, bad))
+            return ERR(e, AISIM_EINVAL, "algorithm: hierarchical needs as many ranks on every "
+                       "server; found %d on the server of rank 0, %d on that of rank %d", g,
+                       bad[1], bad[0]);
+    }
+    if ((a->type == COLL_BROADCAST || a->type == COLL_SENDRECV) &&
+        (a->root < 0 || a->root >= n))
+        return ERR(e, AISIM_ERANGE, "root: expected a rank 0 .. %d, found %d", n - 1, a->root);
+    if (a->type == COLL_SENDRECV && (a->peer < 0 || a->peer >= n || a->peer == a->root))
+        return ERR(e, AISIM_ERANGE, "peer: expected a rank 0 .. %d other than root %d, found %d",
+                   n - 1, a->root, a->peer);
+    return 0;
+}
+
+static void run_finish(coll_run *r)
+{
+    network *net = r->c->w->net;
+    int64_t now = sim_now(network_sim(net));
+    coll_result res = {.type = r->a.type, .algo = r->a.algo, .ranks = r->c->n,
+                       .bytes = r->a.bytes, .tag = r->a.tag, .start_ps = r->start_ps,
+                       .finish_ps = now, .wire_bytes = r->wire_bytes, .aborted = r->aborted};
+    for (size_t i = 0; i < r->nops; i++)
+        res.messages += r->ops[i].bytes > 0;
+    res.time_s = ps_to_s(now - r->start_ps);
+    if (res.time_s > 0) {
+        res.algbw_Bps = (double)r->a.bytes / res.time_s;
+        res.busbw_Bps = res.algbw_Bps * coll_busbw_factor(r->a.type, r->c->n);
+    }
+    r->c->w->active--;
+    coll_done_fn fn = r->fn;
+    void *ctx = r->ctx;
+    free(r->ops);
+    free(r->succ);
+    free(r);
+    if (fn)
+        fn(ctx, &res);
+}
+
+static void issue(op *o);
+
+static void arrived(op *o)
+{
+    coll_run *r = o->run;
+    r->wire_bytes += o->bytes;
+    for (uint32_t k = 0; k < o->nsucc; k++) {
+        op *s = &r->ops[r->succ[o->succ + k]];
+        if (--s->deps == 0)
+            issue(s);
+    }
+    if (--r->left == 0)
+        run_finish(r);
+}
+
+static void on_msg(void *ctx, network *n, const net_msg *m)
+{
+    (void)n;
+    op *o = ctx;
+    if (m->aborted)
+        o->run->aborted = true;
+    arrived(o);
+}
+
+/* Hands o to the network (an empty one arrives at once). */
+static void issue(op *o)
+{
+    coll_run *r = o->run;
+    if (o->bytes == 0) {
+        arrived(o);
+        return;
+    }
+    coll_world *w = r->c->w;
+    conn *k = world_conn(w, r->c->eps[o->src], r->c->eps[o->dst], o->chan, r->a.prio);
+    network_send_on(w->net, k, o->bytes, r->a.tag, sim_now(network_sim(w->net)), on_msg, o);
+}
+
+static void run_begin(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    (void)arg;
+    coll_run *r = obj;
+    /* The extra count of `left` keeps the run alive while the first
+     * operations are handed over (some may arrive at once). */
+    for (size_t i = 0; i < r->nops; i++)
+        if (r->ops[i].deps == 0)
+            issue(&r->ops[i]);
+    if (--r->left == 0)
+        run_finish(r);
+}
+
+/* The ring of channel ch over servers of G ranks each (NCCL's rings are
+ * found on the topology, not taken from rank order): server m is entered
+ * at local rank e_m = ch - m (mod G), its ranks are visited from there and
+ * it is left from e_m - 1 = e_{m+1}, so that every hop between servers
+ * joins two GPUs of the same rail (its ToR, not the aggregation layer;
+ * the closing hop too when G divides the number of servers), and channels
+ * start on different rails. */
+static void ring_order(plan *p, int ch)
+{
+    int M = p->servers, G = p->local, k = 0;
+    if (M < 2 || G < 2)
+        return;
+    for (int m = 0; m < M; m++) {
+        int e = ((ch - m) % G + G) % G;
+        for (int t = 0; t < G; t++)
+            p->rk[k++] = p->grid[m * G + (e + t) % G];
+    }
+}
+
+/* Sub-buffer size per algorithm: the largest message is about a chunk. */
+static uint64_t sub_unit(const coll_args *a, int n, const plan *p)
+{
+    switch (a->type) {
+    case COLL_ALLREDUCE:
+        return a->algo == COLL_ALGO_TREE   ? 2
+             : a->algo == COLL_ALGO_HD     ? 2
+             : a->algo == COLL_ALGO_HIER   ? (uint64_t)p->local
+                                           : (uint64_t)n;
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALLGATHER:
+        return a->algo == COLL_ALGO_HD ? 2 : (uint64_t)n;
+    case COLL_ALLTOALL:
+        return (uint64_t)n;
+    default:
+        return 1;
+    }
+}
+
+static void build(coll_run *r, plan *p, uint64_t bytes, int chan)
+{
+    const coll_args *a = &r->a;
+    int n = p->n;
+    switch (a->type) {
+    case COLL_ALLREDUCE:
+        if (a->algo == COLL_ALGO_TREE) {
+            for (int k = 0; k < 2; k++)
+                tree(r, p, p->map[k], true, split(bytes, 2, (uint64_t)k, (uint64_t)a->elem_bytes),
+                     chan);
+            return;
+        }
+        if (a->algo == COLL_ALGO_HD) {
+            halving_doubling(r, p, HD_AR, bytes, chan);
+            return;
+        }
+        if (a->algo == COLL_ALGO_HIER) {
+            hierarchical(r, p, bytes, chan);
+            return;
+        }
+        /* ring, 2(n-1) steps: below */
+        __attribute__((fallthrough));
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALLGATHER:
+        if (a->algo == COLL_ALGO_HD) {
+            halving_doubling(r, p, a->type == COLL_ALLGATHER ? HD_AG : HD_RS, bytes, chan);
+            return;
+        }
+        for (int j = 0; j < n; j++)
+            p->seg[j] = split(bytes, (uint64_t)n, (uint64_t)j, (uint64_t)a->elem_bytes);
+        ring(r, p->rk, n, a->type == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1, 0, p->seg, chan,
+             p->none, p->out);
+        return;
+    case COLL_ALLTOALL:
+        for (int i = 1; i < n; i++)
+            for (int s = 0; s < n; s++)
+                add_op(r, s, (s + i) % n, chan,
+                       split(bytes, (uint64_t)n, (uint64_t)((s + i) % n),
+                             (uint64_t)a->elem_bytes));
+        return;
+    case COLL_BROADCAST:
+        if (a->algo == COLL_ALGO_TREE) {
+            tree(r, p, p->map[0], false, bytes, chan);
+        } else {
+            int prev = NONE, at = 0;
+            while (p->rk[at] != a->root)
+                at++;
+            for (int h = 0; h + 1 < n; h++) {
+                int o = add_op(r, p->rk[(at + h) % n], p->rk[(at + h + 1) % n], chan, bytes);
+                add_dep(r, prev, o);
+                prev = o;
+            }
+        }
+        return;
+    default:
+        add_op(r, a->root, a->peer, chan, bytes);
+        return;
+    }
+}
+
+int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, err *e)
+{
+    int rc = coll_check(c, args, e);
+    if (rc)
+        return rc;
+    coll_run *r = xcalloc(1, sizeof *r);
+    r->c = c;
+    r->a = *args;
+    r->fn = fn;
+    r->ctx = ctx;
+    coll_args *a = &r->a;
+    if (a->algo == COLL_ALGO_AUTO)
+        a->algo = a->type == COLL_ALLTOALL || a->type == COLL_SENDRECV ? COLL_ALGO_AUTO
+                                                                       : COLL_ALGO_RING;
+    if (a->elem_bytes == 0)
+        a->elem_bytes = 4;
+    if (a->channels == 0)
+        a->channels = 1;
+    if (a->chunk_bytes == 0)
+        a->chunk_bytes = 512 * 1024;
+    int n = c->n;
+    size_t sz = (size_t)n + 1;
+    plan p = {.n = n};
+    p.rk = xcalloc(sz, sizeof *p.rk);
+    p.none = xcalloc(sz, sizeof *p.none);
+    p.out = xcalloc(sz, sizeof *p.out);
+    p.col = xcalloc(sz, sizeof *p.col);
+    p.o1 = xcalloc(sz, sizeof *p.o1);
+    p.o2 = xcalloc(2 * sz, sizeof *p.o2);
+    p.seg = xcalloc(sz, sizeof *p.seg);
+    p.seg2 = xcalloc(sz, sizeof *p.seg2);
+    for (int i = 0; i < n; i++) {
+        p.rk[i] = i;
+        p.none[i] = NONE;
+    }
+    if (a->algo == COLL_ALGO_TREE)
+        plan_trees(&p, a->type == COLL_BROADCAST ? a->root : -1);
+    int bad[2];
+    p.grid = xcalloc(sz, sizeof *p.grid);
+    bool grouped = group_servers(c, &p.servers, &p.local, p.grid, bad) == 0;
+    if (n > 1) {
+        uint64_t unit = sub_unit(a, n, &p) * a->chunk_bytes;
+        for (int ch = 0; ch < a->channels; ch++) {
+            if (grouped)
+                ring_order(&p, ch);
+            uint64_t cb = split(a->bytes, (uint64_t)a->channels, (uint64_t)ch,
+                                (uint64_t)a->elem_bytes);
+            uint64_t subs = cb / unit + (cb % unit != 0);
+            for (uint64_t k = 0; k < subs; k++)
+                build(r, &p, split(cb, subs, k, (uint64_t)a->elem_bytes), ch);
+        }
+    }
+    free(p.rk);
+    free(p.none);
+    free(p.out);
+    free(p.col);
+    free(p.o1);
+    free(p.o2);
+    free(p.seg);
+    free(p.seg2);
+    free(p.grid);
+    free(p.parent);
+    free(p.kids);
+    free(p.kid0);
+    free(p.order);
+    free(p.map[0]);
+    free(p.map[1]);
+    finish_graph(r);
+    r->left = r->nops + 1;
+    c->w->active++;
+    sim *s = network_sim(c->w->net);
+    int64_t now = sim_now(s);
+    r->start_ps = a->start_ps > now ? a->start_ps : now;
+    if (a->start_ps > now)
+        sim_schedule(s, a->start_ps, run_begin, r, 0);
+    else
+        run_begin(s, r, 0);
+    return 0;
+}

@@ -1,0 +1,379 @@
+/*
+ * test_collective.c - collectives over the message API (collective.h) and
+ * the `collective` model (nccl-tests runs).
+ *
+ * Times against the alpha-beta formulas on an idle non-blocking star (each
+ * host one NIC, every ring hop through one switch): with S bytes, N ranks,
+ * B the payload rate of a NIC and alpha the latency of one step,
+ *   ring all-reduce       2(N-1)/N S/B + 2(N-1) alpha
+ *   reduce-scatter, all-gather  (N-1)/N S/B + (N-1) alpha
+ * B is the line rate times mss / (mss + 2 header): a NIC carries its own
+ * data and the ACKs of the data it receives (one per segment), both with
+ * the transport's header.  alpha = two propagation delays plus one
+ * packet's serialisation (the switch stores and forwards).  Bytes moved
+ * are checked exactly per algorithm (the sum of the messages' payloads),
+ * and per link class from the ports' counters for the hierarchical one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/collective.h"
+#include "aisim/units.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    cfg_doc *doc;
+    sim *s;
+    network *n;
+    coll_comm *c;
+} fixture;
+
+/* A network from the YAML of a section, and a communicator of its first
+ * `ranks` endpoints (all with 0). */
+static void fx_open(fixture *f, const char *yaml, int ranks)
+{
+    memset(f, 0, sizeof *f);
+    err e = {0};
+    if (cfg_load_string("coll.yaml", yaml, strlen(yaml), &f->doc, &e))
+        fail_msg("%s", e.msg);
+    f->s = sim_create();
+    network_cfg c = {.pcap_max = 1000, .routing = NET_ROUTE_ECMP};
+    cfg_node *root = cfg_root(f->doc);
+    c.topology = cfg_get(root, "topology");
+    c.transport = cfg_get(root, "transport");
+    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    if (network_create(&f->n, &c, root, "coll", &env, &e))
+        fail_msg("%s", e.msg);
+    network_start(f->n);
+    int n = ranks ? ranks : (int)network_endpoints(f->n);
+    int *eps = calloc((size_t)n, sizeof *eps);
+    for (int i = 0; i < n; i++)
+        eps[i] = i;
+    f->c = coll_comm_create(f->n, eps, n);
+    free(eps);
+}
+
+static void fx_free(fixture *f)
+{
+    coll_comm_destroy(f->c);
+    network_destroy(f->n);
+    sim_destroy(f->s);
+    cfg_free(f->doc);
+}
+
+static void on_done(void *ctx, const coll_result *r)
+{
+    coll_result *dst = ctx;
+    assert_int_equal(dst->ranks, 0);    /* once */
+    *dst = *r;
+}
+
+/* Runs one call to completion; fails the test if it does not complete. */
+static coll_result run1(fixture *f, coll_comm *c, coll_args a)
+{
+    coll_result r = {0};
+    err e = {0};
+    if (coll_start(c, &a, on_done, &r, &e))
+        fail_msg("%s", e.msg);
+    sim_run(f->s, SIM_TIME_MAX);
+    assert_int_equal(r.ranks, coll_comm_size(c));
+    assert_false(r.aborted);
+    assert_int_equal(coll_active(c), 0);
+    return r;
+}
+
+/* 8 hosts, 100 Gbps, 1 us wires, NewReno with jumbo frames (mss 8960). */
+#define STAR8 "topology: {kind: star, hosts: 8, link: {rate: 100Gbps, delay: 1us, buffer: 8MB}}\n" \
+              "transport: {name: tcp, cc: newreno, mss: 8960B}\n"
+static const double STAR_RATE = 100e9 / 8, MSS = 8960, HDR = 40;
+
+static double payload_rate(void) { return STAR_RATE * MSS / (MSS + 2 * HDR); }
+static double alpha_s(void) { return 2e-6 + (MSS + HDR) / STAR_RATE; }
+
+static void test_ring_allreduce_meets_alpha_beta(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, STAR8, 0);
+    const double S = 16 << 20, N = 8;
+    coll_result r = run1(&f, f.c, (coll_args){.type = COLL_ALLREDUCE, .algo = COLL_ALGO_RING,
+                                              .bytes = (uint64_t)S});
+    double want = 2 * (N - 1) / N * S / payload_rate() + 2 * (N - 1) * alpha_s();
+    print_message("ring all-reduce 16 MiB on 8: %.1f us, formula %.1f us\n", r.time_s * 1e6,
+                  want * 1e6);
+    assert_true(fabs(r.time_s / want - 1) < 0.05);
+    assert_int_equal(r.wire_bytes, (uint64_t)(2 * (N - 1) * S));
+    assert_true(fabs(r.busbw_Bps - r.algbw_Bps * 2 * 7 / 8) < 1e-6 * r.busbw_Bps);
+    /* a one-element call is latency only: 2(N-1) steps */
+    coll_result s = run1(&f, f.c, (coll_args){.type = COLL_ALLREDUCE, .bytes = 32});
+    double lat = 2 * (N - 1) * (2e-6 + (4 + HDR) / STAR_RATE);
+    print_message("ring all-reduce 32 B: %.2f us, 2(N-1) alpha %.2f us\n", s.time_s * 1e6,
+                  lat * 1e6);
+    assert_true(s.time_s >= lat * 0.99 && s.time_s < lat * 1.05);
+    fx_free(&f);
+}
+
+static void test_reduce_scatter_and_all_gather_meet_alpha_beta(void **state)
+{
+    (void)state;
+    const double S = 16 << 20, N = 8;
+    for (int t = 0; t < 2; t++) {
+        fixture f;
+        fx_open(&f, STAR8, 0);
+        coll_result r = run1(&f, f.c, (coll_args){.type = t ? COLL_ALLGATHER
+                                                            : COLL_REDUCE_SCATTER,
+                                                  .bytes = (uint64_t)S});
+        double want = (N - 1) / N * S / payload_rate() + (N - 1) * alpha_s();
+        print_message("%s 16 MiB: %.1f us, formula %.1f us\n", coll_type_names[r.type],
+                      r.time_s * 1e6, want * 1e6);
+        assert_true(fabs(r.time_s / want - 1) < 0.05);
+        assert_int_equal(r.wire_bytes, (uint64_t)((N - 1) * S));
+        assert_true(fabs(r.busbw_Bps / r.algbw_Bps - 7.0 / 8) < 1e-12);
+        fx_free(&f);
+    }
+}
+
+/* Large messages: busbw is the NIC's line rate within 5 % (nccl-tests'
+ * point of busbw), for ring all-reduce and all-gather. */
+static void test_busbw_is_link_rate_for_large_messages(void **state)
+{
+    (void)state;
+    enum coll_type ts[] = {COLL_ALLREDUCE, COLL_ALLGATHER};
+    for (int t = 0; t < 2; t++) {
+        fixture f;
+        fx_open(&f, STAR8, 0);
+        coll_result r = run1(&f, f.c, (coll_args){.type = ts[t], .bytes = 64 << 20});
+        print_message("%s 64 MiB busbw %.3f GB/s of %.3f\n", coll_type_names[ts[t]],
+                      r.busbw_Bps / 1e9, STAR_RATE / 1e9);
+        assert_true(r.busbw_Bps > 0.95 * STAR_RATE && r.busbw_Bps <= STAR_RATE);
+        fx_free(&f);
+    }
+}
+
+/* Every algorithm completes and moves exactly its bytes: the sum of its
+ * messages' payloads, on 8 ranks (a power of two) and 6 (not). */
+static void test_every_algorithm_moves_its_bytes(void **state)
+{
+    (void)state;
+    const uint64_t S = 96 * 1024;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? 6 : 8;
+        fixture f;
+        fx_open(&f, STAR8, n);
+        struct {
+            enum coll_type t;
+            enum coll_algo a;
+            uint64_t bytes;
+        } want[] = {
+            {COLL_ALLREDUCE, COLL_ALGO_RING, 2 * (uint64_t)(n - 1) * S},
+            {COLL_ALLREDUCE, COLL_ALGO_TREE, 2 * (uint64_t)(n - 1) * S},
+            /* 2(p-1) S over the p = 4 or 8 ranks of the power of two, plus
+             * the 2 rem = 2 (n = 6) whole buffers folded in and out */
+            {COLL_ALLREDUCE, COLL_ALGO_HD, pass ? 2 * 3 * S + 2 * 2 * S : 2 * 7 * S},
+            {COLL_REDUCE_SCATTER, COLL_ALGO_RING, (uint64_t)(n - 1) * S},
+            {COLL_ALLGATHER, COLL_ALGO_RING, (uint64_t)(n - 1) * S},
+            {COLL_ALLTOALL, COLL_ALGO_AUTO, (uint64_t)(n - 1) * S},
+            {COLL_BROADCAST, COLL_ALGO_RING, (uint64_t)(n - 1) * S},
+            {COLL_BROADCAST, COLL_ALGO_TREE, (uint64_t)(n - 1) * S},
+            {COLL_SENDRECV, COLL_ALGO_AUTO, S},
+            {COLL_REDUCE_SCATTER, COLL_ALGO_HD, (uint64_t)(n - 1) * S},
+            {COLL_ALLGATHER, COLL_ALGO_HD, (uint64_t)(n - 1) * S},
+        };
+        int cases = pass ? 9 : 11;      /* HD reduce-scatter / all-gather: 2^k */
+        for (int i = 0; i < cases; i++) {
+            for (int ch = 1; ch <= 2; ch++) {
+                coll_result r = run1(&f, f.c, (coll_args){.type = want[i].t, .algo = want[i].a,
+                                                          .bytes = S, .channels = ch,
+                                                          .chunk_bytes = 8192, .root = 1,
+                                                          .peer = 4});
+                if (r.wire_bytes != want[i].bytes)
+                    fail_msg("%s/%s on %d ranks, %d channels: %llu bytes, expected %llu",
+                             coll_type_names[want[i].t], coll_algo_names[want[i].a], n, ch,
+                             (unsigned long long)r.wire_bytes,
+                             (unsigned long long)want[i].bytes);
+                assert_true(r.time_s > 0);
+            }
+        }
+        fx_free(&f);
+    }
+}
+
+/* Ports of one class: GPU -> NVSwitch (intra-host) or GPU -> ToR (NIC),
+ * ToR -> agg (fabric): bytes sent. */
+static uint64_t class_bytes(network *n, int cls)
+{
+    topo *t = network_topo(n);
+    uint64_t sum = 0;
+    for (size_t l = 0; l < topo_links(t); l++) {
+        int a, b;
+        topo_link_ends(t, (int)l, &a, &b);
+        bool ha = topo_node_kind(t, a) == NODE_HOST, hb = topo_node_kind(t, b) == NODE_HOST;
+        bool intra = topo_link_is_intra_host(t, (int)l);
+        int c = intra ? 0 : (ha || hb) ? 1 : 2;
+        if (c != cls)
+            continue;
+        if (cls == 2) {
+            sum += topo_link_port(t, (int)l, 0)->stat_tx_bytes +
+                   topo_link_port(t, (int)l, 1)->stat_tx_bytes;
+            continue;
+        }
+        sum += topo_link_port(t, (int)l, ha ? 0 : 1)->stat_tx_bytes;
+    }
+    return sum;
+}
+
+/* Hierarchical all-reduce on 4 servers x 4 GPUs: NVLink carries
+ * 2(G-1)/G S per GPU (reduce-scatter and all-gather inside the server),
+ * NICs 2(M-1)/M S/G per GPU (a ring per rail), and nothing crosses the
+ * aggregation layer.  Counted at the GPUs' egress ports, where each byte
+ * of payload costs (mss + 2 header) / mss on the wire (its segment's
+ * header, and the ACK its receiver sends back on the same class). */
+static void test_hierarchical_bytes_per_link_class(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, "topology: {kind: rail_optimised, servers: 4, gpus_per_server: 4, "
+                "servers_per_tor: 4, aggs: 2, nic_link: {rate: 100Gbps, buffer: 8MB}}\n"
+                "transport: {name: tcp, mss: 8960B}\n", 0);
+    const double S = 8 << 20, G = 4, M = 4, n = 16, cost = (MSS + 2 * HDR) / MSS;
+    coll_result r = run1(&f, f.c, (coll_args){.type = COLL_ALLREDUCE, .algo = COLL_ALGO_HIER,
+                                              .bytes = (uint64_t)S, .channels = 2});
+    double nv = (double)class_bytes(f.n, 0), nic = (double)class_bytes(f.n, 1);
+    double want_nv = n * 2 * (G - 1) / G * S, want_nic = n * 2 * (M - 1) / M * S / G;
+    print_message("hierarchical 8 MiB: NVLink %.0f B (payload %.0f), NIC %.0f B (%.0f), "
+                  "fabric %llu B, %.1f us\n", nv, want_nv, nic, want_nic,
+                  (unsigned long long)class_bytes(f.n, 2), r.time_s * 1e6);
+    assert_int_equal(r.wire_bytes, (uint64_t)(want_nv + want_nic));
+    assert_true(fabs(nv / (want_nv * cost) - 1) < 0.005);
+    assert_true(fabs(nic / (want_nic * cost) - 1) < 0.005);
+    assert_int_equal(class_bytes(f.n, 2), 0);
+    fx_free(&f);
+    /* The flat ring on the same fabric sends 2(n-1)/n S per GPU, of which
+     * the hops between servers (M of the ring's n) take NICs. */
+    fx_open(&f, "topology: {kind: rail_optimised, servers: 4, gpus_per_server: 4, "
+                "servers_per_tor: 4, aggs: 2, nic_link: {rate: 100Gbps, buffer: 8MB}}\n"
+                "transport: {name: tcp, mss: 8960B}\n", 0);
+    run1(&f, f.c, (coll_args){.type = COLL_ALLREDUCE, .bytes = (uint64_t)S});
+    nic = (double)class_bytes(f.n, 1);
+    double ring_nic = M * 2 * (n - 1) / n * S;
+    assert_true(fabs(nic / (ring_nic * cost) - 1) < 0.005);
+    assert_int_equal(class_bytes(f.n, 2), 0);  /* rail-aware ring: ToRs only */
+    fx_free(&f);
+}
+
+/* Sub-communicators (TP groups: stride 1; DP groups: stride TP) run
+ * concurrently on shared connections, each with its own result. */
+static void on_count(void *ctx, const coll_result *r)
+{
+    int *k = ctx;
+    assert_false(r->aborted);
+    (*k)++;
+}
+
+static void test_sub_communicators_run_together(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, STAR8, 0);
+    coll_comm *tp[2], *dp[4];
+    int k = 0;
+    err e = {0};
+    for (int i = 0; i < 2; i++) {
+        tp[i] = coll_comm_sub(f.c, 4 * i, 1, 4);
+        assert_int_equal(coll_comm_endpoint(tp[i], 3), 4 * i + 3);
+        assert_int_equal(coll_start(tp[i], &(coll_args){.type = COLL_ALLREDUCE,
+                                                        .bytes = 1 << 20}, on_count, &k, &e),
+                         0);
+    }
+    for (int i = 0; i < 4; i++) {
+        dp[i] = coll_comm_sub(f.c, i, 4, 2);
+        assert_int_equal(coll_comm_endpoint(dp[i], 1), i + 4);
+        assert_int_equal(coll_start(dp[i], &(coll_args){.type = COLL_ALLGATHER,
+                                                        .bytes = 1 << 20}, on_count, &k, &e),
+                         0);
+    }
+    assert_int_equal(coll_active(f.c), 6);
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(k, 6);
+    for (int i = 0; i < 2; i++)
+        coll_comm_destroy(tp[i]);
+    for (int i = 0; i < 4; i++)
+        coll_comm_destroy(dp[i]);
+    /* bad calls: nothing starts */
+    coll_args bad = {.type = COLL_ALLREDUCE};
+    assert_int_equal(coll_start(f.c, &bad, on_count, &k, &e), AISIM_ERANGE);
+    assert_string_equal(e.msg, "bytes: expected a size > 0 for all_reduce, found 0");
+    bad = (coll_args){.type = COLL_NTYPES, .bytes = 1};
+    assert_int_equal(coll_start(f.c, &bad, on_count, &k, &e), AISIM_EINVAL);
+    assert_int_equal(coll_active(f.c), 0);
+    fx_free(&f);
+}
+
+/* The example the suite runs: 16 GPUs on a rail-optimised fabric, a
+ * sweep 1 KiB .. 4 MiB by 4.  busbw grows with size and reaches two
+ * NICs' rate (two channels, each ring on its own rails) within 10 %. */
+static void test_example_sweep_table(void **state)
+{
+    (void)state;
+    json_t *sum = tu_run("ai/nccl-allreduce-small", "small", NULL, 0);
+    json_t *nt = json_object_get(json_object_get(sum, "results"), "nccl_tests");
+    assert_non_null(nt);
+    assert_int_equal(json_integer_value(json_object_get(nt, "sizes_completed")), 7);
+    double big = json_real_value(json_object_get(nt, "largest_busbw_GBps"));
+    print_message("small example: busbw at 4 MiB %.2f GB/s\n", big);
+    assert_true(big > 0.9 * 2 * 12.5 && big <= 2 * 12.5);
+    char path[256];
+    snprintf(path, sizeof path, "%s/small/nccl_tests.csv", tu_tmp);
+    char *csv = tu_slurp(path, NULL);
+    assert_non_null(strstr(csv, "size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps\n"
+                                "1024,256,float,sum,-1,"));
+    double last = 0;
+    int rows = 0;
+    for (char *l = strchr(csv, '\n') + 1; *l; l = strchr(l, '\n') + 1) {
+        char *end = strchr(l, '\n'), *c = end;
+        while (c > l && c[-1] != ',')
+            c--;
+        double bus = atof(c);
+        assert_true(bus >= last * 0.99);
+        last = bus;
+        rows++;
+    }
+    assert_int_equal(rows, 7);
+    /* Determinism: the same run again gives the same tables, byte for byte. */
+    json_decref(tu_run("ai/nccl-allreduce-small", "again", NULL, 0));
+    const char *files[] = {"nccl_tests.csv", "collectives.csv", "flows.csv", "links.csv"};
+    for (int i = 0; i < 4; i++) {
+        char a[256], b[256];
+        snprintf(a, sizeof a, "%s/small/%s", tu_tmp, files[i]);
+        snprintf(b, sizeof b, "%s/again/%s", tu_tmp, files[i]);
+        size_t la, lb;
+        char *x = tu_slurp(a, &la), *y = tu_slurp(b, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(x, y, la);
+        free(x);
+        free(y);
+    }
+    free(csv);
+    json_decref(sum);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_allreduce_meets_alpha_beta),
+        cmocka_unit_test(test_reduce_scatter_and_all_gather_meet_alpha_beta),
+        cmocka_unit_test(test_busbw_is_link_rate_for_large_messages),
+        cmocka_unit_test(test_every_algorithm_moves_its_bytes),
+        cmocka_unit_test(test_hierarchical_bytes_per_link_class),
+        cmocka_unit_test(test_sub_communicators_run_together),
+        cmocka_unit_test(test_example_sweep_table),
+    };
+    return cmocka_run_group_tests_name("collective", tests, tu_setup, tu_teardown);
+}
