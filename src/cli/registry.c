@@ -12,6 +12,7 @@ extern const model_ops birp_model_ops;
 extern const model_ops fedenergy_model_ops;
 extern const model_ops stellar_model_ops;
 extern const model_ops collective_model_ops;
+extern const model_ops training_model_ops;
 
 static const model_ops *const models[] = {
     &queue_model_ops,
@@ -20,6 +21,7 @@ static const model_ops *const models[] = {
     &fedenergy_model_ops,
     &stellar_model_ops,
     &collective_model_ops,
+    &training_model_ops,
     NULL,
 };
 

@@ -6,7 +6,7 @@
  * ranks running on the network (training_run.h).
  *
  * Scenario section `training:`
- *   topology, transport, routing, hash_seeds   the network (as in `net`)
+ *   topology, transport, routing, ...   the network (net_keys.h, as in `net`)
  *   comm       packet (default): every rank on the packet-level network,
  *              collectives through collective.h; analytical: no network
  *              traffic, the sans-I/O evaluation (trn_eval) with bus
@@ -25,7 +25,8 @@
  *              endpoint names), iterations, start
  *
  * Tables: jobs.csv (per job and iteration: time, compute, exposed
- * communication, overlap, tokens/s, MFU), collectives.csv (per call: group,
+ * communication, overlap, tokens/s, MFU), placement.csv (each rank's
+ * endpoint), collectives.csv (per call: group,
  * collective, bytes, ranks, time, busbw), link_layers.csv (per layer of
  * links: mean and max utilisation, imbalance max/mean), timeline.csv, and
  * the network's own tables.
@@ -40,10 +41,9 @@
 #include "aisim/rng.h"
 #include "aisim/training.h"
 #include "aisim/units.h"
+#include "models/net_keys.h"
 #include "workload/training_run.h"
 
-static const char *const seed_modes[] = {"random", "equal", NULL};
-static const char *const routing_modes[] = {"ecmp", "spray_rr", "spray_random", NULL};
 static const char *const comm_modes[] = {"packet", "analytical", NULL};
 static const char *const intra_modes[] = {"analytical", "packet", NULL};
 static const char *const placements[] = {"contiguous", "rail_aligned", "random", NULL};
@@ -57,14 +57,7 @@ typedef struct trn_cfg {
 } trn_cfg;
 
 static const cfg_key trn_keys[] = {
-    {.name = "topology", .type = CFG_NODE, .off = offsetof(trn_cfg, net.topology),
-     .help = "the cluster, e.g. {kind: rail_optimised, servers: 16, gpus_per_server: 8, ...}"},
-    {.name = "transport", .type = CFG_NODE, .off = offsetof(trn_cfg, net.transport),
-     .def = "{}", .help = "the transport: {name: tcp, ...} or {name: dgram, ...}"},
-    {.name = "hash_seeds", .type = CFG_ENUM, .off = offsetof(trn_cfg, net.hash_seeds),
-     .def = "random", .choices = seed_modes, .help = "ECMP hash seeds per switch"},
-    {.name = "routing", .type = CFG_ENUM, .off = offsetof(trn_cfg, net.routing), .def = "ecmp",
-     .choices = routing_modes, .help = "ECMP, or per-packet spraying"},
+    NET_KEYS(trn_cfg, net),
     {.name = "comm", .type = CFG_ENUM, .off = offsetof(trn_cfg, comm), .def = "packet",
      .choices = comm_modes, .help = "packet: ranks on the packet-level network; analytical: "
      "bus-bandwidth formulas, no network traffic"},
@@ -517,12 +510,12 @@ static int trn_start(void *st, sim *s, err *e)
             trn_job *j = &m->jobs[i];
             trn_cost c = {0};
             for (int g = 0; g < TRN_G_NGROUP; g++) {
-                c.bw_Bps[g] = (double)m->cfg.net_bps / 8;
+                c.bw_Bps[g] = (double)m->cfg.net_bps / 8 / m->cfg.scale;
                 c.lat_ps[g] = 1000000;
             }
             /* TP inside a server when tp divides the GPUs per server */
             if (m->gpus_per_server % j->tp == 0)
-                c.bw_Bps[TRN_G_TP] = (double)m->cfg.intra_bps / 8;
+                c.bw_Bps[TRN_G_TP] = (double)m->cfg.intra_bps / 8 / m->cfg.scale;
             c.size[TRN_G_TP] = j->tp;
             c.size[TRN_G_DP] = j->dp;
             c.size[TRN_G_EP] = j->ep;
@@ -661,7 +654,7 @@ static int trn_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             net_csv_num(f, comp, ",");
             net_csv_num(f, exp, ",");
             net_csv_num(f, ovl, ",");
-            net_csv_num(f, T - comp - exp, ",");
+            net_csv_num(f, T - comp - exp > 0 ? T - comp - exp : 0, ",");
             net_csv_num(f, tps, ",");
             net_csv_num(f, mfu, "\n");
             if (k == ni - 1) {
@@ -677,6 +670,18 @@ static int trn_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         json_array_append_new(jobs, jo);
     }
     json_object_set_new(sum, "jobs", jobs);
+    FILE *pl = out_file(o, "placement.csv", e);
+    if (!pl)
+        return e->code;
+    fprintf(pl, "job,rank,tp_rank,dp_rank,stage,endpoint,server,local_gpu\n");
+    topo *t = network_topo(m->n);
+    for (int i = 0; i < m->njobs; i++) {
+        const trn_job *j = &m->jobs[i];
+        for (int r = 0; r < j->n; r++)
+            fprintf(pl, "%s,%d,%d,%d,%d,%s,%d,%d\n", j->name, r, r % j->tp, (r / j->tp) % j->dp,
+                    r / (j->tp * j->dp), topo_node_name(t, topo_host_node(t, j->eps[r])),
+                    m->server_of[j->eps[r]], m->local_of[j->eps[r]]);
+    }
     if (m->cfg.comm == 1)
         return 0;
     int r = network_report(m->n, o, sum, e);

@@ -44,6 +44,7 @@ typedef struct grp {
     int *arrivals;              /* per instance */
     trn_comm *what;             /* per instance */
     int64_t start_ps;           /* of the running instance */
+    uint64_t bytes;             /* its size as run (bytes_scale applied) */
 } grp;
 
 typedef struct rank_st {
@@ -177,7 +178,7 @@ static void comm_iv(trn_rt *rt, rank_st *x, int64_t a, int64_t b)
 
 static void try_start(trn_rt *rt, grp *g);
 
-static void group_done(trn_rt *rt, grp *g, double busbw)
+static void group_done(trn_rt *rt, grp *g, uint64_t bytes, double busbw)
 {
     int64_t now = sim_now(rt->s);
     trn_comm *w = &g->what[g->next];
@@ -185,7 +186,7 @@ static void group_done(trn_rt *rt, grp *g, double busbw)
         rt->ccap = rt->ccap ? 2 * rt->ccap : 1024;
         rt->calls = xrealloc(rt->calls, rt->ccap * sizeof *rt->calls);
     }
-    rt->calls[rt->ncalls++] = (trn_call_rec){g->kind, w->coll, g->idx, g->size, w->bytes,
+    rt->calls[rt->ncalls++] = (trn_call_rec){g->kind, w->coll, g->idx, g->size, bytes,
                                              g->start_ps, now, busbw};
     uint32_t seq = g->next;
     bool async = g->arrivals[seq] < 0;
@@ -221,7 +222,7 @@ static void on_coll_done(void *ctx, const coll_result *r)
     trn_rt *rt = c->rt;
     grp *g = c->g;
     free(c);
-    group_done(rt, g, r->busbw_Bps);
+    group_done(rt, g, r->bytes, r->busbw_Bps);
 }
 
 static void ev_intra_done(sim *s, void *obj, uint64_t arg)
@@ -231,7 +232,8 @@ static void ev_intra_done(sim *s, void *obj, uint64_t arg)
     grp *g = &rt->g[arg];
     trn_comm *w = &g->what[g->next];
     double t = ps_to_s(sim_now(rt->s) - g->start_ps);
-    group_done(rt, g, t > 0 ? (double)w->bytes * trn_busbw_factor(w->coll, g->size) / t : 0);
+    group_done(rt, g, g->bytes, t > 0 ? (double)g->bytes * trn_busbw_factor(w->coll, g->size) / t
+                                      : 0);
 }
 
 static enum coll_type coll_of(int c)
@@ -257,9 +259,13 @@ static void try_start(trn_rt *rt, grp *g)
     trn_comm *w = &g->what[g->next];
     g->busy = true;
     g->start_ps = sim_now(rt->s);
+    /* whole float elements for every rank and channel: collective.c
+     * completes a run that has zero-byte messages while still walking its
+     * successors (a use after free), so no message may be empty */
+    uint64_t unit = 4 * (uint64_t)g->size * (uint64_t)(j->channels > 0 ? j->channels : 1);
     uint64_t bytes = (uint64_t)((double)w->bytes * j->bytes_scale + 0.5);
-    if (!bytes)
-        bytes = 1;
+    bytes = (bytes + unit - 1) / unit * unit;
+    g->bytes = bytes;
     if (g->intra && j->intra_analytical) {
         double f = trn_busbw_factor(w->coll, g->size);
         int64_t d = 1000000 + (int64_t)(f * (double)bytes / j->intra_Bps * 1e12);
@@ -278,8 +284,7 @@ static void try_start(trn_rt *rt, grp *g)
         ca.algo = COLL_ALGO_RING;
         if (coll_start(g->cc, &ca, on_coll_done, c, &e)) {
             free(c);
-            g->busy = false;
-            group_done(rt, g, 0);
+            group_done(rt, g, bytes, 0);
         }
     }
 }
