@@ -18,7 +18,8 @@
  * Scenarios: built-in examples run end to end (output to a temporary
  * directory): the M/M/1 queue, four DCTCP flows on a 10 Gbps dumbbell,
  * 32-sender incast, and web-search traffic at 50 % load on a 32-host
- * leaf-spine (the reference network scenario).
+ * leaf-spine (the reference network scenario), and one iteration of GPT-13B
+ * TP8 DP16 on 128 GPUs (ai/gpt13b, from AICB's SimAI workload file).
  *
  * Each case runs in a child process so that its peak resident memory
  * (wait4's ru_maxrss) is its own.  Times are wall-clock; compare ratios
@@ -215,6 +216,7 @@ static const bcase cases[] = {
      "net/leafspine-websearch", {NULL}},
     {"fattree", "scenario net/fattree-websearch, k=8, 100G", 3, 0, 0, 0,
      "net/fattree-websearch", {NULL}},
+    {"gpt13b", "scenario ai/gpt13b, one iteration, 128 GPUs", 3, 0, 0, 0, "ai/gpt13b", {NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)

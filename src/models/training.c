@@ -28,8 +28,9 @@
  * communication, overlap, tokens/s, MFU), placement.csv (each rank's
  * endpoint), collectives.csv (per call: group,
  * collective, bytes, ranks, time, busbw), link_layers.csv (per layer of
- * links: mean and max utilisation, imbalance max/mean), timeline.csv, and
- * the network's own tables.
+ * links: mean and max utilisation, imbalance max/mean), timeline.csv (and
+ * timeline_plot.csv: its bars as segments for `aisim plot`), and the
+ * network's own tables.
  */
 #include <math.h>
 #include <stdio.h>
@@ -689,8 +690,11 @@ static int trn_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         return r;
     FILE *c = out_file(o, "collectives.csv", e);
     FILE *tl = c ? out_file(o, "timeline.csv", e) : NULL;
-    if (!tl)
+    FILE *sg = tl ? out_file(o, "timeline_plot.csv", e) : NULL;
+    if (!sg)
         return e->code;
+    fprintf(sg, "series,time_s,row\n");
+    int row0 = 0;
     fprintf(c, "job,group,group_index,collective,ranks,bytes,start_s,time_s,busbw_GBps\n");
     fprintf(tl, "job,rank,stage,kind,start_s,end_s\n");
     for (int i = 0; i < m->njobs; i++) {
@@ -704,7 +708,9 @@ static int trn_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             net_csv_num(c, ps_to_s(rc[k].finish_ps - rc[k].start_ps), ",");
             net_csv_num(c, rc[k].busbw_Bps / 1e9, "\n");
         }
-        trn_job_timeline(&m->jobs[i], tl);
+        trn_job_timeline(&m->jobs[i], tl, sg, row0);
+        row0 += m->jobs[i].timeline_ranks < m->jobs[i].n ? m->jobs[i].timeline_ranks
+                                                         : m->jobs[i].n;
     }
     return write_layers(m, o, ps_to_s(sim_now(s)), sum, e);
 }
@@ -732,14 +738,12 @@ static void trn_fini(void *st)
 }
 
 static const plot_spec trn_plots[] = {
-    {.csv = "timeline.csv", .x = "start_s", .y = "rank", .group = "kind",
-     .title = "iteration timeline per rank (bar starts)", .out = "timeline",
-     .xlabel = "time (s)", .ylabel = "rank"},
+    {.csv = "timeline_plot.csv", .x = "time_s", .y = "row", .group = "series",
+     .title = "timeline per rank: compute and communication (+0.3)", .out = "timeline",
+     .xlabel = "time (s)", .ylabel = "rank (jobs one above the other)"},
     {.csv = "collectives.csv", .x = "bytes", .y = "busbw_GBps", .group = "group",
      .title = "collective bus bandwidth", .out = "collectives_busbw", .xlabel = "bytes",
      .ylabel = "busbw (GB/s)", .logx = 1},
-    {.csv = "link_layers.csv", .x = "layer", .y = "mean_utilisation,max_utilisation",
-     .title = "link utilisation per layer", .out = "link_layers"},
     {0},
 };
 

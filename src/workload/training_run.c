@@ -321,15 +321,19 @@ static void arrive(trn_rt *rt, rank_st *x, const trn_op *op)
 typedef struct msg_ctx {
     trn_rt *rt;
     int dst, dir, key;
+    int64_t sent_ps;
 } msg_ctx;
 
-static void deliver(trn_rt *rt, int dst, int dir, int key)
+/* A message arrives.  A receiver waiting for it spent the time since it
+ * was sent (or since it began to wait, if later) in communication; the
+ * time before it was sent is idle (a pipeline bubble). */
+static void deliver(trn_rt *rt, int dst, int dir, int key, int64_t sent_ps)
 {
     rank_st *y = &rt->rk[dst];
     y->arr[dir][key]++;
     if (y->wait == W_RECV && y->recv_dir == dir && y->recv_key == key) {
         y->arr[dir][key]--;
-        comm_iv(rt, y, y->wait_since, sim_now(rt->s));
+        comm_iv(rt, y, y->wait_since > sent_ps ? y->wait_since : sent_ps, sim_now(rt->s));
         y->wait = W_NONE;
         y->pc++;
         step(rt, y);
@@ -343,8 +347,9 @@ static void on_msg(void *ctx, network *n, const net_msg *m)
     msg_ctx *c = ctx;
     trn_rt *rt = c->rt;
     int dst = c->dst, dir = c->dir, key = c->key;
+    int64_t sent = c->sent_ps;
     free(c);
-    deliver(rt, dst, dir, key);
+    deliver(rt, dst, dir, key, sent);
 }
 
 static void iteration_end(trn_rt *rt, rank_st *x)
@@ -409,11 +414,11 @@ static void step(trn_rt *rt, rank_st *x)
             int peer = rank_of(j, t, d, peer_s);
             uint64_t bytes = (uint64_t)((double)op->comm.bytes * j->bytes_scale + 0.5);
             if (!bytes || peer == x->r) {
-                deliver(rt, peer, op->dir, op->key);
+                deliver(rt, peer, op->dir, op->key, now);
                 break;
             }
             msg_ctx *c = xmalloc(sizeof *c);
-            *c = (msg_ctx){rt, peer, op->dir, op->key};
+            *c = (msg_ctx){rt, peer, op->dir, op->key, now};
             network_send(rt->net, j->eps[x->r], j->eps[peer], bytes, 0, j->idx * 16 + TRN_G_PP,
                          now, on_msg, c);
             break;
@@ -464,17 +469,24 @@ size_t trn_job_calls(const trn_job *j, const trn_call_rec **recs)
     return j->rt->ncalls;
 }
 
-void trn_job_timeline(const trn_job *j, FILE *f)
+void trn_job_timeline(const trn_job *j, FILE *f, FILE *seg, int row0)
 {
     trn_rt *rt = j->rt;
     int nt = j->timeline_ranks < j->n ? j->timeline_ranks : j->n;
     for (int r = 0; r < nt; r++) {
         for (int k = 0; k < 2; k++) {
             const trn_ivs *v = k ? &rt->tl_comm[r] : &rt->tl_comp[r];
-            for (size_t i = 0; i < v->n; i++)
-                fprintf(f, "%s,%d,%d,%s,%.9g,%.9g\n", j->name, r, r / (j->tp * j->dp),
-                        k ? "communication" : "compute", ps_to_s(v->iv[i][0]),
-                        ps_to_s(v->iv[i][1]));
+            const char *kind = k ? "communication" : "compute";
+            for (size_t i = 0; i < v->n; i++) {
+                double a = ps_to_s(v->iv[i][0]), b = ps_to_s(v->iv[i][1]);
+                fprintf(f, "%s,%d,%d,%s,%.9g,%.9g\n", j->name, r, r / (j->tp * j->dp), kind, a,
+                        b);
+                /* a bar as a segment at height row (+0.3 for communication);
+                 * the nan row ends it, so gnuplot draws no line between bars */
+                double y = row0 + r + 0.3 * k;
+                fprintf(seg, "%s %s,%.9g,%g\n%s %s,%.9g,%g\n%s %s,%.9g,NaN\n", j->name, kind, a,
+                        y, j->name, kind, b, y, j->name, kind, b);
+            }
         }
     }
 }

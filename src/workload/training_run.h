@@ -54,8 +54,10 @@ typedef struct trn_iter_stats {
 } trn_iter_stats;
 int trn_job_iters(const trn_job *j, trn_iter_stats *res);
 size_t trn_job_calls(const trn_job *j, const trn_call_rec **recs);
-/* Writes rank r's compute / communication intervals as timeline rows. */
-void trn_job_timeline(const trn_job *j, FILE *f);
+/* Writes the compute / communication intervals of the first
+ * timeline_ranks ranks as rows of timeline.csv (f) and as segments for the
+ * plot (seg: series, time_s, row; ranks drawn from row0 on). */
+void trn_job_timeline(const trn_job *j, FILE *f, FILE *seg, int row0);
 void trn_job_fini(trn_job *j);
 
 #endif

@@ -414,7 +414,7 @@ static int64_t p2p_ps(const trn_cost *c, uint64_t bytes)
 typedef struct evst {
     size_t pc;
     int64_t t, pending, stream[TRN_G_NGROUP];
-    int64_t *arr[2];
+    int64_t *arr[2], *sent[2];  /* per key: arrival, send time */
     trn_ivs comp, comm;
 } evst;
 
@@ -425,6 +425,7 @@ int64_t trn_eval(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_sta
         for (int d = 0; d < 2; d++) {
             int nk = progs[s].keys[d] + 1;
             v[s].arr[d] = xmalloc((size_t)nk * sizeof(int64_t));
+            v[s].sent[d] = xmalloc((size_t)nk * sizeof(int64_t));
             for (int k = 0; k < nk; k++)
                 v[s].arr[d][k] = -1;
         }
@@ -441,8 +442,13 @@ int64_t trn_eval(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_sta
                     int64_t a = op->key < progs[s].keys[op->dir] ? x->arr[op->dir][op->key] : -1;
                     if (a < 0)
                         break;
-                    if (a > x->t)
+                    /* waiting while the message is in flight is
+                     * communication; before it was sent, idle */
+                    if (a > x->t) {
+                        int64_t sn = x->sent[op->dir][op->key];
+                        trn_iv_add(&x->comm, sn > x->t ? sn : x->t, a);
                         x->t = a;
+                    }
                 } else if (op->kind == TRN_OP_COMPUTE) {
                     trn_iv_add(&x->comp, x->t, x->t + op->dur_ps);
                     x->t += op->dur_ps;
@@ -461,9 +467,10 @@ int64_t trn_eval(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_sta
                     }
                 } else if (op->kind == TRN_OP_SEND) {
                     int dst = op->dir == 0 ? (s + 1) % pp : (s + pp - 1) % pp;
-                    if (op->key < progs[dst].keys[op->dir])
+                    if (op->key < progs[dst].keys[op->dir]) {
                         v[dst].arr[op->dir][op->key] = x->t + p2p_ps(c, op->comm.bytes);
-                    trn_iv_add(&x->comm, x->t, x->t + p2p_ps(c, op->comm.bytes));
+                        v[dst].sent[op->dir][op->key] = x->t;
+                    }
                 } else if (op->kind == TRN_OP_WAIT) {
                     if (x->pending > x->t)
                         x->t = x->pending;
@@ -498,8 +505,10 @@ int64_t trn_eval(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_sta
         }
         trn_iv_free(&x->comp);
         trn_iv_free(&x->comm);
-        free(x->arr[0]);
-        free(x->arr[1]);
+        for (int d = 0; d < 2; d++) {
+            free(x->arr[d]);
+            free(x->sent[d]);
+        }
     }
     free(v);
     return r ? r : end;
