@@ -361,7 +361,8 @@ static int cmp_iv(const void *a, const void *b)
 
 void trn_overlap(const trn_ivs *comp, trn_ivs *comm, int64_t *comm_ps, int64_t *exposed_ps)
 {
-    qsort(comm->iv, comm->n, sizeof *comm->iv, cmp_iv);
+    if (comm->n > 1)
+        qsort(comm->iv, comm->n, sizeof *comm->iv, cmp_iv);
     int64_t tot = 0, exp = 0;
     size_t j = 0;
     int64_t a = 0, b = -1;

@@ -90,6 +90,26 @@ static void test_llama65b_bubble(void **state)
     json_decref(sum);
 }
 
+/* LLaMA-65B TP2 PP8 on 16 GPUs of 2 servers (stage 3 sends to stage 4
+ * across the network), messages scaled down: the packet-level run and the
+ * analytical evaluation agree within 0.1 %, both with the 7/15 bubble. */
+static void test_llama65b_packet_matches_analytical(void **state)
+{
+    (void)state;
+    const char *sets[] = {"training.topology.servers=2", "training.jobs[0].gpus=16",
+                          "training.bytes_scale=0.001", "training.comm=packet"};
+    json_t *p = tu_run("ai/llama65b", "l65p", sets, 4);
+    sets[3] = "training.comm=analytical";
+    json_t *a = tu_run("ai/llama65b", "l65an", sets, 4);
+    double Tp = jnum(job0(p, 0), "iteration_s"), Ta = jnum(job0(a, 0), "iteration_s");
+    if (fabs(Tp - Ta) > 1e-3 * Ta)
+        fail_msg("packet %g s, analytical %g s", Tp, Ta);
+    double idle = 1 - (jnum(job0(p, 0), "compute_s") + jnum(job0(p, 0), "exposed_comm_s")) / Tp;
+    assert_true(fabs(idle - 7.0 / 15) < 0.02 * 7.0 / 15);
+    json_decref(p);
+    json_decref(a);
+}
+
 static char *slurp_run(const char *sub, const char *file)
 {
     char p[256];
@@ -183,6 +203,24 @@ static void test_two_jobs_small(void **state)
     json_decref(sum2);
 }
 
+/* Explicit placement: rank i on the endpoint listed i-th. */
+static void test_explicit_placement(void **state)
+{
+    (void)state;
+    char ranks[1024] = "training.jobs[0].ranks=[";
+    for (int i = 15; i >= 0; i--)
+        snprintf(ranks + strlen(ranks), sizeof ranks - strlen(ranks), "s%d.g%d%s", i / 8, i % 8,
+                 i ? ", " : "]");
+    const char *sets[] = {"training.topology.servers=2", "training.jobs[0].gpus=16",
+                          "training.comm=analytical", ranks};
+    json_t *sum = tu_run("ai/gpt13b", "expl", sets, 4);
+    char *pl = slurp_run("expl", "placement.csv");
+    assert_non_null(strstr(pl, "\ngpt13b,0,0,0,0,s1.g7,1,7\n"));
+    assert_non_null(strstr(pl, "\ngpt13b,15,7,1,0,s0.g0,0,0\n"));
+    free(pl);
+    json_decref(sum);
+}
+
 static void expect_bad(const char *scenario, const char **sets, int n, const char *want)
 {
     char dir[256];
@@ -208,6 +246,9 @@ static void test_bad_input(void **state)
     expect_bad("ai/gpt13b", b, 1, "examples/ai/gpt13b.yaml:27:7: training.jobs[0]: tp x pp x dp = 256 GPUs, but the cluster has 128");
     const char *c[] = {"training.jobs[1].dp=17"};
     expect_bad("ai/two-jobs", c, 1, "the job needs 68 GPUs, and 64 of the 128 endpoints are free");
+    const char *r[] = {"training.jobs[1].ranks=[s0.g0, s0.g1]"};
+    expect_bad("ai/two-jobs", r, 1, "training.jobs[1].ranks: expected 64 endpoints (tp x pp x dp), "
+               "found 2");
     char bad[128];
     snprintf(bad, sizeof bad, "%s/bad.txt", tu_tmp);
     FILE *f = fopen(bad, "w");
@@ -229,7 +270,9 @@ int main(void)
         cmocka_unit_test(test_gpt13b_analytical),
         cmocka_unit_test(test_llama65b_bubble),
         cmocka_unit_test(test_gpt13b_packet_small),
+        cmocka_unit_test(test_llama65b_packet_matches_analytical),
         cmocka_unit_test(test_two_jobs_small),
+        cmocka_unit_test(test_explicit_placement),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

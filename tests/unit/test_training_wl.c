@@ -387,6 +387,52 @@ static void test_dp_buckets_overlap_backward(void **state)
     trn_wl_free(&w);
 }
 
+/* A mixture of experts: an all-to-all on the EP group before and after
+ * every MLP, in the forward and the input-gradient pass of each
+ * micro-batch; ZeRO-3 all-gathers each layer's parameters before its
+ * forward and its backward. */
+static void test_moe_alltoall_and_zero3(void **state)
+{
+    (void)state;
+    trn_model m = gpt13b;
+    m.layers = 4;
+    m.experts = 8;
+    m.topk = 2;
+    m.ep = 4;
+    m.dp = 8;
+    err e = {0};
+    assert_int_equal(trn_model_check(&m, &e), 0);
+    trn_wl w;
+    trn_generate(&w, &m);
+    trn_build_cfg c = {.pp = 1, .vpp = 1, .micro_batches = 3};
+    trn_prog p;
+    assert_int_equal(trn_build(&p, &w, &c, &e), 0);
+    size_t a2a = 0;
+    for (size_t i = 0; i < p.n; i++)
+        if (p.ops[i].kind == TRN_OP_COLL && p.ops[i].comm.coll == TRN_C_ALLTOALL) {
+            assert_int_equal(p.ops[i].comm.group, TRN_G_EP);
+            assert_int_equal(p.ops[i].comm.bytes, 2048 * 5120 * 2 * 2);
+            a2a++;
+        }
+    assert_int_equal(a2a, 4 * 2 * 2 * 3);      /* layers x 2 x (fwd, ig) x mbs */
+    trn_prog_free(&p);
+    trn_wl_free(&w);
+    m.experts = 0;
+    m.ep = 1;
+    m.zero = c.zero = 3;
+    trn_generate(&w, &m);
+    assert_int_equal(trn_build(&p, &w, &c, &e), 0);
+    size_t ag = 0;
+    for (size_t i = 0; i < p.n; i++)
+        ag += p.ops[i].kind == TRN_OP_COLL && !p.ops[i].async &&
+              p.ops[i].comm.coll == TRN_C_ALLGATHER && p.ops[i].comm.group == TRN_G_DP;
+    /* every layer with weights (embedding, 2 per transformer layer, head),
+     * before its forward and its backward, per micro-batch */
+    assert_int_equal(ag, (2 + 2 * 4) * 2 * 3);
+    trn_prog_free(&p);
+    trn_wl_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_1f1b_bubble_fraction),
         cmocka_unit_test(test_generated_gpt13b),
         cmocka_unit_test(test_dp_buckets_overlap_backward),
+        cmocka_unit_test(test_moe_alltoall_and_zero3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
