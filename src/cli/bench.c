@@ -218,6 +218,9 @@ static const bcase cases[] = {
      "net/leafspine-websearch", {NULL}},
     {"fattree", "scenario net/fattree-websearch, k=8, 100G", 3, 0, 0, 0,
      "net/fattree-websearch", {NULL}},
+    {"allreduce128", "scenario ai/nccl-allreduce-128, 16 MiB", 3, 0, 0, 0,
+     "ai/nccl-allreduce-128",
+     {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB", NULL}},
     {"gpt13b", "scenario ai/gpt13b, 1 iteration, 128 GPUs, bytes x0.1", 3, 0, 0, 0, "ai/gpt13b",
      {"training.bytes_scale=0.1", NULL}},
 };

@@ -236,7 +236,7 @@ typedef struct op {
     coll_run *run;
     int32_t src, dst;           /* ranks */
     int32_t chan;
-    int32_t deps;               /* arrivals still awaited */
+    int32_t deps;               /* arrivals still awaited; -1: handed over */
     uint64_t bytes;
     uint32_t succ, nsucc;       /* its successors: run->succ[succ ..] */
 } op;
@@ -249,6 +249,7 @@ struct coll_run {
     op *ops;
     size_t nops, capops, left;
     uint32_t *succ;             /* CSR of successors */
+    uint32_t *stack;            /* worklist of arrived operations */
     uint32_t (*edges)[2];       /* while building: (from, to) */
     size_t nedges, capedges;
     uint64_t wire_bytes;
@@ -345,17 +346,19 @@ static void ring(coll_run *r, const int *rk, int nr, int steps, int off, const u
     free(prev);
 }
 
-/* A balanced in-order binary tree over positions lo..hi: sets parent[] of
- * each (up for the top); returns the top. */
-static int btree(int lo, int hi, int up, int *parent)
+/* The binary tree of NCCL's double binary tree over positions 0..n-1,
+ * rooted at 0: position r > 0 with lowest set bit b hangs under
+ * (r - b) + 2b, or under r - b if that is past the end; odd positions are
+ * the leaves.  Mirrored (n even) or shifted by one (n odd), the second
+ * tree has the even positions as leaves: every rank is an inner node of
+ * at most one tree and sends at most 2 S per all-reduce. */
+static void bit_tree(int n, int *parent)
 {
-    if (lo > hi)
-        return -1;
-    int mid = lo + (hi - lo) / 2;
-    parent[mid] = up;
-    btree(lo, mid - 1, mid, parent);
-    btree(mid + 1, hi, mid, parent);
-    return mid;
+    parent[0] = -1;
+    for (int r = 1; r < n; r++) {
+        int b = r & -r, up = (r ^ b) | (b << 1);
+        parent[r] = up < n ? up : r ^ b;
+    }
 }
 
 /* Layouts computed once per call and shared by its sub-buffers. */
@@ -378,7 +381,8 @@ static void plan_trees(plan *p, int root)
 {
     int n = p->n;
     p->parent = xcalloc((size_t)n, sizeof *p->parent);
-    int top = btree(0, n - 1, -1, p->parent);
+    bit_tree(n, p->parent);
+    int top = 0;
     p->kid0 = xcalloc((size_t)n + 1, sizeof *p->kid0);
     p->kids = xcalloc((size_t)n, sizeof *p->kids);
     for (int q = 0; q < n; q++)
@@ -652,23 +656,46 @@ static void run_finish(coll_run *r)
     void *ctx = r->ctx;
     free(r->ops);
     free(r->succ);
+    free(r->stack);
     free(r);
     if (fn)
         fn(ctx, &res);
 }
 
-static void issue(op *o);
+static void on_msg(void *ctx, network *n, const net_msg *m);
 
-static void arrived(op *o)
+/* Hands a message to the network. */
+static void send_op(coll_run *r, op *o)
 {
-    coll_run *r = o->run;
-    r->wire_bytes += o->bytes;
-    for (uint32_t k = 0; k < o->nsucc; k++) {
-        op *s = &r->ops[r->succ[o->succ + k]];
-        if (--s->deps == 0)
-            issue(s);
+    coll_world *w = r->c->w;
+    conn *k = world_conn(w, r->c->eps[o->src], r->c->eps[o->dst], o->chan, r->a.prio);
+    network_send_on(w->net, k, o->bytes, r->a.tag, sim_now(network_sim(w->net)), on_msg, o);
+}
+
+/* o has arrived: its successors that wait for nothing more are sent, or,
+ * if empty (a segment of no elements), arrive at once: a worklist, not
+ * recursion, so that long chains of them neither deepen the stack nor
+ * finish the run under a caller that still reads it. */
+static void arrived(coll_run *r, op *o)
+{
+    size_t top = 0;
+    r->stack[top++] = (uint32_t)(o - r->ops);
+    while (top) {
+        op *x = &r->ops[r->stack[--top]];
+        r->wire_bytes += x->bytes;
+        r->left--;
+        for (uint32_t k = 0; k < x->nsucc; k++) {
+            op *s = &r->ops[r->succ[x->succ + k]];
+            if (--s->deps > 0)
+                continue;
+            s->deps = -1;           /* handed over: run_begin skips it */
+            if (s->bytes == 0)
+                r->stack[top++] = (uint32_t)(s - r->ops);
+            else
+                send_op(r, s);
+        }
     }
-    if (--r->left == 0)
+    if (r->left == 0)
         run_finish(r);
 }
 
@@ -678,20 +705,7 @@ static void on_msg(void *ctx, network *n, const net_msg *m)
     op *o = ctx;
     if (m->aborted)
         o->run->aborted = true;
-    arrived(o);
-}
-
-/* Hands o to the network (an empty one arrives at once). */
-static void issue(op *o)
-{
-    coll_run *r = o->run;
-    if (o->bytes == 0) {
-        arrived(o);
-        return;
-    }
-    coll_world *w = r->c->w;
-    conn *k = world_conn(w, r->c->eps[o->src], r->c->eps[o->dst], o->chan, r->a.prio);
-    network_send_on(w->net, k, o->bytes, r->a.tag, sim_now(network_sim(w->net)), on_msg, o);
+    arrived(o->run, o);
 }
 
 static void run_begin(sim *s, void *obj, uint64_t arg)
@@ -699,11 +713,19 @@ static void run_begin(sim *s, void *obj, uint64_t arg)
     (void)s;
     (void)arg;
     coll_run *r = obj;
-    /* The extra count of `left` keeps the run alive while the first
-     * operations are handed over (some may arrive at once). */
-    for (size_t i = 0; i < r->nops; i++)
-        if (r->ops[i].deps == 0)
-            issue(&r->ops[i]);
+    /* One more count in `left` keeps the run alive while the first
+     * operations are handed over (empty ones arrive at once). */
+    r->left++;
+    for (size_t i = 0; i < r->nops; i++) {
+        op *o = &r->ops[i];
+        if (o->deps != 0)           /* waits, or arrived already (-1) */
+            continue;
+        o->deps = -1;
+        if (o->bytes > 0)
+            send_op(r, o);
+        else
+            arrived(r, o);
+    }
     if (--r->left == 0)
         run_finish(r);
 }
@@ -874,7 +896,8 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     free(p.map[0]);
     free(p.map[1]);
     finish_graph(r);
-    r->left = r->nops + 1;
+    r->left = r->nops;
+    r->stack = xcalloc(r->nops + 1, sizeof *r->stack);
     c->w->active++;
     sim *s = network_sim(c->w->net);
     int64_t now = sim_now(s);

@@ -259,9 +259,8 @@ static void try_start(trn_rt *rt, grp *g)
     trn_comm *w = &g->what[g->next];
     g->busy = true;
     g->start_ps = sim_now(rt->s);
-    /* whole float elements for every rank and channel: collective.c
-     * completes a run that has zero-byte messages while still walking its
-     * successors (a use after free), so no message may be empty */
+    /* whole float elements for every rank and channel (scaled-down sizes
+     * could leave ranks an empty share) */
     uint64_t unit = 4 * (uint64_t)g->size * (uint64_t)(j->channels > 0 ? j->channels : 1);
     uint64_t bytes = (uint64_t)((double)w->bytes * j->bytes_scale + 0.5);
     bytes = (bytes + unit - 1) / unit * unit;

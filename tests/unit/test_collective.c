@@ -158,13 +158,15 @@ static void test_busbw_is_link_rate_for_large_messages(void **state)
 }
 
 /* Every algorithm completes and moves exactly its bytes: the sum of its
- * messages' payloads, on 8 ranks (a power of two) and 6 (not). */
+ * messages' payloads, on 8 ranks (a power of two) and 6 (not), with 96 KiB
+ * (many chunks) and 12 B (3 floats: most segments empty, which must
+ * neither hang the graph nor count twice). */
 static void test_every_algorithm_moves_its_bytes(void **state)
 {
     (void)state;
-    const uint64_t S = 96 * 1024;
-    for (int pass = 0; pass < 2; pass++) {
-        int n = pass ? 6 : 8;
+    for (int pass = 0; pass < 4; pass++) {
+        int n = pass % 2 ? 6 : 8;
+        const uint64_t S = pass < 2 ? 96 * 1024 : 12;
         fixture f;
         fx_open(&f, STAR8, n);
         struct {
@@ -176,7 +178,7 @@ static void test_every_algorithm_moves_its_bytes(void **state)
             {COLL_ALLREDUCE, COLL_ALGO_TREE, 2 * (uint64_t)(n - 1) * S},
             /* 2(p-1) S over the p = 4 or 8 ranks of the power of two, plus
              * the 2 rem = 2 (n = 6) whole buffers folded in and out */
-            {COLL_ALLREDUCE, COLL_ALGO_HD, pass ? 2 * 3 * S + 2 * 2 * S : 2 * 7 * S},
+            {COLL_ALLREDUCE, COLL_ALGO_HD, n == 6 ? 2 * 3 * S + 2 * 2 * S : 2 * 7 * S},
             {COLL_REDUCE_SCATTER, COLL_ALGO_RING, (uint64_t)(n - 1) * S},
             {COLL_ALLGATHER, COLL_ALGO_RING, (uint64_t)(n - 1) * S},
             {COLL_ALLTOALL, COLL_ALGO_AUTO, (uint64_t)(n - 1) * S},
@@ -186,7 +188,7 @@ static void test_every_algorithm_moves_its_bytes(void **state)
             {COLL_REDUCE_SCATTER, COLL_ALGO_HD, (uint64_t)(n - 1) * S},
             {COLL_ALLGATHER, COLL_ALGO_HD, (uint64_t)(n - 1) * S},
         };
-        int cases = pass ? 9 : 11;      /* HD reduce-scatter / all-gather: 2^k */
+        int cases = n == 6 ? 9 : 11;    /* HD reduce-scatter / all-gather: 2^k */
         for (int i = 0; i < cases; i++) {
             for (int ch = 1; ch <= 2; ch++) {
                 coll_result r = run1(&f, f.c, (coll_args){.type = want[i].t, .algo = want[i].a,
@@ -201,6 +203,30 @@ static void test_every_algorithm_moves_its_bytes(void **state)
                 assert_true(r.time_s > 0);
             }
         }
+        fx_free(&f);
+    }
+}
+
+/* The double binary tree: every rank is an inner node of at most one
+ * tree, so no NIC sends more than 2 S (plus headers and ACKs); with both
+ * trees alike (or in-order trees) some rank sent 2.5 S. */
+static void test_tree_sends_at_most_2S_per_rank(void **state)
+{
+    (void)state;
+    for (int n = 6; n <= 8; n += 2) {
+        fixture f;
+        fx_open(&f, STAR8, n);
+        const double S = 1 << 20;
+        run1(&f, f.c, (coll_args){.type = COLL_ALLREDUCE, .algo = COLL_ALGO_TREE,
+                                  .bytes = (uint64_t)S});
+        topo *t = network_topo(f.n);
+        double most = 0;
+        for (int h = 0; h < n; h++)     /* star: host h is link h, dir 0 its NIC */
+            if ((double)topo_link_port(t, h, 0)->stat_tx_bytes > most)
+                most = (double)topo_link_port(t, h, 0)->stat_tx_bytes;
+        print_message("tree on %d: most a NIC sent %.3f S\n", n, most / S);
+        assert_true(most <= 2 * S * (MSS + 2 * HDR) / MSS * 1.001);
+        assert_true(most >= 2 * S);
         fx_free(&f);
     }
 }
@@ -313,6 +339,14 @@ static void test_sub_communicators_run_together(void **state)
     bad = (coll_args){.type = COLL_NTYPES, .bytes = 1};
     assert_int_equal(coll_start(f.c, &bad, on_count, &k, &e), AISIM_EINVAL);
     assert_int_equal(coll_active(f.c), 0);
+    /* endpoints checked before a communicator is made */
+    assert_int_equal(coll_comm_check(f.n, (int[]){0, 3, 3}, 3, NULL, "ranks", &e),
+                     AISIM_EINVAL);
+    assert_non_null(strstr(e.msg, "ranks: rank 2: endpoint 3 is already rank of this "
+                                  "communicator"));
+    assert_int_equal(coll_comm_check(f.n, (int[]){0, 8}, 2, NULL, "ranks", &e), AISIM_ERANGE);
+    assert_non_null(strstr(e.msg, "rank 1: expected an endpoint 0 .. 7, found 8"));
+    assert_int_equal(coll_comm_check(f.n, (int[]){7, 0}, 2, NULL, "ranks", &e), 0);
     fx_free(&f);
 }
 
@@ -364,6 +398,72 @@ static void test_example_sweep_table(void **state)
     json_decref(sum);
 }
 
+/* Warm-up calls are run and not timed; the time of a size is the mean of
+ * its timed calls (collectives.csv has them all). */
+static void test_sweep_warmup_and_mean_of_iters(void **state)
+{
+    (void)state;
+    const char *sets[] = {"collective.sweep.min_bytes=64KiB", "collective.sweep.max_bytes=64KiB",
+                          "collective.sweep.iters=3", "collective.sweep.warmup_iters=2"};
+    json_decref(tu_run("ai/nccl-allreduce-small", "iters", sets, 4));
+    char path[256];
+    snprintf(path, sizeof path, "%s/iters/collectives.csv", tu_tmp);
+    char *calls = tu_slurp(path, NULL);
+    double t[8], sum = 0;
+    int n = 0;
+    for (char *l = strchr(calls, '\n') + 1; *l && n < 8; l = strchr(l, '\n') + 1) {
+        int k = 0;
+        char *c = l;
+        while (k < 7)               /* the 8th field: time_us */
+            k += *c++ == ',';
+        t[n++] = atof(c);
+    }
+    assert_int_equal(n, 5);
+    for (int i = 2; i < 5; i++)
+        sum += t[i];
+    snprintf(path, sizeof path, "%s/iters/nccl_tests.csv", tu_tmp);
+    char *tab = tu_slurp(path, NULL);
+    char *row = strchr(tab, '\n') + 1;
+    int k = 0;
+    while (k < 5)
+        k += *row++ == ',';
+    print_message("calls %.3f %.3f | %.3f %.3f %.3f us; reported %.3f\n", t[0], t[1], t[2], t[3],
+                  t[4], atof(row));
+    assert_true(fabs(atof(row) - sum / 3) < 1e-9 * sum);
+    free(calls);
+    free(tab);
+}
+
+/* The 128-GPU example at one size (4 MiB), ring and hierarchical: every
+ * call completes; ring's busbw with 8 channels exceeds one NIC's 50 GB/s
+ * (each channel's ring leaves servers on its own rail).  And the model's
+ * first figure is busbw against size on a log x axis. */
+static void test_example_128_at_one_size(void **state)
+{
+    (void)state;
+    const char *algos[] = {"collective.sweep.algorithm=ring",
+                           "collective.sweep.algorithm=hierarchical"};
+    for (int i = 0; i < 2; i++) {
+        const char *sets[] = {"collective.sweep.min_bytes=4MiB",
+                              "collective.sweep.max_bytes=4MiB", algos[i]};
+        json_t *sum = tu_run("ai/nccl-allreduce-128", i ? "h128" : "r128", sets, 3);
+        json_t *nt = json_object_get(json_object_get(sum, "results"), "nccl_tests");
+        assert_int_equal(json_integer_value(json_object_get(nt, "ranks")), 128);
+        assert_int_equal(json_integer_value(json_object_get(nt, "sizes_completed")), 1);
+        double bus = json_real_value(json_object_get(nt, "largest_busbw_GBps"));
+        print_message("128 GPUs, 4 MiB, %s: busbw %.1f GB/s\n", algos[i] + 27, bus);
+        assert_true(bus > 0 && bus < 8 * 50);
+        if (i == 0)
+            assert_true(bus > 50);
+        json_decref(sum);
+    }
+    const plot_spec *p = model_find("collective")->plots;
+    assert_string_equal(p->csv, "nccl_tests.csv");
+    assert_string_equal(p->x, "size");
+    assert_string_equal(p->y, "busbw_GBps");
+    assert_int_equal(p->logx, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,9 +471,12 @@ int main(void)
         cmocka_unit_test(test_reduce_scatter_and_all_gather_meet_alpha_beta),
         cmocka_unit_test(test_busbw_is_link_rate_for_large_messages),
         cmocka_unit_test(test_every_algorithm_moves_its_bytes),
+        cmocka_unit_test(test_tree_sends_at_most_2S_per_rank),
         cmocka_unit_test(test_hierarchical_bytes_per_link_class),
         cmocka_unit_test(test_sub_communicators_run_together),
         cmocka_unit_test(test_example_sweep_table),
+        cmocka_unit_test(test_sweep_warmup_and_mean_of_iters),
+        cmocka_unit_test(test_example_128_at_one_size),
     };
     return cmocka_run_group_tests_name("collective", tests, tu_setup, tu_teardown);
 }
