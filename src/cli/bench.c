@@ -21,7 +21,10 @@
  * leaf-spine (the reference network scenario); SDTCP's N = 32 incast with
  * two background flows, run again without the controller in the same
  * process (the ratio of wall time per packet hop, and the control
- * messages per simulated second).
+ * messages per simulated second); one iteration of GPT-13B TP8 DP16 on 128
+ * GPUs (ai/gpt13b, from AICB's SimAI workload file) with its messages at a
+ * tenth of their size (some 150M events; the full size is ten times that,
+ * minutes of CPU).
  *
  * Each case runs in a child process so that its peak resident memory
  * (wait4's ru_maxrss) is its own.  Times are wall-clock; compare ratios
@@ -230,6 +233,8 @@ static const bcase cases[] = {
      {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB", NULL}},
     {"sdtcp", "scenario sdtcp/incast-bg, N=32, SDTCP", 5, 0, 0, 0, "sdtcp/incast-bg",
      {"sdtcp.scheme=sdtcp", NULL}},
+    {"gpt13b", "scenario ai/gpt13b, 1 iteration, 128 GPUs, bytes x0.1", 3, 0, 0, 0, "ai/gpt13b",
+     {"training.bytes_scale=0.1", NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)

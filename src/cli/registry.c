@@ -13,6 +13,7 @@ extern const model_ops fedenergy_model_ops;
 extern const model_ops stellar_model_ops;
 extern const model_ops collective_model_ops;
 extern const model_ops sdtcp_model_ops;
+extern const model_ops training_model_ops;
 
 static const model_ops *const models[] = {
     &queue_model_ops,
@@ -22,6 +23,7 @@ static const model_ops *const models[] = {
     &stellar_model_ops,
     &collective_model_ops,
     &sdtcp_model_ops,
+    &training_model_ops,
     NULL,
 };
 
