@@ -107,7 +107,8 @@ static int frame(const rec *r, uint8_t *b)
 {
     const pcap_l4 *h = &r->h;
     int tcp = h->proto != 17;
-    int l4_len = tcp ? 20 + (h->nsack ? 4 + 8 * h->nsack : 0) : 8;
+    int nx = tcp ? 0 : (h->nextra < 32 ? h->nextra : 32);
+    int l4_len = tcp ? 20 + (h->nsack ? 4 + 8 * h->nsack : 0) : 8 + nx;
     memset(b, 0, 14 + 20 + (size_t)l4_len);
     /* Ethernet */
     mac_of(b, r->to);
@@ -131,7 +132,8 @@ static int frame(const rec *r, uint8_t *b)
     put16(l4 + 2, h->dport);
     if (!tcp) {                                 /* UDP, no checksum */
         put16(l4 + 4, (uint16_t)(total - 20 > 65535 ? 65535 : total - 20));
-        return 14 + 20 + 8;
+        memcpy(l4 + 8, h->extra, (size_t)nx);  /* e.g. RoCEv2's BTH */
+        return 14 + 20 + 8 + nx;
     }
     put32(l4 + 4, h->seq);
     put32(l4 + 8, h->ack);

@@ -190,12 +190,32 @@ int64_t port_backlog(const port *q)
     return q->bytes + (q->tx ? q->tx->size_bytes : 0);
 }
 
+void port_set_source(port *q, port_source *src) { q->source = src; }
+
+/* A packet of class c from the port's source: an arrival (counted, past
+ * the hooks) that skips the buffer; NULL if none is ready. */
+static pkt *pull(port *q, int c)
+{
+    pkt *p;
+    while ((p = q->source->pull(q->source, q, c))) {
+        q->stat_rx_pkts++;
+        q->stat_rx_bytes += p->size_bytes;
+        if (!q->hooks || !hook_run(q, p))
+            return p;
+    }
+    return NULL;
+}
+
 static void start_tx(port *q)
 {
     for (int c = 0; c < q->cfg.nprio; c++) {
-        if (!q->cbytes[c] || q->pfc_paused[c])
+        if (q->pfc_paused[c])
             continue;
-        pkt *p = dequeue(q, (unsigned)c);
+        pkt *p;
+        if (q->cbytes[c])
+            p = dequeue(q, (unsigned)c);
+        else if (!q->source || !(p = pull(q, c)))
+            continue;
         q->tx = p;
         if (q->tap)             /* as a capture on a host: when it is sent */
             q->tap(q->tap_ctx, p);
@@ -395,6 +415,14 @@ static void port_recv(sink *self, pkt *p)
     if (q->hooks && hook_run(q, p))
         return;
     admit(q, p);
+}
+
+void port_kick(port *q)
+{
+    if (q->tx || q->down)
+        return;
+    q->busy_since = sim_now(q->s);
+    start_tx(q);
 }
 
 void port_set_down(port *q, int down)

@@ -6,7 +6,7 @@
 
 #include "aisim/transport.h"
 
-static const transport_ops *const all[] = {&tcp_transport, &dgram_transport, NULL};
+static const transport_ops *const all[] = {&tcp_transport, &dgram_transport, &rocev2_transport, NULL};
 
 const transport_ops *const *transport_all(void) { return all; }
 
