@@ -232,6 +232,7 @@ static pkt *new_pkt(rdma_qp *qp, uint8_t kind, uint8_t op, uint32_t size)
     p->size_bytes = size;
     p->sent_ps = sim_now(qp->c.s);
     p->h.rdma.op = op;
+    p->flags = PKT_F_ECT;       /* every RoCEv2 packet: RED marks, never drops it */
     return p;
 }
 
@@ -320,7 +321,6 @@ int rdma_qp_next(rdma_qp *qp, pkt **res, int64_t *at)
     psn_info(qp, psn, &seq, &len, &first, &last);
     pkt *p = new_pkt(qp, PKT_DATA, RDMA_OP_DATA, len + RDMA_HDR_BYTES);
     p->seq = psn;
-    p->flags = PKT_F_ECT;
     p->h.rdma.data_bytes = len;
     p->h.rdma.last = last;
     p->h.rdma.aux = first;
@@ -689,7 +689,7 @@ static void rdma_pcap(const conn *c, const pkt *p, pcap_l4 *h)
     size_t n = 12;
     if (op == RDMA_OP_DATA) {
         bool first = p->h.rdma.aux & 1, last = p->h.rdma.last;
-        static const uint8_t base[] = {0x00, 0x06, 0x0d};    /* SEND, WRITE, READ resp */
+        static const uint8_t base[] = {0x06, 0x00, 0x0d};    /* WRITE, SEND, READ resp */
         uint8_t o = base[qp->k->verb];
         if (qp->k->verb == RDMA_READ)
             opc = first && last ? 0x10 : first ? 0x0d : last ? 0x0f : 0x0e;

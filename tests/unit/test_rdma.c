@@ -96,10 +96,386 @@ static void test_write_meets_ideal_and_conserves(void **state)
     fx_free(&f);
 }
 
+
+/* A hook dropping the data packet of PSN `psn` once. */
+typedef struct dropper {
+    hook h;
+    uint64_t psn;
+    int done;
+} dropper;
+
+static int drop_once(hook *h, port *q, pkt *p)
+{
+    dropper *d = h->ctx;
+    if (p->kind == PKT_DATA && p->seq == d->psn && !d->done) {
+        d->done = 1;
+        hook_drop(h, q, p);
+        return HOOK_TAKEN;
+    }
+    return HOOK_PASS;
+}
+
+/* One lost packet (PSN 10 of 100) on the way to h0: go-back-N resends it
+ * and everything sent after it before the NACK came back; selective repeat
+ * resends it alone.  Packets on the wire = 100 + resends - 1 (the lost one
+ * never crosses sw0 -> h0). */
+static void run_one_loss(const char *recovery, uint64_t *rtx, uint64_t *onwire, uint64_t *nacks)
+{
+    char y[512];
+    snprintf(y, sizeof y, STAR("") "transport: {name: rocev2, cc: none, recovery: %s}\n",
+             recovery);
+    fixture f;
+    fx_open(&f, y);
+    topo *t = network_topo(f.n);
+    port *down = topo_link_port(t, 0, 1);
+    dropper d = {.psn = 10};
+    hook_init(&d.h, drop_once, &d, "drop");
+    hook_attach(down, &d.h);
+    log_t l = {0};
+    conn *c = network_connect(f.n, 1, 0, 0);
+    network_send_on(f.n, c, 100000, -1, 0, on_done, &l);
+    rdma_qp *qp = (rdma_qp *)c;
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(l.n, 1);
+    assert_false(l.m[0].aborted);
+    assert_int_equal(d.done, 1);
+    *rtx = qp->st_rtx;
+    *nacks = qp->st_nacks;
+    assert_int_equal(qp->st_timeouts, 0);
+    *onwire = down->stat_tx_pkts;
+    hook_detach(down, &d.h);
+    hook_fini(&d.h);
+    assert_int_equal(pkt_pool_live(network_pool(f.n)), 0);
+    fx_free(&f);
+}
+
+static void test_go_back_n_vs_selective_repeat_on_the_wire(void **state)
+{
+    (void)state;
+    uint64_t rtx, onwire, nacks;
+    run_one_loss("go_back_n", &rtx, &onwire, &nacks);
+    /* NACK once for the gap; resent: PSN 10 .. the highest sent when the
+     * NACK arrived (about one round trip of packets: 4 us / 0.85 us) */
+    assert_int_equal(nacks, 1);
+    assert_true(rtx >= 4 && rtx <= 12);
+    assert_int_equal(onwire, 100 + rtx - 1);
+    run_one_loss("selective_repeat", &rtx, &onwire, &nacks);
+    assert_int_equal(rtx, 1);
+    assert_int_equal(onwire, 100);
+    assert_true(nacks >= 4);    /* one per packet that arrived past the hole */
+}
+
+/* Bytes the receiver of c holds. */
+static uint64_t got(conn *c) { return ((rdma_qp *)c)->delivered; }
+
+/* DCQCN, two QPs into one 10 Gbps port, with the DCQCN paper's parameters
+ * (Zhu et al. 2015: Kmin 5 KB, Kmax 200 KB, Pmax 1 %, timer 55 us, F 5,
+ * Rai 40 Mbps; the fork's defaults recover at 50 Mbps per 900 us, too slowly
+ * for a unit test): the second starts 1 ms after the first; over 60..100 ms
+ * each gets within 10 % of half what the port carries, which is >= 85 % of
+ * the link's goodput; the queue stays below 300 KB
+ * (Kmax + 50 %: DCQCN's queue oscillates around Kmax);
+ * CNPs at most one per 4 us per QP. */
+static void test_dcqcn_two_to_one_converges(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, STAR(", red_min: 5KB, red_max: 200KB, red_max_p: 0.01, red_weight: 1")
+            "transport: {name: rocev2, cc: dcqcn, dcqcn_timer: 55us, dcqcn_fast_recovery: 5,"
+            " dcqcn_rai: 40Mbps, dcqcn_rhai: 400Mbps, dcqcn_alpha_interval: 55us, cnp_interval: 50us}\n");
+    conn *a = network_connect(f.n, 1, 0, 0), *b = network_connect(f.n, 2, 0, 0);
+    network_send_on(f.n, a, UINT64_MAX, -1, 0, NULL, NULL);
+    network_send_on(f.n, b, UINT64_MAX, -1, PS_PER_MS, NULL, NULL);
+    sim_run(f.s, 60 * PS_PER_MS);
+    uint64_t a0 = got(a), b0 = got(b);
+    port *down = topo_link_port(network_topo(f.n), 0, 1);
+    int64_t maxq = 0;
+    for (int i = 1; i <= 2000; i++) {
+        sim_run(f.s, 60 * PS_PER_MS + i * 20 * PS_PER_US);
+        if (port_backlog(down) > maxq)
+            maxq = port_backlog(down);
+    }
+    double ra = (double)(got(a) - a0) * 8 / 40e-3, rb = (double)(got(b) - b0) * 8 / 40e-3;
+    double fair = (ra + rb) / 2;                /* half of what the port carried */
+    print_message("dcqcn: %.3g %.3g bps (fair %.3g), max queue %lld B\n", ra, rb, fair,
+                  (long long)maxq);
+    assert_true(ra + rb > 0.85 * 10e9 * 1000 / 1062);  /* >= 85 % of the goodput */
+    assert_true(ra > 0.9 * fair && ra < 1.1 * fair);
+    assert_true(rb > 0.9 * fair && rb < 1.1 * fair);
+    assert_true(maxq < 300000);
+    rdma_qp *qa = (rdma_qp *)a, *qb = (rdma_qp *)b;
+    assert_true(qa->st_cnp_sent > 10 && qb->st_cnp_sent > 10);
+    assert_true(qa->cnp_min_gap_ps >= 50 * PS_PER_US && qb->cnp_min_gap_ps >= 50 * PS_PER_US);
+    assert_int_equal(qa->st_cnp_rcvd, qa->st_cnp_sent);
+    fx_free(&f);
+}
+
+/* 16-to-1 incast of 64 KB each on a star of 17 hosts at 10 Gbps with a
+ * 400 KB buffer per port, no congestion control.  Lossless (PFC XOFF 16 KB,
+ * XON 8 KB per ingress): no drop, pauses, every message complete.  Lossy:
+ * drops, recovered by go-back-N, every message complete, no packet left. */
+static void run_incast(bool lossless, uint64_t *drops, uint64_t *pauses, uint64_t *rtx)
+{
+    char y[600];
+    snprintf(y, sizeof y,
+             "topology: {kind: star, hosts: 17, link: {rate: 10Gbps, delay: 1us, buffer: 400KB%s}}\n"
+             "transport: {name: rocev2, cc: none, lossless: %s}\n",
+             lossless ? ", pfc_xoff: 16KB, pfc_xon: 8KB" : "", lossless ? "true" : "false");
+    fixture f;
+    fx_open(&f, y);
+    log_t l = {0};
+    for (int i = 1; i <= 16; i++)
+        network_send(f.n, i, 0, 64000, 0, -1, 0, on_done, &l);
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(l.n, 16);
+    *drops = *pauses = *rtx = 0;
+    topo *t = network_topo(f.n);
+    for (size_t k = 0; k < topo_links(t); k++)
+        for (int d = 0; d < 2; d++) {
+            *drops += topo_link_port(t, (int)k, d)->stat_drop_pkts;
+            *pauses += topo_link_port(t, (int)k, d)->stat_pfc_pauses;
+        }
+    for (int i = 0; i < 16; i++) {
+        assert_false(l.m[i].aborted);
+        *rtx += l.m[i].at_start.retransmits;    /* 0: each the first on its QP */
+    }
+    json_t *sum = json_object();
+    out *o = NULL;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/incast%d", tu_tmp, lossless);
+    err e = {0};
+    assert_int_equal(out_open(dir, 0, &o, &e), 0);
+    assert_int_equal(network_report(f.n, o, sum, &e), 0);
+    assert_int_equal(out_commit(o, &e), 0);
+    *rtx = (uint64_t)json_integer_value(json_object_get(sum, "rdma_retransmits"));
+    assert_int_equal(json_integer_value(json_object_get(sum, "packets_allocated_at_end")), 0);
+    json_decref(sum);
+    fx_free(&f);
+}
+
+static void test_incast_lossless_vs_lossy(void **state)
+{
+    (void)state;
+    uint64_t drops, pauses, rtx;
+    run_incast(true, &drops, &pauses, &rtx);
+    print_message("lossless: drops %llu pauses %llu rtx %llu\n", (unsigned long long)drops,
+                  (unsigned long long)pauses, (unsigned long long)rtx);
+    assert_int_equal(drops, 0);
+    assert_true(pauses >= 16);
+    assert_int_equal(rtx, 0);
+    run_incast(false, &drops, &pauses, &rtx);
+    print_message("lossy: drops %llu pauses %llu rtx %llu\n", (unsigned long long)drops,
+                  (unsigned long long)pauses, (unsigned long long)rtx);
+    assert_true(drops > 100);
+    assert_int_equal(pauses, 0);
+    assert_true(rtx >= drops);
+}
+
+/* HPCC with n senders into one 100 Gbps port: after the first 200 us the
+ * bottleneck's queue stays below 40 KB while it runs at >= 90 % of the
+ * link. */
+static void run_hpcc(int n, int64_t *maxq, double *util)
+{
+    char y[600];
+    snprintf(y, sizeof y,
+             "topology: {kind: star, hosts: %d, link: {rate: 100Gbps, delay: 1us, buffer: 4MB}}\n"
+             "transport: {name: rocev2, cc: hpcc}\n", n + 1);
+    fixture f;
+    fx_open(&f, y);
+    for (int i = 1; i <= n; i++)
+        network_send(f.n, i, 0, UINT64_MAX, 0, -1, 0, NULL, NULL);
+    sim_run(f.s, 200 * PS_PER_US);
+    port *down = topo_link_port(network_topo(f.n), 0, 1);
+    uint64_t tx0 = down->stat_tx_bytes;
+    *maxq = 0;
+    for (int i = 1; i <= 300; i++) {
+        sim_run(f.s, 200 * PS_PER_US + i * PS_PER_US);
+        if (port_backlog(down) > *maxq)
+            *maxq = port_backlog(down);
+    }
+    *util = (double)(down->stat_tx_bytes - tx0) * 8 / 300e-6 / 100e9;
+    fx_free(&f);
+}
+
+static void test_hpcc_small_queue_high_utilisation(void **state)
+{
+    (void)state;
+    int ns[] = {2, 16};
+    for (int i = 0; i < 2; i++) {
+        int64_t q;
+        double u;
+        run_hpcc(ns[i], &q, &u);
+        print_message("hpcc %d senders: max queue %lld B, utilisation %.3f\n", ns[i],
+                      (long long)q, u);
+        assert_true(q < 40000);
+        assert_true(u >= 0.90);
+    }
+}
+
+/* Located errors: an MTU below the headers, a lossless fabric without PFC,
+ * DCQCN's gain out of range. */
+static void test_bad_input(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml, *want;
+    } cases[] = {
+        {STAR("") "transport: {name: rocev2, mtu: 60B}\n",
+         "net.yaml:2:32: net.transport.mtu: expected an MTU above the RoCEv2 headers (62 bytes"},
+        {STAR("") "transport: {name: rocev2, lossless: true}\n",
+         "net.yaml:2:37: net.transport.lossless: expected PFC (topology pfc_xoff > 0) on every "
+         "link of a lossless RDMA fabric, found none on"},
+        {STAR("") "transport: {name: rocev2, dcqcn_g: 1.5}\n",
+         "net.yaml:2:36: net.transport.dcqcn_g:"},
+        {STAR(", red_min: 100KB, red_max: 50KB") "transport: {name: rocev2}\n", "red_max"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        fixture f;
+        err e = {0};
+        int r = fx_make(&f, cases[i].yaml, &e);
+        if (r == 0 || !strstr(e.msg, cases[i].want))
+            fail_msg("case %zu: got \"%s\"", i, e.msg);
+        network_destroy(f.n);
+        sim_destroy(f.s);
+        cfg_free(f.doc);
+    }
+}
+
+static double res(json_t *sum, const char *k)
+{
+    json_t *v = json_object_get(json_object_get(sum, "results"), k);
+    if (!v)
+        v = json_object_get(sum, k);
+    if (!v)
+        fail_msg("no %s in the summary", k);
+    return json_number_value(v);
+}
+
+/* The examples at small size.  incast: lossless has pauses and no drop,
+ * lossy drops and still completes.  loss-recovery at 1 %: selective repeat
+ * resends about the lost packets only (<= 1.5 x drops), go-back-N several
+ * times more.  websearch (2 ms of arrivals): HPCC's largest queue is
+ * below a tenth of DCQCN's, every flow completes, nothing is dropped. */
+static void test_examples(void **state)
+{
+    (void)state;
+    const char *ll[] = {"net.incast.rounds=1"};
+    json_t *a = tu_run("rdma/incast-lossless", "ex-ll", ll, 1);
+    assert_int_equal(res(a, "drops"), 0);
+    assert_true(res(a, "pfc_pauses") > 0);
+    const char *ly[] = {"net.incast.rounds=1", "net.transport.lossless=false",
+                        "net.topology.link.pfc_xoff=0B", "net.topology.link.pfc_xon=0B"};
+    json_t *b = tu_run("rdma/incast-lossless", "ex-ly", ly, 4);
+    assert_true(res(b, "drops") > 0);
+    assert_int_equal(res(b, "pfc_pauses"), 0);
+    assert_int_equal(res(b, "flows_completed"), res(b, "flows"));
+    json_decref(a);
+    json_decref(b);
+    const char *gbn[] = {"net.transport.recovery=go_back_n"};
+    const char *sr[] = {"net.transport.recovery=selective_repeat"};
+    json_t *g = tu_run("rdma/loss-recovery", "ex-gbn", gbn, 1);
+    json_t *r = tu_run("rdma/loss-recovery", "ex-sr", sr, 1);
+    print_message("loss 1%%: go-back-N %g resends for %g drops, selective repeat %g for %g\n",
+                  res(g, "rdma_retransmits"), res(g, "drops"), res(r, "rdma_retransmits"),
+                  res(r, "drops"));
+    assert_true(res(r, "rdma_retransmits") >= res(r, "drops"));
+    assert_true(res(r, "rdma_retransmits") <= 1.5 * res(r, "drops"));
+    assert_true(res(g, "rdma_retransmits") >= 4 * res(g, "drops"));
+    assert_int_equal(res(g, "flows_completed"), 2);
+    assert_int_equal(res(r, "flows_completed"), 2);
+    json_decref(g);
+    json_decref(r);
+    const char *wd[] = {"net.background.duration=2ms", "net.transport.cc=dcqcn"};
+    const char *wh[] = {"net.background.duration=2ms", "net.transport.cc=hpcc"};
+    json_t *d = tu_run("rdma/websearch-leafspine", "ex-wd", wd, 2);
+    json_t *h = tu_run("rdma/websearch-leafspine", "ex-wh", wh, 2);
+    for (json_t *x = d; x; x = x == d ? h : NULL) {
+        assert_int_equal(res(x, "flows_completed"), res(x, "flows"));
+        assert_int_equal(res(x, "drops"), 0);
+    }
+    print_message("websearch: max queue dcqcn %g hpcc %g\n", res(d, "max_queue_bytes"),
+                  res(h, "max_queue_bytes"));
+    assert_true(res(h, "max_queue_bytes") * 10 < res(d, "max_queue_bytes"));
+    json_decref(d);
+    json_decref(h);
+    const char *dc[] = {"stop=20ms"};
+    json_t *c = tu_run("rdma/dcqcn-two-to-one", "ex-dc", dc, 1);
+    assert_true(res(c, "rdma_cnps") > 0);
+    json_decref(c);
+}
+
+/* The same seed gives the same bytes: two runs of a lossy run with random
+ * loss write identical flows.csv and rdma_qps.csv. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    json_t *a = tu_run("rdma/loss-recovery", "det-a", NULL, 0);
+    json_t *b = tu_run("rdma/loss-recovery", "det-b", NULL, 0);
+    json_decref(a);
+    json_decref(b);
+    const char *files[] = {"flows.csv", "rdma_qps.csv"};
+    for (int i = 0; i < 2; i++) {
+        char pa[300], pb[300];
+        snprintf(pa, sizeof pa, "%s/det-a/%s", tu_tmp, files[i]);
+        snprintf(pb, sizeof pb, "%s/det-b/%s", tu_tmp, files[i]);
+        size_t la, lb;
+        char *x = tu_slurp(pa, &la), *y = tu_slurp(pb, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(x, y, la);
+        free(x);
+        free(y);
+    }
+}
+
+/* A capture of h0 in the two-to-one example: UDP to 4791 with a BTH whose
+ * opcode is an RC WRITE (first 0x06 / middle 0x07 / last 0x08 / only 0x0a)
+ * for data, ACKNOWLEDGE 0x11 or CNP 0x81 back, the PSN in its last 3 bytes. */
+static void test_pcap_bth(void **state)
+{
+    (void)state;
+    const char *sets[] = {"stop=200us", "net.pcap=[h0]"};
+    json_decref(tu_run("rdma/dcqcn-two-to-one", "pcap", sets, 2));
+    char path[300];
+    snprintf(path, sizeof path, "%s/pcap/h0.pcap", tu_tmp);
+    size_t n;
+    char *b = tu_slurp(path, &n);
+    const unsigned char *u = (const unsigned char *)b;
+    size_t off = 24, data = 0, acks = 0;
+    uint32_t last_psn = 0;
+    while (off + 16 <= n) {
+        uint32_t cap = u[off + 8] | u[off + 9] << 8 | u[off + 10] << 16 | (uint32_t)u[off + 11] << 24;
+        const unsigned char *f = u + off + 16;
+        assert_int_equal(f[23], 17);                        /* UDP */
+        assert_int_equal(f[36] << 8 | f[37], 4791);         /* dport */
+        const unsigned char *bth = f + 42;
+        uint32_t psn = (uint32_t)bth[9] << 16 | bth[10] << 8 | bth[11];
+        if (bth[0] >= 0x06 && bth[0] <= 0x0a) {
+            if (data++ && bth[0] != 0x06)
+                assert_true(psn >= last_psn);
+            last_psn = psn;
+        } else {
+            if (bth[0] != 0x11 && bth[0] != 0x81)
+                fail_msg("opcode 0x%x", bth[0]);
+            acks++;
+        }
+        off += 16 + cap;
+    }
+    assert_true(data > 100 && acks > 100);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_meets_ideal_and_conserves),
+        cmocka_unit_test(test_go_back_n_vs_selective_repeat_on_the_wire),
+        cmocka_unit_test(test_dcqcn_two_to_one_converges),
+        cmocka_unit_test(test_incast_lossless_vs_lossy),
+        cmocka_unit_test(test_hpcc_small_queue_high_utilisation),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_examples),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_pcap_bth),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
