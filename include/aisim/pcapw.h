@@ -45,6 +45,8 @@ typedef struct pcap_l4 {
     uint8_t nextra;             /* UDP: bytes of extra[] written after the UDP
                                    header (RoCEv2: BTH, RETH or AETH), <= 32 */
     uint8_t extra[32];
+    uint8_t l2_bytes;           /* bytes of the packet's size that are Ethernet
+                                   header and FCS (RoCEv2: 18), not IP */
 } pcap_l4;
 
 /* A capture of up to max_packets records.  `describe(ctx, p, &from, &to,

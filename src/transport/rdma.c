@@ -684,6 +684,7 @@ static void rdma_pcap(const conn *c, const pkt *p, pcap_l4 *h)
     h->reverse = op != RDMA_OP_DATA;
     h->sport = (uint16_t)(49152 + (c->path_key >> 7) % 16384);
     h->dport = RDMA_UDP_PORT;
+    h->l2_bytes = 18;           /* the Ethernet header and FCS are in the size */
     uint8_t *b = h->extra;
     uint8_t opc = 0x11;         /* ACKNOWLEDGE */
     size_t n = 12;

@@ -235,6 +235,8 @@ static void run_incast(bool lossless, uint64_t *drops, uint64_t *pauses, uint64_
             *drops += topo_link_port(t, (int)k, d)->stat_drop_pkts;
             *pauses += topo_link_port(t, (int)k, d)->stat_pfc_pauses;
         }
+    for (int i = 1; i <= 16; i++)       /* the senders' NICs pull: nothing waits there */
+        assert_int_equal(topo_link_port(t, i, 0)->stat_max_bytes, 0);
     for (int i = 0; i < 16; i++) {
         assert_false(l.m[i].aborted);
         *rtx += l.m[i].at_start.retransmits;    /* 0: each the first on its QP */
@@ -464,6 +466,130 @@ static void test_pcap_bth(void **state)
     free(b);
 }
 
+/* ACK coalescing: 100 packets with ack_interval 4 give 25 ACKs (every
+ * fourth packet; the last is also the message's end); with 3 an ACK at
+ * 3, 6, .., 99 and one at the end (100): 34. */
+static void test_ack_interval(void **state)
+{
+    (void)state;
+    int64_t want[] = {25, 34};
+    for (int i = 0; i < 2; i++) {
+        char y[300];
+        snprintf(y, sizeof y, STAR("") "transport: {name: rocev2, cc: none, ack_interval: %d}\n",
+                 i ? 3 : 4);
+        fixture f;
+        fx_open(&f, y);
+        log_t l = {0};
+        network_send(f.n, 1, 0, 100000, 0, -1, 0, on_done, &l);
+        sim_run(f.s, SIM_TIME_MAX);
+        assert_int_equal(l.n, 1);
+        assert_int_equal(topo_link_port(network_topo(f.n), 0, 0)->stat_tx_pkts, want[i]);
+        fx_free(&f);
+    }
+}
+
+/* READ: the destination's request (78 B) travels first, then the
+ * response stream: the message completes one request's one-way trip after
+ * the same WRITE would, and the request crosses h0 -> sw0. */
+static void test_read_is_request_then_response(void **state)
+{
+    (void)state;
+    int64_t fct[2];
+    for (int i = 0; i < 2; i++) {
+        fixture f;
+        fx_open(&f, i ? STAR("") "transport: {name: rocev2, cc: none, verb: read}\n"
+                      : STAR("") "transport: {name: rocev2, cc: none, verb: write}\n");
+        log_t l = {0};
+        network_send(f.n, 1, 0, 100000, 0, -1, 0, on_done, &l);
+        sim_run(f.s, SIM_TIME_MAX);
+        assert_int_equal(l.n, 1);
+        fct[i] = l.m[0].finish_ps - l.m[0].start_ps;
+        port *back = topo_link_port(network_topo(f.n), 0, 0);
+        assert_int_equal(back->stat_tx_bytes, 100 * 66 + (i ? 78 : 0));
+        fx_free(&f);
+    }
+    /* one way for 78 B: 2 x (62.4 ns + 1 us) */
+    int64_t req = 2 * (units_tx_time_ps(78, 10000000000) + PS_PER_US);
+    assert_int_equal(fct[1] - fct[0], req);
+}
+
+/* The NIC's weighted round robin: h1 runs two QPs (to h0 and to h2) at
+ * weights 3 and 1 with no congestion control; while both are backlogged
+ * the NIC link splits 3:1.  Pulled packets never wait in the NIC's queue. */
+static void test_nic_weighted_round_robin(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, STAR("") "transport: {name: rocev2, cc: none}\n");
+    conn *a = network_connect(f.n, 1, 0, 0), *b = network_connect(f.n, 1, 2, 0);
+    network_send_on(f.n, a, UINT64_MAX, -1, 0, NULL, NULL);
+    network_send_on(f.n, b, UINT64_MAX, -1, 0, NULL, NULL);
+    rdma_qp_set_weight((rdma_qp *)a, 3);
+    sim_run(f.s, 1 * PS_PER_MS);
+    uint64_t ga = got(a), gb = got(b);
+    double r = (double)ga / (double)gb;
+    print_message("weighted 3:1: %llu / %llu = %.3f\n", (unsigned long long)ga,
+                  (unsigned long long)gb, r);
+    assert_true(r > 2.95 && r < 3.05);
+    port *nic = topo_link_port(network_topo(f.n), 1, 0);    /* h1 -> sw0 */
+    assert_int_equal(nic->stat_max_bytes, 0);
+    assert_true(nic->stat_tx_bytes > 1250000 * 99 / 100);     /* the link stays busy */
+    fx_free(&f);
+}
+
+/* The NIC's packet-rate cap: 1 Mpps of 1062 B packets leaves 8.5 of 10
+ * Gbps: 1000 packets take 1 ms (999 gaps of 1 us plus the path). */
+static void test_nic_pps_cap(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, STAR("") "transport: {name: rocev2, cc: none, nic_pps: 1000000}\n");
+    log_t l = {0};
+    network_send(f.n, 1, 0, 1000000, 0, -1, 0, on_done, &l);
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(l.n, 1);
+    int64_t fct = l.m[0].finish_ps - l.m[0].start_ps;
+    int64_t want = 999 * PS_PER_US + 2 * (units_tx_time_ps(1062, 10000000000) + PS_PER_US);
+    assert_int_equal(fct, want);
+    fx_free(&f);
+}
+
+/* A path that drops everything (a blackhole fault on sw0 -> h0): the QP
+ * times out max_timeouts + 1 times, 320 us apart, then gives up; its
+ * message is aborted; nothing is left allocated. */
+static void test_timeouts_then_abort(void **state)
+{
+    (void)state;
+    fixture f;
+    err e = {0};
+    const char *y = STAR("") "transport: {name: rocev2, cc: none, max_timeouts: 3}\n"
+                    "faults: [{kind: blackhole, port: \"sw0->h0\"}]\n";
+    memset(&f, 0, sizeof f);
+    assert_int_equal(cfg_load_string("net.yaml", y, strlen(y), &f.doc, &e), 0);
+    f.s = sim_create();
+    network_cfg c = {.pcap_max = 10};
+    cfg_node *root = cfg_root(f.doc);
+    c.topology = cfg_get(root, "topology");
+    c.transport = cfg_get(root, "transport");
+    c.faults = cfg_get(root, "faults");
+    model_env env = {.sim = f.s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    if (network_create(&f.n, &c, root, "net", &env, &e))
+        fail_msg("%s", e.msg);
+    network_start(f.n);
+    log_t l = {0};
+    conn *k = network_connect(f.n, 1, 0, 0);
+    network_send_on(f.n, k, 10000, -1, 0, on_done, &l);
+    rdma_qp *qp = (rdma_qp *)k;
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(l.n, 1);
+    assert_true(l.m[0].aborted);
+    assert_int_equal(qp->st_timeouts, 4);
+    assert_int_equal(qp->st_pkts, 10 * 4);      /* the first send and three resends */
+    assert_int_equal(qp->st_rtx, 30);
+    assert_int_equal(pkt_pool_live(network_pool(f.n)), 0);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +599,11 @@ int main(void)
         cmocka_unit_test(test_incast_lossless_vs_lossy),
         cmocka_unit_test(test_hpcc_small_queue_high_utilisation),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_ack_interval),
+        cmocka_unit_test(test_read_is_request_then_response),
+        cmocka_unit_test(test_nic_weighted_round_robin),
+        cmocka_unit_test(test_nic_pps_cap),
+        cmocka_unit_test(test_timeouts_then_abort),
         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_pcap_bth),
