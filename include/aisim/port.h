@@ -154,6 +154,10 @@ typedef struct port {
      * the wire): */
     uint8_t pfc_paused[PORT_MAX_PRIO];  /* XOFF in force: class not served */
     uint64_t stat_pfc_pauses;           /* XOFF frames received */
+    int64_t stat_pfc_paused_ps;         /* time classes spent paused (summed over
+                                           classes; a pause in force counts up to
+                                           its resume) */
+    int64_t pfc_since[PORT_MAX_PRIO];   /* when class c's pause took effect */
     /* counters */
     uint64_t stat_rx_pkts, stat_tx_pkts, stat_drop_pkts, stat_mark_pkts;
     uint64_t stat_rx_bytes;     /* every arrival, admitted or not */

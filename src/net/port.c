@@ -274,6 +274,10 @@ static void pfc_event(sim *s, void *obj, uint64_t arg)
 {
     port *q = obj;
     int c = (int)(arg >> 1);
+    if ((arg & 1) && !q->pfc_paused[c])
+        q->pfc_since[c] = sim_now(s);
+    else if (!(arg & 1) && q->pfc_paused[c])
+        q->stat_pfc_paused_ps += sim_now(s) - q->pfc_since[c];
     q->pfc_paused[c] = arg & 1;
     if (arg & 1) {
         q->stat_pfc_pauses++;

@@ -3,7 +3,9 @@
  * QP: bytes, first packet, last ACK, packets, retransmissions, timeouts,
  * CNPs sent and received, NACKs, out-of-order drops) and rdma_rate.csv
  * (the congestion-control rate and window of the first sample_qps QPs
- * every sample_interval), and the summary's rdma_* keys, pfc_pauses and max_queue_bytes (the largest queue of any port).
+ * every sample_interval), and the summary's rdma_* keys, pfc_pauses and pfc_paused_s (pause frames received and the time
+ * classes spent paused, over every port), max_queue_bytes (the largest
+ * queue of any port).
  */
 #include <stdlib.h>
 
@@ -154,15 +156,20 @@ int rdma_report(void *p, out *o, json_t *sum, err *e)
     json_object_set_new(sum, "rdma_qps", json_integer((json_int_t)n));
     /* PFC at the hosts' NICs and everywhere: pauses received */
     uint64_t pauses = 0;
-    int64_t maxq = 0;
+    int64_t maxq = 0, paused = 0, now = tp->s ? sim_now(tp->s) : 0;
     for (size_t l = 0; tp->t && l < topo_links(tp->t); l++)
         for (int d = 0; d < 2; d++) {
             const port *q = topo_link_port(tp->t, (int)l, d);
             pauses += q->stat_pfc_pauses;
+            paused += q->stat_pfc_paused_ps;
+            for (int c = 0; c < PORT_MAX_PRIO; c++)     /* pauses still in force */
+                if (q->pfc_paused[c])
+                    paused += now - q->pfc_since[c];
             if (q->stat_max_bytes > maxq)
                 maxq = q->stat_max_bytes;
         }
     json_object_set_new(sum, "pfc_pauses", json_integer((json_int_t)pauses));
     json_object_set_new(sum, "max_queue_bytes", json_integer((json_int_t)maxq));
+    out_json_num(sum, "pfc_paused_s", ps_to_s(paused));
     return 0;
 }

@@ -214,6 +214,8 @@ static void test_dcqcn_two_to_one_converges(void **state)
  * 400 KB buffer per port, no congestion control.  Lossless (PFC XOFF 16 KB,
  * XON 8 KB per ingress): no drop, pauses, every message complete.  Lossy:
  * drops, recovered by go-back-N, every message complete, no packet left. */
+static double paused_s;
+
 static void run_incast(bool lossless, uint64_t *drops, uint64_t *pauses, uint64_t *rtx)
 {
     char y[600];
@@ -250,6 +252,8 @@ static void run_incast(bool lossless, uint64_t *drops, uint64_t *pauses, uint64_
     assert_int_equal(network_report(f.n, o, sum, &e), 0);
     assert_int_equal(out_commit(o, &e), 0);
     *rtx = (uint64_t)json_integer_value(json_object_get(sum, "rdma_retransmits"));
+    paused_s = json_real_value(json_object_get(sum, "pfc_paused_s"));
+    assert_int_equal(json_integer_value(json_object_get(sum, "pfc_pauses")), *pauses);
     assert_int_equal(json_integer_value(json_object_get(sum, "packets_allocated_at_end")), 0);
     json_decref(sum);
     fx_free(&f);
@@ -265,11 +269,16 @@ static void test_incast_lossless_vs_lossy(void **state)
     assert_int_equal(drops, 0);
     assert_true(pauses >= 16);
     assert_int_equal(rtx, 0);
+    /* 16 x 64 KB through one 10 Gbps port take >= 839 us: the 16 senders
+     * together are paused most of that (at most 16 x the run) */
+    print_message("paused %.3g s\n", paused_s);
+    assert_true(paused_s > 16 * 400e-6 && paused_s < 16 * 900e-6);
     run_incast(false, &drops, &pauses, &rtx);
     print_message("lossy: drops %llu pauses %llu rtx %llu\n", (unsigned long long)drops,
                   (unsigned long long)pauses, (unsigned long long)rtx);
     assert_true(drops > 100);
     assert_int_equal(pauses, 0);
+    assert_true(paused_s == 0);
     assert_true(rtx >= drops);
 }
 
@@ -590,6 +599,76 @@ static void test_timeouts_then_abort(void **state)
     fx_free(&f);
 }
 
+/* n long QPs into one 10 Gbps port under `cc`: the largest queue over
+ * 2..10 ms (sampled every 10 us) and the port's utilisation then. */
+static void run_cc(const char *cc, const char *link, int n, int64_t *maxq, double *util)
+{
+    char y[600];
+    snprintf(y, sizeof y,
+             "topology: {kind: star, hosts: %d, link: {rate: 10Gbps, delay: 1us, buffer: 2MB%s}}\n"
+             "transport: {name: rocev2, cc: %s}\n", n + 1, link, cc);
+    fixture f;
+    fx_open(&f, y);
+    for (int i = 1; i <= n; i++)
+        network_send(f.n, i, 0, UINT64_MAX, 0, -1, 0, NULL, NULL);
+    sim_run(f.s, 2 * PS_PER_MS);
+    port *down = topo_link_port(network_topo(f.n), 0, 1);
+    uint64_t tx0 = down->stat_tx_bytes;
+    *maxq = 0;
+    for (int i = 1; i <= 800; i++) {
+        sim_run(f.s, 2 * PS_PER_MS + i * 10 * PS_PER_US);
+        if (port_backlog(down) > *maxq)
+            *maxq = port_backlog(down);
+    }
+    *util = (double)(down->stat_tx_bytes - tx0) * 8 / 8e-3 / 10e9;
+    fx_free(&f);
+}
+
+/* DCTCP over RoCE with the step at K = 30 KB and the fork's gain g = 1/256
+ * and increase of 1 Gbps per RTT: the queue stays below 300 KB (alpha
+ * adapts slowly at that gain, so the queue overshoots K) with the port at
+ * >= 90 %.  TIMELY: the
+ * queue stays below t_high's worth (500 us at 10 Gbps = 625 KB), far
+ * below the 2 MB buffer that no congestion control fills, at >= 80 %
+ * (TIMELY's rate oscillates: 86 % here). */
+static void test_dctcp_and_timely_bound_the_queue(void **state)
+{
+    (void)state;
+    int64_t q;
+    double u;
+    run_cc("dctcp", ", ecn_k: 30KB", 4, &q, &u);
+    print_message("dctcp: max queue %lld B, utilisation %.3f\n", (long long)q, u);
+    assert_true(q < 300000);
+    assert_true(u >= 0.90);
+    run_cc("timely", "", 4, &q, &u);
+    print_message("timely: max queue %lld B, utilisation %.3f\n", (long long)q, u);
+    assert_true(q < 625000);
+    assert_true(u >= 0.80);
+    run_cc("none", "", 4, &q, &u);
+    print_message("none: max queue %lld B\n", (long long)q);
+    assert_true(q > 1900000);
+}
+
+/* A QP must run between NICs: two GPUs of one server talk over NVLink,
+ * so such a QP is aborted at once (logged); across servers it completes. */
+static void test_qp_between_gpus_of_a_server_is_refused(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, "topology: {kind: dual_plane, servers: 2, gpus_per_server: 2, servers_per_tor: 2,"
+                " aggs: 1, nic_link: {rate: 100Gbps}, fabric_link: {rate: 100Gbps},"
+                " nvlink: {rate: 900Gbps}}\n"
+                "transport: {name: rocev2, cc: none}\n");
+    log_t l = {0};
+    network_send(f.n, 0, 1, 10000, 0, -1, 0, on_done, &l);    /* server 0: GPU 0 -> GPU 1 */
+    network_send(f.n, 0, 2, 10000, 0, -1, 0, on_done, &l);    /* GPU 0 -> server 1's GPU 0 */
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(l.n, 2);
+    assert_true(l.m[0].dst == 1 && l.m[0].aborted);
+    assert_true(l.m[1].dst == 2 && !l.m[1].aborted && l.m[1].finish_ps > 0);
+    fx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,7 +677,9 @@ int main(void)
         cmocka_unit_test(test_dcqcn_two_to_one_converges),
         cmocka_unit_test(test_incast_lossless_vs_lossy),
         cmocka_unit_test(test_hpcc_small_queue_high_utilisation),
+        cmocka_unit_test(test_dctcp_and_timely_bound_the_queue),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_qp_between_gpus_of_a_server_is_refused),
         cmocka_unit_test(test_ack_interval),
         cmocka_unit_test(test_read_is_request_then_response),
         cmocka_unit_test(test_nic_weighted_round_robin),
