@@ -148,6 +148,9 @@ struct rdma_qp {
     uint64_t wnd_bytes;         /* CC window, 0: none */
     int64_t next_tx_ps;         /* pacing: earliest next send */
     sim_timer rto;
+    int64_t rto_due;            /* the timeout is due then (the timer may be earlier) */
+    uint32_t gap_bytes;         /* pacing gap cache: size, rate -> gap */
+    int64_t gap_rate, gap_ps;
     int64_t rtos_in_row;
     int64_t base_rtt_ps;
     /* receiver */

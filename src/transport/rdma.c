@@ -338,11 +338,17 @@ int rdma_qp_next(rdma_qp *qp, pkt **res, int64_t *at)
         qp->snd_max = psn + 1;
     if (!qp->st_pkts++)
         qp->st_first_ps = now;
-    int64_t gap = units_tx_time_ps(p->size_bytes, qp->rate_bps);
-    qp->next_tx_ps = now + gap;
+    if (p->size_bytes != qp->gap_bytes || qp->rate_bps != qp->gap_rate) {
+        qp->gap_bytes = p->size_bytes;      /* a 128-bit division: cached */
+        qp->gap_rate = qp->rate_bps;
+        qp->gap_ps = units_tx_time_ps(p->size_bytes, qp->rate_bps);
+    }
+    qp->next_tx_ps = now + qp->gap_ps;
     qp->cc->on_send(qp, qp->ccs, p);
-    if (!sim_timer_armed(qp->c.s, &qp->rto))
-        sim_timer_arm(qp->c.s, &qp->rto, now + qp->k->rto_ps);
+    if (!sim_timer_armed(qp->c.s, &qp->rto)) {
+        qp->rto_due = now + qp->k->rto_ps;
+        sim_timer_arm(qp->c.s, &qp->rto, qp->rto_due);
+    }
     *res = p;
     return 1;
 }
@@ -441,12 +447,12 @@ static void rx_recv(sink *self, pkt *p)
 
 /* ---- the requester: ACK / NACK / CNP in -------------------------------- */
 
+/* Progress restarts the timeout.  Lazily: the due time moves, the timer
+ * stays where it is and, when it fires early, moves itself to the due time
+ * (one event per timeout period instead of a reschedule per ACK). */
 static void rearm_rto(rdma_qp *qp)
 {
-    if (qp->snd_una < qp->snd_max)
-        sim_timer_arm(qp->c.s, &qp->rto, sim_now(qp->c.s) + qp->k->rto_ps);
-    else
-        sim_timer_disarm(qp->c.s, &qp->rto);
+    qp->rto_due = sim_now(qp->c.s) + qp->k->rto_ps;
 }
 
 static void on_ack(rdma_qp *qp, pkt *p)
@@ -528,9 +534,12 @@ static void tx_recv(sink *self, pkt *p)
  * answered; after max_timeouts in a row, give up. */
 static void on_rto(sim *s, void *obj, uint64_t arg)
 {
-    (void)s;
     (void)arg;
     rdma_qp *qp = obj;
+    if (qp->rto_due > sim_now(s)) {
+        sim_timer_arm(s, &qp->rto, qp->rto_due);
+        return;
+    }
     bool pending_read = false;
     for (size_t i = qp->mh; i < qp->mn; i++)
         pending_read |= !qp->m[i].ready;
@@ -555,7 +564,8 @@ static void on_rto(sim *s, void *obj, uint64_t arg)
     for (size_t i = qp->mh; i < qp->mn; i++)
         if (!qp->m[i].ready)
             send_read_request(qp, i);
-    sim_timer_arm(qp->c.s, &qp->rto, sim_now(qp->c.s) + qp->k->rto_ps);
+    qp->rto_due = sim_now(qp->c.s) + qp->k->rto_ps;
+    sim_timer_arm(qp->c.s, &qp->rto, qp->rto_due);
     rdma_qp_wake(qp);
 }
 
@@ -769,6 +779,27 @@ static int rdma_net_ready(void *p, topo *t, const cfg_node *sec, const char *pat
                                    topo_link_port(t, (int)l, d)->base.name);
                 }
         }
+    }
+    if (tp->cc == &rdma_cc_dcqcn || tp->cc == &rdma_cc_dctcp) {
+        /* DCQCN reacts to RED's marks: Pmax must be in (0, 1] where RED is
+         * on; with no marking anywhere it never slows down. */
+        bool marks = false;
+        for (size_t l = 0; l < topo_links(t); l++)
+            for (int d = 0; d < 2; d++) {
+                const port *q = topo_link_port(t, (int)l, d);
+                marks |= q->cfg.red_min_bytes > 0 || q->cfg.ecn_k_bytes > 0;
+                if (q->cfg.red_min_bytes > 0 && !(q->cfg.red_max_p > 0)) {
+                    char kp[600];
+                    return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "cc"),
+                                   cfg_path(kp, sizeof kp, path, "cc"),
+                                   "expected RED's red_max_p (Pmax) in (0, 1] for %s's marking, "
+                                   "found %g on %s", tp->cc->name, q->cfg.red_max_p,
+                                   q->base.name);
+                }
+            }
+        if (!marks)
+            LOG(LOG_WARN, "rocev2", "%s: cc %s, but no port marks ECN (topology red_min or "
+                "ecn_k): the QPs never slow down", path, tp->cc->name);
     }
     if (tp->cc == &rdma_cc_hpcc)
         return rdma_int_attach_fabric(tp, t);

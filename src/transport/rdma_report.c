@@ -53,7 +53,8 @@ static void on_sample(sim *s, void *obj, uint64_t arg)
     (void)arg;
     rdma_tp *tp = obj;
     for (rdma_qp *qp = tp->live; qp; qp = qp->live_next) {
-        if (qp->c.id >= (uint64_t)tp->k.sample_qps || qp->snd_una >= qp->psn_end)
+        if (qp->c.id >= (uint64_t)tp->k.sample_qps || !qp->launched ||
+            qp->snd_una >= qp->psn_end)
             continue;
         if (tp->nrs == tp->rscap) {
             tp->rscap = tp->rscap ? 2 * tp->rscap : 1024;

@@ -255,6 +255,11 @@ static void run_incast(bool lossless, uint64_t *drops, uint64_t *pauses, uint64_
     paused_s = json_real_value(json_object_get(sum, "pfc_paused_s"));
     assert_int_equal(json_integer_value(json_object_get(sum, "pfc_pauses")), *pauses);
     assert_int_equal(json_integer_value(json_object_get(sum, "packets_allocated_at_end")), 0);
+    /* conservation: every byte injected was delivered or dropped (none left) */
+    assert_int_equal(json_integer_value(json_object_get(sum, "bytes_injected")),
+                     json_integer_value(json_object_get(sum, "bytes_delivered")) +
+                         json_integer_value(json_object_get(sum, "bytes_dropped")));
+    assert_int_equal(json_integer_value(json_object_get(sum, "bytes_in_network_at_end")), 0);
     json_decref(sum);
     fx_free(&f);
 }
@@ -339,6 +344,11 @@ static void test_bad_input(void **state)
         {STAR("") "transport: {name: rocev2, dcqcn_g: 1.5}\n",
          "net.yaml:2:36: net.transport.dcqcn_g:"},
         {STAR(", red_min: 100KB, red_max: 50KB") "transport: {name: rocev2}\n", "red_max"},
+        {STAR(", red_min: 50KB, red_max: 100KB, red_max_p: 0") "transport: {name: rocev2}\n",
+         "net.transport.cc: expected RED's red_max_p (Pmax) in (0, 1] for dcqcn's marking, "
+         "found 0 on h0->sw0"},
+        {STAR("") "transport: {name: rocev2, timely_tlow: 600us}\n",
+         "net.transport.timely_tlow: expected timely_tlow below timely_thigh"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         fixture f;
@@ -413,6 +423,28 @@ static void test_examples(void **state)
     json_t *c = tu_run("rdma/dcqcn-two-to-one", "ex-dc", dc, 1);
     assert_true(res(c, "rdma_cnps") > 0);
     json_decref(c);
+    /* rdma_rate.csv: both QPs every 50 us while they run; QP 0 alone at
+     * 10 Gbps before 1 ms, both cut below it after CNPs */
+    char path[300];
+    snprintf(path, sizeof path, "%s/ex-dc/rdma_rate.csv", tu_tmp);
+    char *csv = tu_slurp(path, NULL);
+    assert_true(strncmp(csv, "time_s,qp,rate_bps,window_bytes\n", 32) == 0);
+    int rows[2] = {0, 0}, cut[2] = {0, 0};
+    for (char *line = strchr(csv, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
+        double t;
+        unsigned q;
+        long long rate;
+        assert_int_equal(sscanf(line, "%lf,%u,%lld", &t, &q, &rate), 3);
+        assert_true(q < 2);
+        rows[q]++;
+        cut[q] |= rate < 10000000000LL;
+        assert_true(q == 1 || t >= 1e-3 || rate == 10000000000LL || cut[0]);
+    }
+    print_message("rate samples: %d %d\n", rows[0], rows[1]);
+    assert_int_equal(rows[0], 20 * 1000 / 50);  /* 50 us .. 20 ms (launched after the 0 s one) */
+    assert_int_equal(rows[1], 19 * 1000 / 50 + 1);      /* 1 .. 20 ms */
+    assert_true(cut[0] && cut[1]);
+    free(csv);
 }
 
 /* The same seed gives the same bytes: two runs of a lossy run with random
