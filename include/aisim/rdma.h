@@ -81,6 +81,7 @@ typedef struct rdma_keys {
     int64_t max_rto;            /* timeouts in a row before the QP gives up */
     int64_t max_outstanding;    /* packets in flight per QP, 0: no limit */
     int64_t nic_pps;            /* NIC packet-rate cap, 0: none */
+    int64_t nic_rate_bps;       /* NIC processing-rate cap, 0: none */
     bool lossless;              /* RDMA's class must run PFC */
     int cc;                     /* index in rdma_ccs[] */
     int64_t cnp_interval_ps;
@@ -160,7 +161,7 @@ struct rdma_qp {
     uint32_t since_ack;
     int64_t last_cnp_ps;        /* < 0: none yet */
     uint64_t delivered;         /* bytes in order at the receiver */
-    size_t rmh;                 /* receiver's current message */
+    size_t rdy;                 /* READ: first message whose request may not have arrived */
     /* counters */
     uint64_t st_pkts, st_rtx, st_timeouts, st_cnp_sent, st_cnp_rcvd, st_nacks, st_acks,
         st_ooo_drops, st_bytes_acked;

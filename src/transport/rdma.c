@@ -39,6 +39,9 @@ static const cfg_key rdma_schema[] = {
      .flags = CFG_MIN, .min = 0, .help = "packets in flight per QP (0: no limit)"},
     {.name = "nic_pps", .type = CFG_INT, .off = K(nic_pps), .def = "0", .flags = CFG_MIN,
      .min = 0, .help = "NIC packet-rate cap, packets/s (0: none)"},
+    {.name = "nic_rate", .type = CFG_RATE, .off = K(nic_rate_bps), .def = "0bps",
+     .flags = CFG_MIN, .min = 0,
+     .help = "NIC processing rate, below the line rate (0: none)"},
     {.name = "lossless", .type = CFG_BOOL, .off = K(lossless), .def = "false",
      .help = "RDMA runs on a PFC priority: every host link must run PFC"},
     {.name = "cc", .type = CFG_ENUM, .off = K(cc), .choices = cc_names, .def = "dcqcn",
@@ -172,14 +175,12 @@ static void psn_info(const rdma_qp *qp, uint64_t psn, uint64_t *seq, uint32_t *l
     *last = m->end - *seq <= qp->payload;
 }
 
-/* Bytes of the stream before PSN psn. */
-static uint64_t bytes_before(rdma_qp *qp, uint64_t psn)
+/* Bytes of the stream before PSN psn (>= the oldest unacked message's). */
+static uint64_t bytes_before(const rdma_qp *qp, uint64_t psn)
 {
     if (psn >= qp->psn_end)
         return qp->size;
-    while (qp->rmh + 1 < qp->mn && qp->m[qp->rmh + 1].first_psn <= psn)
-        qp->rmh++;
-    const rdma_msg *m = &qp->m[qp->rmh];
+    const rdma_msg *m = &qp->m[msg_at(qp, psn, qp->mh)];
     uint64_t b = m->start + (psn - m->first_psn) * qp->payload;
     return b < m->end ? b : m->end;
 }
@@ -192,7 +193,7 @@ static void add_msg(rdma_qp *qp, uint64_t bytes)
         if (qp->mh > qp->mcap / 2) {    /* drop the acked ones */
             memmove(qp->m, qp->m + qp->mh, (qp->mn - qp->mh) * sizeof *qp->m);
             qp->mn -= qp->mh;
-            qp->rmh = qp->rmh > qp->mh ? qp->rmh - qp->mh : 0;
+            qp->rdy = qp->rdy > qp->mh ? qp->rdy - qp->mh : 0;
             qp->mh = 0;
         } else {
             qp->mcap = qp->mcap ? 2 * qp->mcap : 4;
@@ -210,15 +211,17 @@ static void add_msg(rdma_qp *qp, uint64_t bytes)
 }
 
 /* The first PSN the sender may not send yet: a READ whose request has
- * not arrived, or the stream's end. */
-static uint64_t send_limit(const rdma_qp *qp)
+ * not arrived, or the stream's end.  Requests arrive in order, mostly: the
+ * first message not known ready (rdy) only moves forward. */
+static uint64_t send_limit(rdma_qp *qp)
 {
-    for (size_t i = msg_at(qp, qp->snd_nxt < qp->psn_end ? qp->snd_nxt : qp->psn_end - 1,
-                           qp->mh);
-         i < qp->mn; i++)
-        if (!qp->m[i].ready)
-            return qp->m[i].first_psn;
-    return qp->psn_end;
+    if (qp->k->verb != RDMA_READ)
+        return qp->psn_end;
+    if (qp->rdy < qp->mh)
+        qp->rdy = qp->mh;
+    while (qp->rdy < qp->mn && qp->m[qp->rdy].ready)
+        qp->rdy++;
+    return qp->rdy < qp->mn ? qp->m[qp->rdy].first_psn : qp->psn_end;
 }
 
 /* ---- packets ----------------------------------------------------------- */
@@ -467,8 +470,6 @@ static void on_ack(rdma_qp *qp, pkt *p)
         qp->rtos_in_row = 0;
         while (qp->mh < qp->mn - 1 && qp->m[qp->mh + 1].first_psn <= cum)
             qp->mh++;
-        if (qp->rmh < qp->mh)
-            qp->rmh = qp->mh;
         rdma_bits_advance(&qp->sacked, qp->snd_una);
         rearm_rto(qp);
         qp->st_last_ack_ps = sim_now(qp->c.s);

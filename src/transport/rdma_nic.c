@@ -6,7 +6,8 @@
  * up to w packets per turn) and takes the first whose pacing and window
  * allow a packet now.  A QP with nothing to send leaves the ring (it comes
  * back through rdma_qp_wake); if every QP is paced later, a timer wakes
- * the port at the earliest.  An optional packet-rate cap spaces the pulls.
+ * the port at the earliest.  Optional caps on the packet rate (nic_pps)
+ * and on the processing rate (nic_rate) space the pulls.
  */
 #include <stdlib.h>
 
@@ -22,7 +23,8 @@ struct rdma_nic {
     size_t n;
     sim_timer wake;
     int64_t wake_at;            /* INT64_MAX: not armed */
-    int64_t gap_ps, next_ps;    /* packet-rate cap */
+    int64_t gap_ps, next_ps;    /* packet-rate cap: the gap, the next pull */
+    int64_t rate_bps;           /* processing-rate cap, 0: none */
 };
 
 static void on_wake(sim *s, void *obj, uint64_t arg)
@@ -48,7 +50,7 @@ static pkt *nic_pull(port_source *self, port *q, int c)
     int64_t now = sim_now(nic->s);
     if (!nic->cur)
         return NULL;
-    if (nic->gap_ps && now < nic->next_ps) {
+    if (now < nic->next_ps) {
         wake_at(nic, nic->next_ps);
         return NULL;
     }
@@ -69,7 +71,12 @@ static pkt *nic_pull(port_source *self, port *q, int c)
                 qp->turn = qp->weight;
                 nic->cur = qp->nic_next;
             }
-            nic->next_ps = now + nic->gap_ps;
+            int64_t gap = nic->gap_ps;
+            if (nic->rate_bps) {
+                int64_t t = units_tx_time_ps(p->size_bytes, nic->rate_bps);
+                gap = t > gap ? t : gap;
+            }
+            nic->next_ps = now + gap;
             return p;
         }
         if (r == 0) {
@@ -96,6 +103,7 @@ rdma_nic *rdma_nic_of(rdma_tp *tp, port *q)
     nic->wake_at = INT64_MAX;
     if (tp->k.nic_pps)
         nic->gap_ps = PS_PER_S / tp->k.nic_pps;
+    nic->rate_bps = tp->k.nic_rate_bps;
     sim_timer_init(&nic->wake, on_wake, nic, 0);
     port_set_source(q, &nic->src);
     tp->nics = xrealloc(tp->nics, (tp->nnics + 1) * sizeof *tp->nics);

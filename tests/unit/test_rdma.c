@@ -579,7 +579,8 @@ static void test_nic_weighted_round_robin(void **state)
 }
 
 /* The NIC's packet-rate cap: 1 Mpps of 1062 B packets leaves 8.5 of 10
- * Gbps: 1000 packets take 1 ms (999 gaps of 1 us plus the path). */
+ * Gbps: 1000 packets take 1 ms (999 gaps of 1 us plus the path).  Its
+ * processing-rate cap: the same at 5 Gbps spaces them by 1.6992 us. */
 static void test_nic_pps_cap(void **state)
 {
     (void)state;
@@ -591,6 +592,17 @@ static void test_nic_pps_cap(void **state)
     assert_int_equal(l.n, 1);
     int64_t fct = l.m[0].finish_ps - l.m[0].start_ps;
     int64_t want = 999 * PS_PER_US + 2 * (units_tx_time_ps(1062, 10000000000) + PS_PER_US);
+    assert_int_equal(fct, want);
+    fx_free(&f);
+    /* a 5 Gbps NIC on a 10 Gbps link: one packet every 1.6992 us */
+    fx_open(&f, STAR("") "transport: {name: rocev2, cc: none, nic_rate: 5Gbps}\n");
+    l.n = 0;
+    network_send(f.n, 1, 0, 1000000, 0, -1, 0, on_done, &l);
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(l.n, 1);
+    fct = l.m[0].finish_ps - l.m[0].start_ps;
+    want = 999 * units_tx_time_ps(1062, 5000000000) +
+           2 * (units_tx_time_ps(1062, 10000000000) + PS_PER_US);
     assert_int_equal(fct, want);
     fx_free(&f);
 }
@@ -701,11 +713,82 @@ static void test_qp_between_gpus_of_a_server_is_refused(void **state)
     fx_free(&f);
 }
 
+/* A hook dropping the data packets of two PSNs once each. */
+typedef struct dropper2 {
+    hook h;
+    uint64_t psn[2];
+    int done[2];
+} dropper2;
+
+static int drop_two(hook *h, port *q, pkt *p)
+{
+    dropper2 *d = h->ctx;
+    for (int i = 0; i < 2; i++)
+        if (p->kind == PKT_DATA && p->seq == d->psn[i] && !d->done[i]) {
+            d->done[i] = 1;
+            hook_drop(h, q, p);
+            return HOOK_TAKEN;
+        }
+    return HOOK_PASS;
+}
+
+/* Six messages of mixed sizes on one QP (1 B .. 100 KB; 178 packets), two
+ * packets lost (PSN 3: the last of message 2; PSN 60: inside message 3),
+ * for each recovery and verb: every message completes, in order, the
+ * stream is delivered whole; selective repeat resends exactly the two. */
+static void test_messages_on_one_qp_with_losses(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {1, 5000, 100000, 1000, 64000, 3000};
+    const char *rec[] = {"go_back_n", "selective_repeat"};
+    const char *verb[] = {"write", "read", "send"};
+    for (int r = 0; r < 2; r++)
+        for (int v = 0; v < 3; v++) {
+            char y[400];
+            snprintf(y, sizeof y, STAR("") "transport: {name: rocev2, cc: none, recovery: %s, "
+                     "verb: %s, ack_interval: 2}\n", rec[r], verb[v]);
+            fixture f;
+            fx_open(&f, y);
+            dropper2 d = {.psn = {3, 60}};
+            hook_init(&d.h, drop_two, &d, "drop2");
+            port *down = topo_link_port(network_topo(f.n), 0, 1);
+            hook_attach(down, &d.h);
+            log_t l = {0};
+            conn *c = network_connect(f.n, 1, 0, 0);
+            uint64_t total = 0;
+            for (int i = 0; i < 6; i++) {
+                network_send_on(f.n, c, sizes[i], i, 0, on_done, &l);
+                total += sizes[i];
+            }
+            rdma_qp *qp = (rdma_qp *)c;
+            sim_run(f.s, SIM_TIME_MAX);
+            assert_int_equal(l.n, 6);
+            for (int i = 0; i < 6; i++) {
+                assert_int_equal(l.m[i].tag, i);
+                assert_false(l.m[i].aborted);
+                assert_true(i == 0 || l.m[i].finish_ps >= l.m[i - 1].finish_ps);
+            }
+            assert_int_equal(qp->delivered, total);
+            assert_int_equal(qp->st_bytes_acked, total);
+            assert_int_equal(qp->psn_end, 1 + 5 + 100 + 1 + 64 + 3);
+            assert_true(d.done[0] && d.done[1]);
+            if (r == 1)
+                assert_int_equal(qp->st_rtx, 2);
+            else
+                assert_true(qp->st_rtx > 2);
+            assert_int_equal(qp->st_timeouts, 0);
+            hook_detach(down, &d.h);
+            hook_fini(&d.h);
+            fx_free(&f);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_meets_ideal_and_conserves),
         cmocka_unit_test(test_go_back_n_vs_selective_repeat_on_the_wire),
+        cmocka_unit_test(test_messages_on_one_qp_with_losses),
         cmocka_unit_test(test_dcqcn_two_to_one_converges),
         cmocka_unit_test(test_incast_lossless_vs_lossy),
         cmocka_unit_test(test_hpcc_small_queue_high_utilisation),
