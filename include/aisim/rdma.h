@@ -92,7 +92,7 @@ typedef struct rdma_keys {
     double dcqcn_g;
     int64_t dcqcn_alpha_interval_ps, dcqcn_timer_ps, dcqcn_byte_counter, dcqcn_rai_bps,
         dcqcn_rhai_bps, dcqcn_fast_recovery;
-    double dcqcn_rate_on_cnp;
+    double dcqcn_start_rate;
     /* HPCC */
     double hpcc_eta;
     int64_t hpcc_max_stage, hpcc_wai_bytes;

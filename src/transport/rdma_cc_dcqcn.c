@@ -2,7 +2,7 @@
  * rdma_cc_dcqcn.c - DCQCN (Zhu et al., SIGCOMM 2015), the reaction point,
  * with the defaults of the HPCC ns-3 fork (docs/rdma.md).
  *
- * A QP starts at rate_on_cnp x line rate.  On a CNP: alpha = (1-g) alpha +
+ * A QP starts at start_rate x line rate.  On a CNP: alpha = (1-g) alpha +
  * g, target = current, current = current (1 - alpha/2), and both increase
  * counters restart.  Without CNPs alpha decays by (1-g) per alpha interval
  * (computed when next needed: the same value as a timer per interval,
@@ -67,7 +67,7 @@ static void init(rdma_qp *qp, void *st)
     dcqcn *d = st;
     d->qp = qp;
     d->alpha = 1;
-    d->rc = d->rt = (double)qp->line_bps * qp->k->dcqcn_rate_on_cnp;
+    d->rc = d->rt = (double)qp->line_bps * qp->k->dcqcn_start_rate;
     d->alpha_t0 = sim_now(qp->c.s);
     sim_timer_init(&d->timer, on_timer, d, 0);
     set_rate(qp, d);

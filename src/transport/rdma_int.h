@@ -7,6 +7,14 @@
 
 #include "aisim/rdma.h"
 
+/* Keys, setup and fabric checks (rdma_config.c); the capture (rdma_pcap.c). */
+extern const cfg_key rdma_schema[];
+int rdma_setup(void **tpp, const void *bound, const cfg_node *sec, const char *path, err *e);
+void rdma_teardown(void *tp);
+void rdma_framing(const void *tp, uint32_t *payload, uint32_t *header);
+int rdma_net_ready(void *tp, topo *t, const cfg_node *sec, const char *path, err *e);
+void rdma_pcap(const conn *c, const pkt *p, pcap_l4 *h);
+
 /* PSN sets (rdma_bits.c). */
 bool rdma_bits_has(const rdma_bits *b, uint64_t psn);
 void rdma_bits_set(rdma_bits *b, uint64_t psn);

@@ -3,9 +3,9 @@
  * QP: bytes, first packet, last ACK, packets, retransmissions, timeouts,
  * CNPs sent and received, NACKs, out-of-order drops) and rdma_rate.csv
  * (the congestion-control rate and window of the first sample_qps QPs
- * every sample_interval), and the summary's rdma_* keys, pfc_pauses and pfc_paused_s (pause frames received and the time
- * classes spent paused, over every port), max_queue_bytes (the largest
- * queue of any port).
+ * every sample_interval), and the summary's rdma_* keys, pfc_pauses and
+ * pfc_paused_s (pause frames received and the time classes spent paused,
+ * over every port) and max_queue_bytes (the largest queue of any port).
  */
 #include <stdlib.h>
 

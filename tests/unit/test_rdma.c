@@ -23,6 +23,8 @@ typedef struct fixture {
     network *n;
 } fixture;
 
+static int fx_routing = NET_ROUTE_ECMP;     /* for the next fx_make */
+
 static int fx_make(fixture *f, const char *yaml, err *e)
 {
     memset(f, 0, sizeof *f);
@@ -34,7 +36,7 @@ static int fx_make(fixture *f, const char *yaml, err *e)
     cfg_node *root = cfg_root(f->doc);
     c.topology = cfg_get(root, "topology");
     c.transport = cfg_get(root, "transport");
-    c.routing = NET_ROUTE_ECMP;
+    c.routing = fx_routing;
     model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
     return network_create(&f->n, &c, root, "net", &env, e);
 }
@@ -182,7 +184,8 @@ static void test_dcqcn_two_to_one_converges(void **state)
     fixture f;
     fx_open(&f, STAR(", red_min: 5KB, red_max: 200KB, red_max_p: 0.01, red_weight: 1")
             "transport: {name: rocev2, cc: dcqcn, dcqcn_timer: 55us, dcqcn_fast_recovery: 5,"
-            " dcqcn_rai: 40Mbps, dcqcn_rhai: 400Mbps, dcqcn_alpha_interval: 55us, cnp_interval: 50us}\n");
+            " dcqcn_rai: 40Mbps, dcqcn_rhai: 400Mbps, dcqcn_alpha_interval: 55us,"
+            " cnp_interval: 50us}\n");
     conn *a = network_connect(f.n, 1, 0, 0), *b = network_connect(f.n, 2, 0, 0);
     network_send_on(f.n, a, UINT64_MAX, -1, 0, NULL, NULL);
     network_send_on(f.n, b, UINT64_MAX, -1, PS_PER_MS, NULL, NULL);
@@ -220,7 +223,8 @@ static void run_incast(bool lossless, uint64_t *drops, uint64_t *pauses, uint64_
 {
     char y[600];
     snprintf(y, sizeof y,
-             "topology: {kind: star, hosts: 17, link: {rate: 10Gbps, delay: 1us, buffer: 400KB%s}}\n"
+             "topology: {kind: star, hosts: 17, link: {rate: 10Gbps, delay: 1us, "
+             "buffer: 400KB%s}}\n"
              "transport: {name: rocev2, cc: none, lossless: %s}\n",
              lossless ? ", pfc_xoff: 16KB, pfc_xon: 8KB" : "", lossless ? "true" : "false");
     fixture f;
@@ -486,7 +490,8 @@ static void test_pcap_bth(void **state)
     size_t off = 24, data = 0, acks = 0;
     uint32_t last_psn = 0;
     while (off + 16 <= n) {
-        uint32_t cap = u[off + 8] | u[off + 9] << 8 | u[off + 10] << 16 | (uint32_t)u[off + 11] << 24;
+        uint32_t cap = u[off + 8] | u[off + 9] << 8 | u[off + 10] << 16 |
+                       (uint32_t)u[off + 11] << 24;
         const unsigned char *f = u + off + 16;
         assert_int_equal(f[23], 17);                        /* UDP */
         assert_int_equal(f[36] << 8 | f[37], 4791);         /* dport */
@@ -783,6 +788,45 @@ static void test_messages_on_one_qp_with_losses(void **state)
         }
 }
 
+/* The default path hook follows the network's routing: with spray_rr a
+ * QP's packets take a new path index each, so a 400-packet WRITE between
+ * pods of a k = 4 fat-tree crosses all four cores (100 packets each);
+ * with ECMP it uses one.  Selective repeat absorbs any reordering. */
+static void test_path_hook_sprays(void **state)
+{
+    (void)state;
+    for (int spray = 0; spray < 2; spray++) {
+        fx_routing = spray ? NET_ROUTE_SPRAY_RR : NET_ROUTE_ECMP;
+        fixture f;
+        fx_open(&f, "topology: {kind: fat_tree, k: 4, link: {rate: 10Gbps, delay: 1us}}\n"
+                    "transport: {name: rocev2, cc: none, recovery: selective_repeat}\n");
+        fx_routing = NET_ROUTE_ECMP;
+        log_t l = {0};
+        network_send(f.n, 0, 15, 400000, 0, -1, 0, on_done, &l);
+        sim_run(f.s, SIM_TIME_MAX);
+        assert_int_equal(l.n, 1);
+        assert_false(l.m[0].aborted);
+        topo *t = network_topo(f.n);
+        int used = 0;
+        for (int c = 0; c < 4; c++) {   /* data: core -> the destination pod's aggs */
+            char pre[32];
+            snprintf(pre, sizeof pre, "core%d->agg3_", c);
+            uint64_t tx = 0;
+            for (size_t k = 0; k < topo_links(t); k++)
+                for (int d = 0; d < 2; d++) {
+                    const port *q = topo_link_port(t, (int)k, d);
+                    if (strncmp(q->base.name, pre, strlen(pre)) == 0)
+                        tx += q->stat_tx_pkts;
+                }
+            if (spray)
+                assert_int_equal(tx, 100);
+            used += tx > 0;
+        }
+        assert_int_equal(used, spray ? 4 : 1);
+        fx_free(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -798,6 +842,7 @@ int main(void)
         cmocka_unit_test(test_ack_interval),
         cmocka_unit_test(test_read_is_request_then_response),
         cmocka_unit_test(test_nic_weighted_round_robin),
+        cmocka_unit_test(test_path_hook_sprays),
         cmocka_unit_test(test_nic_pps_cap),
         cmocka_unit_test(test_timeouts_then_abort),
         cmocka_unit_test(test_examples),
