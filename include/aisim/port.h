@@ -154,10 +154,6 @@ typedef struct port {
      * the wire): */
     uint8_t pfc_paused[PORT_MAX_PRIO];  /* XOFF in force: class not served */
     uint64_t stat_pfc_pauses;           /* XOFF frames received */
-    int64_t stat_pfc_paused_ps;         /* time classes spent paused (summed over
-                                           classes; a pause in force counts up to
-                                           its resume) */
-    int64_t pfc_since[PORT_MAX_PRIO];   /* when class c's pause took effect */
     /* counters */
     uint64_t stat_rx_pkts, stat_tx_pkts, stat_drop_pkts, stat_mark_pkts;
     uint64_t stat_rx_bytes;     /* every arrival, admitted or not */
@@ -170,6 +166,11 @@ typedef struct port {
     int64_t stat_max_bytes; /* largest queue seen */
     double red_avg[PORT_MAX_PRIO];      /* RED average queue per class, bytes
                                            (cold: RED only) */
+    /* Cold (PFC only): */
+    int64_t stat_pfc_paused_ps;         /* time classes spent paused (summed over
+                                           classes; a pause in force counts from
+                                           pfc_since until its resume) */
+    int64_t pfc_since[PORT_MAX_PRIO];   /* when class c's pause took effect */
 } port;
 
 /* Initialises a caller-owned port.  `name` must outlive it. */
