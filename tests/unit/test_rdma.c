@@ -376,7 +376,7 @@ static double res(json_t *sum, const char *k)
     return json_number_value(v);
 }
 
-/* The examples at small size.  incast: lossless has pauses and no drop,
+/* The examples at small size (the permutation for 100 us).  incast: lossless has pauses and no drop,
  * lossy drops and still completes.  loss-recovery at 1 %: selective repeat
  * resends about the lost packets only (<= 1.5 x drops), go-back-N several
  * times more.  websearch (2 ms of arrivals): HPCC's largest queue is
@@ -423,6 +423,17 @@ static void test_examples(void **state)
     assert_true(res(h, "max_queue_bytes") * 10 < res(d, "max_queue_bytes"));
     json_decref(d);
     json_decref(h);
+    /* the bench's permutation, its first 100 us: 128 QPs at line rate into
+     * a lossless fabric: no drop, every packet accounted for */
+    const char *fp[] = {"stop=100us"};
+    json_t *p = tu_run("rdma/fattree-permutation", "ex-fp", fp, 1);
+    assert_int_equal(res(p, "drops"), 0);
+    assert_int_equal(res(p, "rdma_qps"), 128);
+    assert_true(res(p, "rdma_packets") > 128 * 500);
+    assert_int_equal(res(p, "bytes_injected"),
+                     res(p, "bytes_delivered") + res(p, "bytes_dropped") +
+                         res(p, "bytes_in_network_at_end"));
+    json_decref(p);
     const char *dc[] = {"stop=20ms"};
     json_t *c = tu_run("rdma/dcqcn-two-to-one", "ex-dc", dc, 1);
     assert_true(res(c, "rdma_cnps") > 0);
