@@ -536,11 +536,16 @@ static void rdma_append(conn *c, uint64_t bytes)
     rdma_qp_wake(qp);
 }
 
+/* Routing moved the QP (or joined its ends again): it may leave by another
+ * NIC port, and a QP that left its ring while cut off sends again. */
 static void rdma_paths_changed(conn *c)
 {
     rdma_qp *qp = (rdma_qp *)c;
-    if (qp->nic)
-        bind_nic(qp);
+    if (!qp->nic || !c->fwd)
+        return;
+    bind_nic(qp);
+    if (qp->launched)
+        rdma_qp_wake(qp);
 }
 
 static void rdma_stop(conn *c)

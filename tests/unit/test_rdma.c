@@ -838,6 +838,48 @@ static void test_path_hook_sprays(void **state)
     }
 }
 
+/* A link failure and repair under a QP (h1's link, down from 10 us to
+ * 500 us, routing converging 100 us later): the packets lost with it are
+ * resent after timeouts and the message completes after the repair, with
+ * every packet accounted for. */
+static void test_link_failure_and_repair(void **state)
+{
+    (void)state;
+    for (int r = 0; r < 2; r++) {
+        fixture f;
+        err e = {0};
+        char y[400];
+        snprintf(y, sizeof y, STAR("") "transport: {name: rocev2, cc: none, recovery: %s}\n"
+                 "failures: [{a: h1, b: sw0, at: 10us, repair: 500us}]\n",
+                 r ? "selective_repeat" : "go_back_n");
+        memset(&f, 0, sizeof f);
+        assert_int_equal(cfg_load_string("net.yaml", y, strlen(y), &f.doc, &e), 0);
+        f.s = sim_create();
+        network_cfg c = {.pcap_max = 10};
+        cfg_node *root = cfg_root(f.doc);
+        c.topology = cfg_get(root, "topology");
+        c.transport = cfg_get(root, "transport");
+        c.failures = cfg_get(root, "failures");
+        model_env env = {.sim = f.s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+        if (network_create(&f.n, &c, root, "net", &env, &e))
+            fail_msg("%s", e.msg);
+        network_start(f.n);
+        log_t l = {0};
+        conn *k = network_connect(f.n, 1, 0, 0);
+        network_send_on(f.n, k, 1000000, -1, 0, on_done, &l);
+        rdma_qp *qp = (rdma_qp *)k;
+        sim_run(f.s, SIM_TIME_MAX);
+        assert_int_equal(l.n, 1);
+        assert_false(l.m[0].aborted);
+        assert_true(l.m[0].finish_ps > 600 * PS_PER_US);
+        assert_true(qp->st_timeouts >= 1);
+        assert_true(qp->st_rtx >= 1);
+        assert_int_equal(qp->delivered, 1000000);
+        assert_int_equal(pkt_pool_live(network_pool(f.n)), 0);
+        fx_free(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -856,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_path_hook_sprays),
         cmocka_unit_test(test_nic_pps_cap),
         cmocka_unit_test(test_timeouts_then_abort),
+        cmocka_unit_test(test_link_failure_and_repair),
         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_pcap_bth),
