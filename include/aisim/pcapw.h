@@ -42,6 +42,11 @@ typedef struct pcap_l4 {
     uint16_t wnd;               /* TCP window field as written */
     uint32_t seq, ack;          /* TCP sequence and acknowledgement numbers */
     uint32_t sack[2][2];        /* TCP SACK blocks, absolute */
+    uint8_t nextra;             /* UDP: bytes of extra[] written after the UDP
+                                   header (RoCEv2: BTH, RETH or AETH), <= 32 */
+    uint8_t extra[32];
+    uint8_t l2_bytes;           /* bytes of the packet's size that are Ethernet
+                                   header and FCS (RoCEv2: 18), not IP */
 } pcap_l4;
 
 /* A capture of up to max_packets records.  `describe(ctx, p, &from, &to,

@@ -89,6 +89,15 @@ struct pkt {
         struct {
             uint32_t data_bytes;    /* payload carried */
         } dg;                       /* datagram transport */
+        struct {
+            uint32_t data_bytes;    /* payload carried (DATA) */
+            uint8_t op;             /* enum rdma_op (rdma.h) */
+            uint8_t last;           /* DATA: last packet of its message */
+            uint16_t aux;           /* READ request: message index (low bits) */
+            uint32_t sack_off;      /* ACK/NACK: PSN that arrived - seq (0: none) */
+            uint32_t int_slot;      /* HPCC: its telemetry record + 1, 0: none */
+            uint64_t ts_ps;         /* DATA: send time; ACK: echoed */
+        } rdma;                     /* RoCEv2 (transport/rdma.c): seq is the PSN */
         uint8_t raw[32];
     } h;
 };

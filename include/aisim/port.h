@@ -43,6 +43,16 @@
  * behind a long flow's whole window.  Strict priority still applies
  * between classes; the round robin runs within each.
  *
+ * Pulling sources (RDMA NICs).  A port may also pull its packets from a
+ * source (port_set_source): when class c has nothing queued and is not
+ * paused by PFC, the port asks the source for a packet of that class as it
+ * would take the head of its queue, so a NIC schedules its queue pairs (round
+ * robin, pacing) at the moment the link is free, and a PFC pause stops the
+ * pull: nothing waits in, or is dropped from, a queue at the sender.  A
+ * pulled packet counts as an arrival and passes the port's hooks, but is
+ * not admitted to the buffer (it goes straight to the serialiser).  Queued
+ * packets of a class (acknowledgements) go before pulled ones.
+ *
  * Shared buffer.  The egress ports of a switch may draw from one pool
  * (shbuf) instead of each holding its own: the dynamic thresholds of
  * Choudhury and Hahne (IEEE/ACM ToN 1998), as in common shared-buffer
@@ -110,6 +120,7 @@ typedef struct shbuf {
 } shbuf;
 
 typedef struct port_rr port_rr;    /* per-flow queues (port.c) */
+typedef struct port_source port_source;
 typedef struct hook_chain hook_chain;  /* arrival hooks (hook.h) */
 typedef struct hook_wm hook_wm;        /* queue watermarks (hook.h) */
 
@@ -141,6 +152,7 @@ typedef struct port {
                                arrivals (set by topo_finish); 0 keeps PFC off
                                the per-packet path */
     uint8_t pfc_paused;     /* bit c: PFC XOFF in force, class c not served */
+    uint8_t pulls;          /* has a source (port_set_source) */
     /* line 1: every packet */
     port_rr *rr;            /* per-flow round robin, or NULL: FIFO per class */
     hook_chain *hooks;      /* arrival hooks (hook.h); NULL: none, one test per arrival */
@@ -174,6 +186,13 @@ typedef struct port {
     uint64_t stat_hook_drops;   /* packets dropped by hooks (also in stat_drop_pkts) */
     int64_t hook_held_bytes;    /* held by hooks (delayed): still in the network */
     uint32_t hook_held_pkts;
+    port_source *source;    /* pulled from when a class's queue is empty (a NIC
+                               scheduling its queue pairs), or NULL; `pulls`
+                               says so on the hot line */
+    int64_t stat_pfc_paused_ps;         /* time classes spent paused (summed over
+                                           classes; a pause in force counts from
+                                           pfc_since until its resume) */
+    int64_t pfc_since[PORT_MAX_PRIO];   /* when class c's pause took effect */
 } port;
 
 /* Initialises a caller-owned port.  `name` must outlive it. */
@@ -183,6 +202,16 @@ void port_fini(port *q);
 /* Serves the port's flows round robin within each class (call before any
  * packet arrives). */
 void port_set_flow_rr(port *q);
+/* A source the port pulls packets from (see "Pulling sources" above). */
+struct port_source {
+    /* The packet of class c to send now, or NULL (nothing ready; the source
+     * calls port_kick when it has one). */
+    pkt *(*pull)(port_source *self, port *q, int c);
+};
+/* Makes q pull from src whenever a class has no packet queued. */
+void port_set_source(port *q, port_source *src);
+/* The source has a packet ready: an idle port starts serving it. */
+void port_kick(port *q);
 /* Bytes queued plus the packet in service. */
 int64_t port_backlog(const port *q);
 /* The port whose sink s is, or NULL if s is another element. */

@@ -39,6 +39,8 @@
 #include "aisim/pkt.h"
 #include "aisim/rng.h"
 #include "aisim/sim.h"
+#include "aisim/topo.h"
+#include "aisim/out.h"
 
 typedef struct conn conn;
 typedef struct transport_ops transport_ops;
@@ -125,6 +127,13 @@ struct transport_ops {
     bool (*idle)(const conn *c);
     /* Describes packet p of c for a capture. */
     void (*pcap)(const conn *c, const pkt *p, pcap_l4 *h);
+
+    /* Optional (NULL: none).  Once the topology is built: checks the
+     * transport's keys against it (located errors) and attaches what it
+     * needs to the fabric (switch hooks). */
+    int (*net_ready)(void *tp, topo *t, const cfg_node *sec, const char *path, err *e);
+    /* Writes the transport's own tables and summary keys at the report. */
+    int (*report)(void *tp, out *o, json_t *summary, err *e);
 };
 
 /* Sends data packet p of c on its path: its route, or forwarded by a new
@@ -152,5 +161,6 @@ const transport_ops *transport_find(const char *name);
 
 extern const transport_ops tcp_transport;
 extern const transport_ops dgram_transport;
+extern const transport_ops rocev2_transport;
 
 #endif

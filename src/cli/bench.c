@@ -235,6 +235,8 @@ static const bcase cases[] = {
      {"sdtcp.scheme=sdtcp", NULL}},
     {"gpt13b", "scenario ai/gpt13b, 1 iteration, 128 GPUs, bytes x0.1", 3, 0, 0, 0, "ai/gpt13b",
      {"training.bytes_scale=0.1", NULL}},
+    {"rdma", "scenario rdma/fattree-permutation, DCQCN", 3, 0, 0, 0,
+     "rdma/fattree-permutation", {NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)

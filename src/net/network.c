@@ -294,6 +294,10 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     for (size_t l = 0; l < topo_links(n->t); l++)
         n->pfc |= topo_link_port(n->t, (int)l, 0)->cfg.pfc_xoff_bytes > 0 ||
                   topo_link_port(n->t, (int)l, 1)->cfg.pfc_xoff_bytes > 0;
+    if (n->ops->net_ready &&
+        (r = n->ops->net_ready(n->tp, n->t, c->transport, cfg_path(sub, sizeof sub, path,
+                                                                    "transport"), e)))
+        return r;
     if ((r = check_buffers(n, path, e)) || (r = conf_pcap(n, c->pcap, path, e)) || (r = conf_failures(n, c->failures, path, e)) ||
         (r = fault_conf(&n->faults, n->t, n->s, c->faults,
                         cfg_path(sub, sizeof sub, path, "faults"), env->seed, e)) ||

@@ -238,6 +238,7 @@ int network_report(network *n, out *o, json_t *sum, err *e)
     if (!(r = write_flows(n, o, fl, T, &fb, e)) && !(r = write_links(n, o, li, T, e)) &&
         !(r = write_switches(n, o, e)) && !(r = write_queues(n, o, e)) &&
         !(r = write_captures(n, o, e)) &&
+        !(r = n->ops->report ? n->ops->report(n->tp, o, sum, e) : 0) &&
         !(r = n->faults && fault_count(n->faults) ? fault_write_truth(n->faults, o, e) : 0) &&
         fb.done) {
         const char *names[NB];

@@ -107,7 +107,8 @@ static int frame(const rec *r, uint8_t *b)
 {
     const pcap_l4 *h = &r->h;
     int tcp = h->proto != 17;
-    int l4_len = tcp ? 20 + (h->nsack ? 4 + 8 * h->nsack : 0) : 8;
+    int nx = tcp ? 0 : (h->nextra < 32 ? h->nextra : 32);
+    int l4_len = tcp ? 20 + (h->nsack ? 4 + 8 * h->nsack : 0) : 8 + nx;
     memset(b, 0, 14 + 20 + (size_t)l4_len);
     /* Ethernet */
     mac_of(b, r->to);
@@ -117,8 +118,8 @@ static int frame(const rec *r, uint8_t *b)
     uint8_t *ip = b + 14;
     ip[0] = 0x45;
     ip[1] = (r->flags & PKT_F_CE) ? 3 : (r->flags & PKT_F_ECT) ? 2 : 0;
-    uint32_t total = r->size_bytes > (uint32_t)(20 + l4_len) ? r->size_bytes
-                                                             : (uint32_t)(20 + l4_len);
+    uint32_t ip_size = r->size_bytes - (r->size_bytes > h->l2_bytes ? h->l2_bytes : 0);
+    uint32_t total = ip_size > (uint32_t)(20 + l4_len) ? ip_size : (uint32_t)(20 + l4_len);
     put16(ip + 2, (uint16_t)(total > 65535 ? 65535 : total));
     put16(ip + 6, 0x4000);                      /* don't fragment */
     ip[8] = 64;
@@ -131,7 +132,8 @@ static int frame(const rec *r, uint8_t *b)
     put16(l4 + 2, h->dport);
     if (!tcp) {                                 /* UDP, no checksum */
         put16(l4 + 4, (uint16_t)(total - 20 > 65535 ? 65535 : total - 20));
-        return 14 + 20 + 8;
+        memcpy(l4 + 8, h->extra, (size_t)nx);  /* e.g. RoCEv2's BTH */
+        return 14 + 20 + 8 + nx;
     }
     put32(l4 + 4, h->seq);
     put32(l4 + 8, h->ack);
@@ -170,8 +172,9 @@ int pcapw_write(pcapw *w, FILE *f, err *e)
         h.ts.tv_sec = (time_t)(r->ts_ps / PS_PER_S);
         h.ts.tv_usec = (suseconds_t)((r->ts_ps % PS_PER_S) / PS_PER_US);
         h.caplen = (bpf_u_int32)len;
-        h.len = (bpf_u_int32)(14 + (r->size_bytes > (uint32_t)(len - 14) ? r->size_bytes
-                                                                          : (uint32_t)(len - 14)));
+        uint32_t ip_size = r->size_bytes - (r->size_bytes > r->h.l2_bytes ? r->h.l2_bytes : 0);
+        h.len = (bpf_u_int32)(14 + (ip_size > (uint32_t)(len - 14) ? ip_size
+                                                                   : (uint32_t)(len - 14)));
         pcap_dump((u_char *)d, &h, b);
     }
     /* pcap_dump_close() would fclose f, which the run directory owns; a

@@ -195,12 +195,36 @@ int64_t port_backlog(const port *q)
     return q->bytes + (q->tx ? q->tx->size_bytes : 0);
 }
 
+void port_set_source(port *q, port_source *src)
+{
+    q->source = src;
+    q->pulls = src != NULL;
+}
+
+/* A packet of class c from the port's source: an arrival (counted, past
+ * the hooks) that skips the buffer; NULL if none is ready. */
+static pkt *pull(port *q, int c)
+{
+    pkt *p;
+    while ((p = q->source->pull(q->source, q, c))) {
+        q->stat_rx_pkts++;
+        q->stat_rx_bytes += p->size_bytes;
+        if (!q->hooks || !hook_run(q, p))
+            return p;
+    }
+    return NULL;
+}
+
 static void start_tx(port *q)
 {
     for (int c = 0; c < q->cfg.nprio; c++) {
-        if (!q->cls[c].bytes || (q->pfc_paused >> c & 1))
+        if (q->pfc_paused >> c & 1)
             continue;
-        pkt *p = dequeue(q, (unsigned)c);
+        pkt *p;
+        if (q->cls[c].bytes)
+            p = dequeue(q, (unsigned)c);
+        else if (!q->pulls || !(p = pull(q, c)))
+            continue;
         q->tx = p;
         if (q->tap)             /* as a capture on a host: when it is sent */
             q->tap(q->tap_ctx, p);
@@ -260,6 +284,11 @@ static void pfc_event(sim *s, void *obj, uint64_t arg)
 {
     port *q = obj;
     int c = (int)(arg >> 1);
+    int was = q->pfc_paused >> c & 1;
+    if ((arg & 1) && !was)
+        q->pfc_since[c] = sim_now(s);
+    else if (!(arg & 1) && was)
+        q->stat_pfc_paused_ps += sim_now(s) - q->pfc_since[c];
     q->pfc_paused = (uint8_t)((q->pfc_paused & ~(1u << c)) | (arg & 1) << c);
     if (arg & 1) {
         q->stat_pfc_pauses++;
@@ -401,6 +430,14 @@ static void port_recv(sink *self, pkt *p)
     if (q->hooks && hook_run(q, p))
         return;
     admit(q, p);
+}
+
+void port_kick(port *q)
+{
+    if (q->tx || q->down)
+        return;
+    q->busy_since = sim_now(q->s);
+    start_tx(q);
 }
 
 void port_set_down(port *q, int down)

@@ -7,8 +7,8 @@
 #include "aisim/transport.h"
 #include "systems/stellar/stellar_mp_transport.h"
 
-static const transport_ops *const all[] = {&tcp_transport, &dgram_transport,
-                                               &stellar_dgram_transport, NULL};
+static const transport_ops *const all[] = {&tcp_transport, &dgram_transport, &rocev2_transport,
+                                           &stellar_dgram_transport, NULL};
 
 const transport_ops *const *transport_all(void) { return all; }
 

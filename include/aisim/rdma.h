@@ -1,0 +1,233 @@
+/*
+ * rdma.h - RoCEv2 over the fabric (docs/rdma.md): reliable-connection queue
+ * pairs on the transport interface (transport.h), the NIC that pulls from
+ * them, and congestion control as an ops table.
+ *
+ * A connection of the `rocev2` transport is a queue pair (QP) from a
+ * requester NIC to a responder NIC.  Its messages (RDMA WRITE, SEND, or
+ * READ: a request from the destination, answered by a response stream) are
+ * cut into packets of at most `mtu` bytes on the wire, each with a packet
+ * sequence number (PSN, pkt.seq).  The receiver acknowledges every
+ * `ack_interval` packets and at the end of each message, answers a gap with
+ * a NACK and, when a data packet carries ECN's CE mark, returns a CNP at
+ * most once per `cnp_interval`.  Loss recovery is go-back-N (the receiver
+ * drops what is out of order and NACKs the first gap once; the sender
+ * resends from it) or selective repeat (IRN: the receiver places
+ * out-of-order packets by PSN, each NACK carries the PSN that arrived, the
+ * sender resends only the holes); a retransmission timeout backs both up.
+ *
+ * The NIC (rdma_nic.c) is a pulling source of its host port (port.h): when
+ * the link is free and the QPs' class is not paused by PFC, it takes the
+ * next packet from its active QPs in (weighted) round robin, each QP paced
+ * at its congestion-control rate and limited in packets outstanding.
+ *
+ * For other transports built on these QPs (Stellar's multi-path one):
+ *  - the path of a data packet is chosen by qp->path (default: the QP's
+ *    ECMP route, or the network's spraying), which may set pkt.entropy;
+ *  - congestion control is an rdma_cc_ops table: one file per algorithm;
+ *  - selective repeat's receiver accepts packets in any order.
+ */
+#ifndef AISIM_RDMA_H
+#define AISIM_RDMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aisim/hook.h"
+#include "aisim/port.h"
+#include "aisim/transport.h"
+
+/* RoCEv2 framing, bytes (docs/rdma.md): Ethernet 14 + FCS 4, IPv4 20,
+ * UDP 8, BTH 12, ICRC 4; ACK/NACK add an AETH of 4, a CNP 16 reserved. */
+#define RDMA_HDR_BYTES 62
+#define RDMA_ACK_BYTES (RDMA_HDR_BYTES + 4)
+#define RDMA_CNP_BYTES (RDMA_HDR_BYTES + 16)
+#define RDMA_UDP_PORT 4791
+
+enum rdma_op { RDMA_OP_DATA, RDMA_OP_ACK, RDMA_OP_NACK, RDMA_OP_CNP, RDMA_OP_READ_REQ };
+enum rdma_verb { RDMA_WRITE, RDMA_SEND, RDMA_READ };
+enum rdma_recovery { RDMA_GO_BACK_N, RDMA_SELECTIVE };
+
+typedef struct rdma_qp rdma_qp;
+typedef struct rdma_nic rdma_nic;
+typedef struct rdma_tp rdma_tp;
+
+/* Congestion control: per-QP state of state_size bytes (zeroed), events,
+ * and the result in qp->rate_bps (pacing) and qp->wnd_bytes (0: none). */
+typedef struct rdma_cc_ops {
+    const char *name;
+    size_t state_size;
+    void (*init)(rdma_qp *qp, void *st);
+    /* A data packet leaves (byte counters). */
+    void (*on_send)(rdma_qp *qp, void *st, const pkt *p);
+    /* An ACK arrives (after the QP processed it); newly: bytes it acked. */
+    void (*on_ack)(rdma_qp *qp, void *st, const pkt *ack, uint64_t newly);
+    void (*on_cnp)(rdma_qp *qp, void *st);
+    void (*on_nack)(rdma_qp *qp, void *st);
+    /* Disarms its timers. */
+    void (*stop)(rdma_qp *qp, void *st);
+} rdma_cc_ops;
+
+extern const rdma_cc_ops rdma_cc_none, rdma_cc_dcqcn, rdma_cc_hpcc, rdma_cc_timely,
+    rdma_cc_dctcp;
+
+/* The transport's keys (bound from `net.transport`). */
+typedef struct rdma_keys {
+    int64_t mtu;                /* bytes per packet on the wire, headers included */
+    int recovery;               /* enum rdma_recovery */
+    int verb;                   /* enum rdma_verb */
+    int64_t ack_interval;       /* packets per coalesced ACK */
+    int64_t rto_ps;
+    int64_t max_rto;            /* timeouts in a row before the QP gives up */
+    int64_t max_outstanding;    /* packets in flight per QP, 0: no limit */
+    int64_t nic_pps;            /* NIC packet-rate cap, 0: none */
+    int64_t nic_rate_bps;       /* NIC processing-rate cap, 0: none */
+    bool lossless;              /* RDMA's class must run PFC */
+    int cc;                     /* index in rdma_ccs[] */
+    int64_t cnp_interval_ps;
+    int64_t min_rate_bps;
+    int64_t sample_ps;          /* rdma_rate.csv period, 0: off */
+    int64_t sample_qps;         /* QPs sampled (the first ones) */
+    /* DCQCN */
+    double dcqcn_g;
+    int64_t dcqcn_alpha_interval_ps, dcqcn_timer_ps, dcqcn_byte_counter, dcqcn_rai_bps,
+        dcqcn_rhai_bps, dcqcn_fast_recovery;
+    double dcqcn_start_rate;
+    /* HPCC */
+    double hpcc_eta;
+    int64_t hpcc_max_stage, hpcc_wai_bytes;
+    /* TIMELY */
+    int64_t timely_tlow_ps, timely_thigh_ps, timely_min_rtt_ps, timely_hai_n;
+    double timely_alpha, timely_beta;
+    /* DCTCP over RoCE */
+    int64_t dctcp_rai_bps;
+} rdma_keys;
+
+/* A message's packets: PSNs [first_psn, first_psn + ceil(bytes / payload)). */
+typedef struct rdma_msg {
+    uint64_t first_psn, start, end;     /* bytes [start, end) of the stream */
+    uint8_t ready;              /* READ: the request has arrived */
+    int64_t req_ps;             /* READ: when the request was sent (<0: not yet) */
+} rdma_msg;
+
+/* A set of PSNs from `base` on (a multiple of 64); PSNs below base are in
+ * it (acknowledged / delivered). */
+typedef struct rdma_bits {
+    uint64_t *w;
+    uint64_t base;
+    size_t n;                   /* words */
+} rdma_bits;
+
+struct rdma_qp {
+    conn c;                     /* first */
+    sink tx, rx;                /* at the requester: ACK/NACK/CNP; at the responder: data */
+    rdma_tp *tp;
+    const rdma_keys *k;
+    rdma_nic *nic;              /* the sending NIC */
+    rdma_qp *nic_prev, *nic_next;   /* in the NIC's ring while active */
+    bool active;
+    /* Chooses the path of data packet p (sets rt and hop, or dst_node and
+     * entropy); default rdma_path_default. */
+    void (*path)(rdma_qp *qp, pkt *p);
+    void *path_ctx;
+    uint32_t weight;            /* packets per round-robin turn, >= 1 */
+    uint32_t turn;              /* left in this turn */
+    /* messages */
+    rdma_msg *m;
+    size_t mh, mn, mcap;        /* messages [mh, mn) not yet acked */
+    uint64_t size;              /* stream bytes */
+    uint64_t psn_end;           /* PSNs of the stream so far */
+    uint32_t payload;           /* bytes per full packet */
+    /* sender */
+    uint64_t snd_una, snd_nxt, snd_max;     /* PSNs: oldest unacked, next, highest sent+1 */
+    rdma_bits sacked;           /* selective repeat: PSNs the receiver holds */
+    uint64_t rtx_next, rtx_end; /* selective repeat: holes to resend in [rtx_next, rtx_end) */
+    bool recovering;
+    bool launched;
+    uint64_t recover_to;
+    int64_t rate_bps, line_bps; /* pacing rate (CC), the NIC's line rate */
+    uint64_t wnd_bytes;         /* CC window, 0: none */
+    int64_t next_tx_ps;         /* pacing: earliest next send */
+    sim_timer rto;
+    int64_t rto_due;            /* the timeout is due then (the timer may be earlier) */
+    uint32_t gap_bytes;         /* pacing gap cache: size, rate -> gap */
+    int64_t gap_rate, gap_ps;
+    int64_t rtos_in_row;
+    int64_t base_rtt_ps;
+    /* receiver */
+    uint64_t rcv_nxt;           /* next PSN expected in order */
+    rdma_bits ooo;              /* selective repeat: arrived beyond rcv_nxt */
+    uint64_t nack_psn;          /* go-back-N: the gap already NACKed (+1), 0: none */
+    uint32_t since_ack;
+    int64_t last_cnp_ps;        /* < 0: none yet */
+    uint64_t delivered;         /* bytes in order at the receiver */
+    size_t rdy;                 /* READ: first message whose request may not have arrived */
+    /* counters */
+    uint64_t st_pkts, st_rtx, st_timeouts, st_cnp_sent, st_cnp_rcvd, st_nacks, st_acks,
+        st_ooo_drops, st_bytes_acked;
+    int64_t st_first_ps, st_last_ack_ps;
+    int64_t cnp_min_gap_ps;     /* shortest gap between two CNPs sent (test) */
+    bool aborted;
+    /* congestion control */
+    const rdma_cc_ops *cc;
+    void *ccs;
+    rdma_qp *live_prev, *live_next;  /* the transport's list of live QPs */
+};
+
+/* The default path: the QP's ECMP route, or the network's spraying. */
+void rdma_path_default(rdma_qp *qp, pkt *p);
+/* Weight of qp in its NIC's round robin (packets per turn, >= 1). */
+void rdma_qp_set_weight(rdma_qp *qp, uint32_t w);
+/* The QP has something to send (or its pacing allows it again). */
+void rdma_qp_wake(rdma_qp *qp);
+
+/* ---- inside the transport (rdma*.c) ------------------------------------ */
+
+/* The NIC of port q (made on first use), and its scheduler. */
+rdma_nic *rdma_nic_of(rdma_tp *tp, port *q);
+void rdma_nic_activate(rdma_nic *nic, rdma_qp *qp);
+void rdma_nic_remove(rdma_nic *nic, rdma_qp *qp);
+void rdma_nic_free_all(rdma_tp *tp);
+/* Builds qp's next packet if it may send now: 1 (*p set), 0 (nothing to
+ * send: leave the ring), or -1 (blocked until *at: pacing). */
+int rdma_qp_next(rdma_qp *qp, pkt **p, int64_t *at);
+
+/* The per-network state. */
+struct rdma_tp {
+    rdma_keys k;
+    const rdma_cc_ops *cc;
+    rdma_nic **nics;            /* by first use */
+    size_t nnics;
+    rdma_qp *live;              /* live QPs */
+    /* finished QPs' rows */
+    struct rdma_row *rows;
+    size_t nrows, rcap;
+    /* rate samples */
+    struct rdma_rsample *rs;
+    size_t nrs, rscap;
+    /* HPCC telemetry records */
+    struct rdma_int *ints;
+    uint32_t nints, intcap, int_free;
+    hook int_hook;
+    topo *t;
+    sim *s;
+    sim_timer sampler;
+    bool sampler_on;
+    int64_t max_rtt_ps;         /* HPCC's T: the largest base RTT seen */
+};
+
+/* HPCC in-band telemetry: up to RDMA_INT_HOPS hops per packet. */
+#define RDMA_INT_HOPS 8
+typedef struct rdma_int_hop {
+    int64_t ts_ps, rate_bps;
+    uint64_t tx_bytes;
+    uint32_t qlen;
+} rdma_int_hop;
+struct rdma_int {
+    uint32_t n, next_free;
+    rdma_int_hop hop[RDMA_INT_HOPS];
+};
+/* The telemetry of packet p, or NULL. */
+const struct rdma_int *rdma_int_of(const rdma_qp *qp, const pkt *p);
+
+#endif
