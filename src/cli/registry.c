@@ -11,6 +11,7 @@ extern const model_ops net_model_ops;
 extern const model_ops birp_model_ops;
 extern const model_ops fedenergy_model_ops;
 extern const model_ops stellar_model_ops;
+extern const model_ops skeleton_model_ops;
 
 static const model_ops *const models[] = {
     &queue_model_ops,
@@ -18,6 +19,7 @@ static const model_ops *const models[] = {
     &birp_model_ops,
     &fedenergy_model_ops,
     &stellar_model_ops,
+    &skeleton_model_ops,
     NULL,
 };
 
