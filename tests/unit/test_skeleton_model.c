@@ -263,7 +263,12 @@ static void test_example_fig18(void **state)
     while (fgets(line, sizeof line, f)) {
         double t, lat, loss;
         int ok;
-        assert_int_equal(sscanf(line, "%lf,%lf,%lf,%d", &t, &lat, &loss, &ok), 4);
+        char asw[32], dsw[32];
+        assert_int_equal(sscanf(line, "%lf,s0.g0,s4.g0,s0,s4,%31[^,],%31[^,],%lf,%lf,%d", &t, asw,
+                                dsw, &lat, &loss, &ok),
+                         6);
+        assert_string_equal(asw, "tor0.r0");
+        assert_string_equal(dsw, "agg1");
         if (t < 90) {
             before += lat;
             nb++;

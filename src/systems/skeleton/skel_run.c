@@ -100,6 +100,7 @@ typedef struct recent {
 typedef struct trace_rt {
     double t, rtt_us, loss;
     bool ok;
+    int32_t tor, agg;       /* switch components of the path (agg -1: none) */
 } trace_rt;
 
 struct skel_run {
@@ -868,15 +869,18 @@ static void long_term(skel_run *r, int a, int ti, double rtt, double tsec)
     t->lt_sq += l * l;
 }
 
-static void trace_probe(skel_run *r, int a, int b, double tsec, double rtt, double loss, bool ok)
+static void trace_probe(skel_run *r, int a, const tgt *t, double tsec, double rtt, double loss,
+                        bool ok)
 {
+    int b = (int)r->ep[a].ag.target[t - r->ep[a].ts];
     if (a != r->w->trace_src || b != r->w->trace_dst)
         return;
     if (r->ntrace == r->captrace) {
         r->captrace = r->captrace ? 2 * r->captrace : 256;
         r->trace = realloc(r->trace, r->captrace * sizeof *r->trace);
     }
-    r->trace[r->ntrace++] = (trace_rt){.t = tsec, .rtt_us = rtt, .loss = loss, .ok = ok};
+    r->trace[r->ntrace++] = (trace_rt){.t = tsec, .rtt_us = rtt, .loss = loss, .ok = ok,
+                                       .tor = t->el[1], .agg = t->nel == 7 ? t->el[3] : -1};
 }
 
 static void probe(skel_run *r, int a, int ti)
@@ -896,7 +900,7 @@ static void probe(skel_run *r, int a, int ti)
     r->probes++;
     x->retry = -1;
     if (!answer) {
-        trace_probe(r, a, b, tsec, 0, 1, false);
+        trace_probe(r, a, t, tsec, 0, 1, false);
         if (++t->consec_to >= p->timeouts) {
             t->consec_to = 0;
             raise_alarm(r, a, ti, SKEL_SYM_UNREACH, tsec + 1.0);
@@ -908,7 +912,7 @@ static void probe(skel_run *r, int a, int ti)
     t->consec_to = 0;
     uint32_t lost = draw_lost(r, p->probe_packets, ef.loss);
     double rtt = draw_rtt(r, t->nel, ef.lat_us);
-    trace_probe(r, a, b, tsec, rtt, (double)lost / p->probe_packets, true);
+    trace_probe(r, a, t, tsec, rtt, (double)lost / p->probe_packets, true);
     t->wsent += (uint32_t)p->probe_packets;
     t->wlost += lost;
     add_sample(t, rtt);
@@ -1170,11 +1174,22 @@ void skel_run_write_alarms(const skel_run *r, FILE *f, bool header, int rep)
 
 void skel_run_write_trace(const skel_run *r, FILE *f, bool header)
 {
+    /* the paper's probe-record fields (project page samples.csv) that the
+     * model has: endpoints (container = server), underlay host ids,
+     * ToR/agg ids, latency, loss rate, dial, task and agent type */
     if (header)
-        fprintf(f, "t_s,latency_us,loss_rate,dial\n");
-    for (size_t i = 0; i < r->ntrace; i++)
-        fprintf(f, "%.3f,%.3f,%.4f,%d\n", r->trace[i].t, r->trace[i].rtt_us, r->trace[i].loss,
-                r->trace[i].ok);
+        fprintf(f, "t_s,src,dst,src_host,dst_host,asw,dsw,latency_us,loss_rate,dial,task_type,"
+                   "agent_type\n");
+    const char *src = topo_node_name(r->f->t, r->w->trace_src);
+    const char *dst = topo_node_name(r->f->t, r->w->trace_dst);
+    for (size_t i = 0; i < r->ntrace; i++) {
+        const trace_rt *x = &r->trace[i];
+        const char *agg = x->agg >= 0 ? topo_node_name(r->f->t, x->agg - r->f->base_switch) : "";
+        fprintf(f, "%.3f,%s,%s,s%d,s%d,%s,%s,%.3f,%.4f,%d,RDMA_PING,%s\n", x->t, src, dst,
+                r->w->trace_src / r->f->gpus, r->w->trace_dst / r->f->gpus,
+                topo_node_name(r->f->t, x->tor - r->f->base_switch), agg, x->ok ? x->rtt_us : 0,
+                x->loss, x->ok, overlay_method(r->method) ? "overlay" : "underlay");
+    }
 }
 
 void skel_run_destroy(skel_run *r)

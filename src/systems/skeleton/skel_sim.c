@@ -835,7 +835,7 @@ static const plot_spec sk_plots[] = {
     {.csv = "lists.csv", .x = "rnics", .y = "full_pairs,basic_pairs,skeleton_pairs",
      .title = "Probe-list size (Fig. 15)", .out = "lists", .xlabel = "RNICs",
      .ylabel = "probe pairs", .logx = 1},
-    {.csv = "trace.csv", .x = "t_s", .y = "latency_us", .title = "Probe latency of the traced pair",
+    {.csv = "trace.csv", .x = "t_s", .y = "latency_us", .title = "Probe latency of the traced pair (Fig. 18)",
      .out = "trace", .xlabel = "time (s)", .ylabel = "latency (us)"},
     {0},
 };
