@@ -954,23 +954,72 @@ static void probe(skel_run *r, int a, int ti)
 
 /* ---- relevance: does the failure touch a running task's real traffic? ------- */
 
+/* Endpoint e is up and has an up peer in its task's true skeleton. */
+static bool ep_talks(const skel_run *r, int e)
+{
+    const ep_rt *x = &r->ep[e];
+    if (x->task < 0 || !x->ready)
+        return false;
+    const task_rt *k = &r->task[x->task];
+    int g = r->f->gpus, l = -1;
+    for (int h = 0; h < k->nhosts && l < 0; h++)
+        if (k->server[h] == e / g)
+            l = h * g + e % g;
+    for (uint32_t j = k->toff[l]; j < k->toff[l + 1]; j++)
+        if (r->ep[ep_of(r, k, (int)k->tidx[j])].ready)
+            return true;
+    return false;
+}
+
 static bool relevant(const skel_run *r, const fault_rt *fa)
 {
     const skel_fabric *f = r->f;
+    enum skel_kind kd = skel_comp_kind(f, fa->comp);
+    int g = f->gpus;
+    /* every path of an endpoint crosses its own elements, host link and
+     * ToR: those are relevant as soon as the endpoint talks */
+    if (kd == SKEL_K_HOST) {
+        int sv = skel_comp_owner(f, fa->comp);
+        for (int j = 0; j < g; j++)
+            if (ep_talks(r, sv * g + j))
+                return true;
+        return false;
+    }
+    if (kd != SKEL_K_LINK && kd != SKEL_K_SWITCH)
+        return ep_talks(r, skel_comp_owner(f, fa->comp));
+    for (int e = 0; e < f->neps; e++) {
+        int tor = f->tor_node[(e / g / f->per_tor) * g + e % g];
+        if ((fa->comp == skel_comp_link(f, f->host_link[e]) ||
+             fa->comp == skel_comp_switch(f, tor)) && ep_talks(r, e))
+            return true;
+    }
+    if (kd == SKEL_K_LINK) {    /* a host link not matched above, or ToR-agg */
+        int a, b;
+        topo_link_ends(f->t, fa->comp, &a, &b);
+        if (topo_node_kind(f->t, a) == NODE_HOST || topo_node_kind(f->t, b) == NODE_HOST)
+            return false;
+    } else {
+        bool agg = false;
+        for (int i = 0; i < f->aggs; i++)
+            agg |= fa->comp == skel_comp_switch(f, f->agg_node[i]);
+        if (!agg)
+            return false;
+    }
+    /* an agg or a ToR-agg link: the pairs whose ECMP path crosses it */
     int32_t el[8];
     bool pref[8];
     for (int ti = 0; ti < r->ntask; ti++) {
         const task_rt *k = &r->task[ti];
         if (!k->alive)
             continue;
-        int n = k->nhosts * f->gpus;
+        int n = k->nhosts * g;
         for (int l = 0; l < n; l++) {
             int a = ep_of(r, k, l);
             if (!r->ep[a].ready)
                 continue;
             for (uint32_t j = k->toff[l]; j < k->toff[l + 1]; j++) {
                 int b = ep_of(r, k, (int)k->tidx[j]);
-                if (!r->ep[b].ready)
+                if (!r->ep[b].ready || a / g / f->per_tor == b / g / f->per_tor)
                     continue;
                 int ne = skel_path(f, a, b, -1, el, pref);
                 if (on_path(r, fa, a, b, el, ne, true))
