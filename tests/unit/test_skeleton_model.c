@@ -232,9 +232,24 @@ static void test_example_small_and_determinism(void **state)
     assert_true(mstat(a, "skeleton", "targets_per_endpoint") <
                 mstat(a, "basic", "targets_per_endpoint"));
     assert_float_equal(mstat(a, "skeleton", "skeleton_exact_share"), 1, 0);
+    /* runs.csv: one row per method, as many fields as the header */
+    char rp[256];
+    snprintf(rp, sizeof rp, "%s/small-a/runs.csv", tu_tmp);
+    char *runs = tu_slurp(rp, NULL);
+    int lines = 0, fields[16] = {0};
+    for (char *c = runs; *c && lines < 16; c++) {
+        if (*c == ',')
+            fields[lines]++;
+        if (*c == '\n')
+            lines++;
+    }
+    assert_int_equal(lines, 7);
+    for (int i = 1; i < lines; i++)
+        assert_int_equal(fields[i], fields[0]);
+    free(runs);
     static const char *const files[] = {"methods.csv", "ground_truth.csv", "alarms.csv",
-                                        "per_type.csv"};
-    for (int k = 0; k < 4; k++) {
+                                        "per_type.csv", "runs.csv"};
+    for (int k = 0; k < 5; k++) {
         char pa[256], pb[256];
         size_t na, nb;
         snprintf(pa, sizeof pa, "%s/small-a/%s", tu_tmp, files[k]);

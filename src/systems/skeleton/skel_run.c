@@ -1148,6 +1148,7 @@ void skel_run_result(const skel_run *r, skel_result *o)
     o->fp = o->alarms - o->tp;
     o->fp_startup = r->fp_startup;
     double dsum = 0, lsum = 0;
+    double *dl = malloc(((size_t)r->nfault + 1) * sizeof *dl);
     for (int i = 0; i < r->nfault; i++) {
         const fault_rt *fa = &r->fault[i];
         o->failures++;
@@ -1158,6 +1159,7 @@ void skel_run_result(const skel_run *r, skel_result *o)
         if (fa->detected && fa->relevant) {
             o->detected++;
             o->per_type_detected[fa->type]++;
+            dl[o->detected - 1] = fa->detect_t - (double)fa->start_s;
             dsum += fa->detect_t - (double)fa->start_s;
             lsum += fa->loc_t - (double)fa->start_s;
             if (fa->loc_ok) {
@@ -1171,6 +1173,13 @@ void skel_run_result(const skel_run *r, skel_result *o)
     o->loc_accuracy = o->detected ? (double)o->localized_ok / (double)o->detected : NAN;
     o->detect_delay_s = o->detected ? dsum / (double)o->detected : NAN;
     o->loc_delay_s = o->detected ? lsum / (double)o->detected : NAN;
+    o->detect_delay_median_s = NAN;
+    if (o->detected) {
+        double s[SKEL_NSTAT];
+        skel_summary(dl, o->detected, s);
+        o->detect_delay_median_s = s[1];
+    }
+    free(dl);
     o->probes = r->probes;
     o->targets_mean = r->targets_n ? r->targets_sum / (double)r->targets_n : 0;
     for (int ti = 0; ti < r->ntask; ti++) {

@@ -98,6 +98,7 @@ void skel_run_finish(skel_run *r);
 typedef struct skel_result {
     double precision, recall, loc_accuracy;
     double detect_delay_s, loc_delay_s;         /* means over detected failures */
+    double detect_delay_median_s;               /* median of the same */
     uint64_t alarms, tp, fp, fp_startup;
     uint64_t failures, relevant, detected, localized_ok;
     uint64_t probes;

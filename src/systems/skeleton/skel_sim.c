@@ -612,10 +612,11 @@ static void csv_num(FILE *f, double v, bool last)
     fprintf(f, "%s%s", b, last ? "\n" : ",");
 }
 
-enum { Q_PREC, Q_REC, Q_LOC, Q_DDET, Q_DLOC, Q_ALARMS, Q_FP, Q_FPSTART, Q_PROBES, Q_TARGETS,
+enum { Q_PREC, Q_REC, Q_LOC, Q_DDET, Q_DMED, Q_DLOC, Q_ALARMS, Q_FP, Q_FPSTART, Q_PROBES, Q_TARGETS,
        Q_RELEVANT, Q_INFER, Q_N };
 static const char *const q_names[Q_N] = {
-    "precision", "recall", "localization_accuracy", "detect_delay_s", "localize_delay_s",
+    "precision", "recall", "localization_accuracy", "detect_delay_s", "detect_delay_median_s",
+    "localize_delay_s",
     "alarms", "false_alarms", "startup_false_alarms", "probes_per_s", "targets_per_endpoint",
     "relevant_failures", "skeleton_exact_share"};
 
@@ -625,6 +626,7 @@ static void quantities(const sk_sim *s, const skel_result *r, double *q)
     q[Q_REC] = r->recall;
     q[Q_LOC] = r->loc_accuracy;
     q[Q_DDET] = r->detect_delay_s;
+    q[Q_DMED] = r->detect_delay_median_s;
     q[Q_DLOC] = r->loc_delay_s;
     q[Q_ALARMS] = (double)r->alarms;
     q[Q_FP] = (double)r->fp;
@@ -663,11 +665,10 @@ static int report_cluster(sk_sim *s, out *o, json_t *sum, err *e)
             skel_run_result(run, &res);
             double v[Q_N];
             quantities(s, &res, v);
-            fprintf(fr, "%s,%d,%llu", skel_method_names[s->methods[m]], k,
+            fprintf(fr, "%s,%d,%llu,", skel_method_names[s->methods[m]], k,
                     (unsigned long long)(s->env.seed + (uint64_t)k));
             for (int x = 0; x < Q_N; x++) {
                 q[x][k] = v[x];
-                fprintf(fr, ",");
                 csv_num(fr, v[x], x == Q_N - 1);
             }
             for (int ty = 0; ty < SKEL_NFTYPES; ty++) {
