@@ -95,7 +95,9 @@ typedef struct skel_clusters {
  * `dim` features; two clusters holding RNICs of one host (host[i]) never
  * merge (Eq. 3).  Of the dendrogram's cuts with groups of >= 2, the one
  * kept satisfies N mod round(mean) = 0 (Eq. 2), has the least size
- * variance (Eq. 1) and, among those, the largest gap to the next merge.
+ * variance (Eq. 1) and, among those, the largest gap to the next merge;
+ * one group is kept instead unless that cut has equal sizes and its next
+ * merge is at least 1.5x farther than its last (a real structure).
  * label[i] gets the group (0..k-1, numbered by first member).  O(n^3). */
 skel_clusters skel_cluster(const double *feat, size_t n, size_t dim, const int32_t *host,
                            int *label);

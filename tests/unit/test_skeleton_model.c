@@ -310,6 +310,49 @@ static void test_example_fig18(void **state)
     json_decref(sum);
 }
 
+static void test_failures_from_file(void **state)
+{
+    (void)state;
+    char csv[128], set[192];
+    snprintf(csv, sizeof csv, "%s/failures.csv", tu_tmp);
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fprintf(f, "at_s,type,component,duration_s\n"
+               "30,container_crash,vport:s4.g1,60\n"
+               "100,crc_error,link:s5.g2-tor1.r2,50\n");
+    fclose(f);
+    snprintf(set, sizeof set, "skeleton.failures.file=%s", csv);
+    const char *sets[] = {set, "skeleton.failures.scheduled=[]", "skeleton.duration=160s"};
+    json_t *sum = tu_run("skeleton/fig18", "file", sets, 3);
+    char path[256];
+    snprintf(path, sizeof path, "%s/file/ground_truth.csv", tu_tmp);
+    char *gt = tu_slurp(path, NULL);
+    /* each row: the file's type, component, class, symptom, start; then
+     * relevant and detected, localized right */
+    static const char *const rows[] = {
+        "skeleton,0,0,container_crash,vport:s4.g1,container_runtime,unreachable,30,",
+        "skeleton,0,1,crc_error,link:s5.g2-tor1.r2,physical_switch,loss,100,"};
+    for (int i = 0; i < 2; i++) {
+        char *row = strstr(gt, rows[i]);
+        assert_non_null(row);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(row, "\n"), row);
+        int rel = -1, det = -1, ok = -1;
+        char *c = line;
+        for (int k = 0; k < 9; k++)
+            c = strchr(c, ',') + 1;
+        assert_int_equal(sscanf(c, "%d,%d", &rel, &det), 2);
+        assert_int_equal(rel, 1);
+        assert_int_equal(det, 1);
+        for (int k = 0; k < 5; k++)
+            c = strchr(c, ',') + 1;
+        assert_int_equal(sscanf(c, "%d", &ok), 1);
+        assert_int_equal(ok, 1);
+    }
+    free(gt);
+    json_decref(sum);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_example_lists),
         cmocka_unit_test(test_example_small_and_determinism),
         cmocka_unit_test(test_example_fig18),
+        cmocka_unit_test(test_failures_from_file),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
