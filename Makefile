@@ -22,7 +22,7 @@ endif
 # V=1 shows the full commands.
 Q := $(if $(filter 1,$(V)),,@)
 CC      ?= cc
-PKGS    := yaml-0.1 jansson openblas zlib libpcap ipopt
+PKGS    := yaml-0.1 jansson openblas zlib libpcap ipopt fftw3
 LIBS_EXTRA := -lglpk -lm
 
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \

@@ -14,6 +14,7 @@ extern const model_ops stellar_model_ops;
 extern const model_ops collective_model_ops;
 extern const model_ops sdtcp_model_ops;
 extern const model_ops training_model_ops;
+extern const model_ops skeleton_model_ops;
 
 static const model_ops *const models[] = {
     &queue_model_ops,
@@ -24,6 +25,7 @@ static const model_ops *const models[] = {
     &collective_model_ops,
     &sdtcp_model_ops,
     &training_model_ops,
+    &skeleton_model_ops,
     NULL,
 };
 

@@ -1,0 +1,1273 @@
+/*
+ * skel_run.c - one run of the containerized cluster under one method.
+ *
+ * Per simulated second: tasks end and are submitted (churn: log-normal
+ * lifetime), containers become ready (log-normal creation delay) and
+ * register with their peers' agents; failures start and end (scheduled,
+ * or Poisson over the Table 1 types with the MTTR of their class); tasks
+ * whose containers have all run `infer_after_s` get their skeleton
+ * inferred from their throughput series; every probing endpoint probes
+ * its next active target.
+ *
+ * A probe (flow level): RTT = lognormal base (+ per agg hop) + rare
+ * congestion spikes + the failures on its path (unreachable: no answer
+ * within the 1-s timeout, retried next second; loss: each of
+ * `probe_packets` packets lost with p; latency: additive).  Detection:
+ * `timeouts` consecutive timeouts; window loss >= threshold; a suspicious
+ * RTT is retried twice at once and, if all three stay high, the window's
+ * summary is tested by the short-term LOF against the look-back; the
+ * long-term Z-test runs per pair every `longterm_s`.  An alarm is scored
+ * against the ground truth (a failure on the probed path, or a target not
+ * ready: a start-up false alarm) and localized by the method.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "systems/skeleton/skel_run.h"
+
+const char *const skel_method_names[] = {"skeleton", "skeleton_noact", "basic", "fullmesh",
+                                         "rpingmesh", "vote007", NULL};
+
+#define NWIN 16
+#define MAXLB 16
+
+typedef struct tgt {
+    int32_t el[8];
+    bool pref[8];
+    uint8_t nel;
+    uint8_t consec_to;
+    uint8_t nwin;
+    int32_t win_id;
+    float win[NWIN];
+    uint32_t wsent, wlost;
+    uint8_t nref, refpos;
+    float (*ref)[SKEL_NSTAT];       /* look-back ring, allocated on first use */
+    int64_t holdoff_s;
+    int32_t lt_block;
+    uint32_t lt_n;
+    double lt_sum, lt_sq;
+    float lt_mu, lt_sigma;
+    bool lt_fit;
+} tgt;
+
+typedef struct ep_rt {
+    int task;               /* -1: no container */
+    bool ready;
+    int64_t ready_s;
+    skel_agent ag;
+    tgt *ts;
+    int retry;              /* target index to retry next second, or -1 */
+    double frac;            /* sub-second offset of its probes */
+} ep_rt;
+
+typedef struct task_rt {
+    skel_par par;
+    int gpus, nhosts, nready;
+    int *server;
+    int64_t submit_s, end_s, *ready_s;
+    uint64_t seed;
+    uint32_t *toff, *tidx;      /* true skeleton (local) */
+    bool alive, inferred, infer_ok, exact;
+    int64_t infer_s;
+} task_rt;
+
+typedef struct fault_rt {
+    int type;
+    int32_t comp;
+    int64_t start_s, end_s;
+    bool relevant, detected, localized, loc_ok;
+    double detect_t, loc_t;     /* s */
+    int32_t loc_comp;
+    int loc_cls;
+    uint32_t alarms;
+} fault_rt;
+
+typedef struct alarm_rt {
+    double t;
+    int src, dst, sym, fault, cls;
+    int32_t comp;
+    bool startup;
+    int64_t loc_s;
+} alarm_rt;
+
+typedef struct recent {
+    int64_t t;
+    int32_t el[8];
+    uint8_t nel;
+} recent;
+
+typedef struct trace_rt {
+    double t, rtt_us, loss;
+    bool ok;
+    int32_t tor, agg;       /* switch components of the path (agg -1: none) */
+} trace_rt;
+
+struct skel_run {
+    const skel_world *w;
+    const skel_fabric *f;
+    const skel_params *p;
+    int method;
+    uint64_t seed;
+    rng rc, rf, rp, rv;
+    int *server_task;
+    ep_rt *ep;
+    task_rt *task;
+    int ntask, captask;
+    fault_rt *fault;
+    int nfault, capfault;
+    int *active;
+    int nactive;
+    alarm_rt *alarm;
+    size_t nalarm, capalarm;
+    uint64_t fp_startup, probes;
+    recent ring[256];
+    int nring, ringpos;
+    trace_rt *trace;
+    size_t ntrace, captrace;
+    int64_t now;
+    double targets_sum;
+    uint64_t targets_n;
+};
+
+static bool overlay_method(int m) { return m != SKEL_M_RPING; }
+
+/* ---- lists ----------------------------------------------------------------- */
+
+static void set_list(skel_run *r, int e, const uint32_t *tg, size_t n, bool incremental)
+{
+    ep_rt *x = &r->ep[e];
+    tgt *old = x->ts;
+    uint32_t *oldt = x->ag.target;
+    size_t oldn = x->ag.n;
+    x->ag.target = malloc((n ? n : 1) * sizeof *x->ag.target);
+    free(x->ag.active);
+    x->ag.active = malloc(n ? n : 1);
+    skel_agent_load(&x->ag, tg, n, incremental);
+    x->ts = calloc(n ? n : 1, sizeof *x->ts);
+    for (size_t i = 0; i < n; i++) {
+        tgt *t = &x->ts[i];
+        long j = -1;
+        for (size_t k = 0; k < oldn; k++)
+            if (oldt[k] == tg[i])
+                j = (long)k;
+        if (j >= 0) {
+            *t = old[j];
+            old[j].ref = NULL;
+        } else {
+            t->nel = (uint8_t)skel_path(r->f, e, (int)tg[i], -1, t->el, t->pref);
+            t->win_id = -1;
+            t->lt_block = -1;
+        }
+    }
+    for (size_t k = 0; k < oldn; k++)
+        free(old[k].ref);
+    free(old);
+    free(oldt);
+    x->retry = -1;
+}
+
+static void free_list(ep_rt *x)
+{
+    for (size_t k = 0; k < x->ag.n; k++)
+        free(x->ts[k].ref);
+    free(x->ts);
+    free(x->ag.target);
+    free(x->ag.active);
+    x->ts = NULL;
+    x->ag = (skel_agent){0};
+    x->retry = -1;
+}
+
+static int ep_of(const skel_run *r, const task_rt *k, int l)
+{
+    int g = r->f->gpus;
+    return k->server[l / g] * g + l % g;
+}
+
+/* The task's endpoints (global ids) as skel_ep for the list builders. */
+static skel_ep *task_eps(const skel_run *r, const task_rt *k, int *n)
+{
+    int g = r->f->gpus, m = k->nhosts * g;
+    skel_ep *v = malloc((size_t)m * sizeof *v);
+    for (int l = 0; l < m; l++) {
+        int e = ep_of(r, k, l);
+        v[l] = (skel_ep){.host = e / g, .rail = e % g, .tor = (e / g / r->f->per_tor) * g + e % g};
+    }
+    *n = m;
+    return v;
+}
+
+static void load_task_lists(skel_run *r, int ti)
+{
+    task_rt *k = &r->task[ti];
+    int n;
+    skel_ep *v = task_eps(r, k, &n);
+    uint32_t *buf = malloc((size_t)n * sizeof *buf);
+    enum skel_list how = r->method == SKEL_M_FULL ? SKEL_LIST_FULL : SKEL_LIST_BASIC;
+    for (int l = 0; l < n; l++) {
+        size_t m = skel_targets(v, (size_t)n, (size_t)l, how, buf);
+        for (size_t i = 0; i < m; i++)
+            buf[i] = (uint32_t)ep_of(r, k, (int)buf[i]);
+        set_list(r, ep_of(r, k, l), buf, m, r->method != SKEL_M_NOACT);
+    }
+    free(buf);
+    free(v);
+}
+
+/* ---- tasks ----------------------------------------------------------------- */
+
+static int free_servers(const skel_run *r)
+{
+    int c = 0;
+    for (int s = 0; s < r->f->servers; s++)
+        c += r->server_task[s] < 0;
+    return c;
+}
+
+static void submit(skel_run *r, int gpus, skel_par par, int64_t t, int64_t life_s)
+{
+    const skel_fabric *f = r->f;
+    if (r->ntask == r->captask) {
+        r->captask = r->captask ? 2 * r->captask : 16;
+        r->task = realloc(r->task, (size_t)r->captask * sizeof *r->task);
+    }
+    int ti = r->ntask++;
+    task_rt *k = &r->task[ti];
+    memset(k, 0, sizeof *k);
+    k->par = par;
+    k->gpus = gpus;
+    k->nhosts = gpus / f->gpus;
+    k->server = malloc((size_t)k->nhosts * sizeof *k->server);
+    k->ready_s = malloc((size_t)k->nhosts * sizeof *k->ready_s);
+    for (int s = 0, h = 0; s < f->servers && h < k->nhosts; s++)
+        if (r->server_task[s] < 0) {
+            k->server[h++] = s;
+            r->server_task[s] = ti;
+        }
+    k->submit_s = t;
+    k->end_s = life_s > 0 ? t + life_s : INT64_MAX;
+    k->alive = true;
+    k->seed = rng_next(&r->rc);
+    k->infer_s = -1;
+    skel_true_skeleton(&par, f->gpus, &k->toff, &k->tidx);
+    const skel_params *p = r->p;
+    for (int h = 0; h < k->nhosts; h++) {
+        double d = rng_lognormal(&r->rc, log(p->create_median_s), p->create_sigma);
+        k->ready_s[h] = t + (int64_t)ceil(d);
+        for (int g = 0; g < f->gpus; g++) {
+            ep_rt *x = &r->ep[k->server[h] * f->gpus + g];
+            x->task = ti;
+            x->ready = false;
+        }
+    }
+    if (overlay_method(r->method))
+        load_task_lists(r, ti);
+}
+
+static void fill(skel_run *r, int64_t t)
+{
+    const skel_world *w = r->w;
+    for (;;) {
+        int fs = free_servers(r) * r->f->gpus, fit = 0;
+        for (int i = 0; i < w->ntask_gpus; i++)
+            fit += w->task_gpus[i] <= fs;
+        if (!fit)
+            return;
+        int pick = (int)rng_below(&r->rc, (uint64_t)fit), gpus = 0;
+        for (int i = 0; i < w->ntask_gpus; i++)
+            if (w->task_gpus[i] <= fs && pick-- == 0)
+                gpus = w->task_gpus[i];
+        double life = rng_lognormal(&r->rc, log(r->p->life_median_s), r->p->life_sigma);
+        submit(r, gpus, skel_par_default(gpus, r->f->gpus), t, (int64_t)ceil(life));
+    }
+}
+
+static void end_fault(skel_run *r, int fi, int64_t t);
+
+static void end_task(skel_run *r, int ti, int64_t t)
+{
+    task_rt *k = &r->task[ti];
+    const skel_fabric *f = r->f;
+    k->alive = false;
+    for (int h = 0; h < k->nhosts; h++) {
+        r->server_task[k->server[h]] = -1;
+        for (int g = 0; g < f->gpus; g++) {
+            int e = k->server[h] * f->gpus + g;
+            ep_rt *x = &r->ep[e];
+            if (overlay_method(r->method))
+                free_list(x);
+            x->task = -1;
+            x->ready = false;
+            /* overlay failures die with the container */
+            for (int a = 0; a < r->nactive; a++) {
+                fault_rt *fa = &r->fault[r->active[a]];
+                enum skel_kind kd = skel_comp_kind(f, fa->comp);
+                if (kd >= SKEL_K_VPORT && skel_comp_owner(f, fa->comp) == e) {
+                    end_fault(r, r->active[a], t);
+                    a--;
+                }
+            }
+        }
+    }
+}
+
+static void container_ready(skel_run *r, task_rt *k, int h, int64_t t)
+{
+    const skel_fabric *f = r->f;
+    k->nready++;
+    for (int g = 0; g < f->gpus; g++) {
+        int e = k->server[h] * f->gpus + g;
+        r->ep[e].ready = true;
+        r->ep[e].ready_s = t;
+    }
+    if (!overlay_method(r->method))
+        return;
+    /* registration in the data plane: the new endpoints announce
+     * themselves to the peers' agents, and learn who is up already */
+    int n = k->nhosts * f->gpus;
+    for (int l = 0; l < n; l++) {
+        int e = ep_of(r, k, l);
+        ep_rt *x = &r->ep[e];
+        if (k->server[l / f->gpus] == k->server[h]) {
+            for (size_t i = 0; i < x->ag.n; i++)
+                if (r->ep[x->ag.target[i]].ready)
+                    skel_agent_register(&x->ag, x->ag.target[i]);
+        } else {
+            for (int g = 0; g < f->gpus; g++)
+                skel_agent_register(&x->ag, (uint32_t)(k->server[h] * f->gpus + g));
+        }
+    }
+}
+
+/* ---- skeleton inference ---------------------------------------------------- */
+
+static void infer(skel_run *r, int ti, int64_t t)
+{
+    task_rt *k = &r->task[ti];
+    const skel_params *p = r->p;
+    int n;
+    skel_ep *v = task_eps(r, k, &n);
+    size_t len = (size_t)p->infer_after_s;
+    double *series = malloc((size_t)n * len * sizeof *series);
+    const skel_traffic *tr = r->w->traffic;
+    tr->series(tr->ctx, &k->par, r->f->gpus, k->seed, t - (int64_t)len, len, series);
+    uint32_t *off, *idx;
+    int *stage = malloc((size_t)n * sizeof *stage);
+    skel_clusters c = skel_infer(series, (size_t)n, len, v, tr->period_s, (size_t)p->stft_win,
+                                 (size_t)p->stft_hop, &off, &idx, stage);
+    k->inferred = true;
+    k->infer_ok = c.ok && c.dp == k->par.dp;
+    k->exact = k->infer_ok;
+    for (int l = 0; l < n && k->exact; l++) {
+        if (off[l + 1] - off[l] != k->toff[l + 1] - k->toff[l]) {
+            k->exact = false;
+            break;
+        }
+        for (uint32_t i = off[l]; i < off[l + 1]; i++) {
+            bool found = false;
+            for (uint32_t j = k->toff[l]; j < k->toff[l + 1]; j++)
+                found |= k->tidx[j] == idx[i];
+            if (!found)
+                k->exact = false;
+        }
+    }
+    bool use = c.ok && (r->method == SKEL_M_SKELETON || r->method == SKEL_M_NOACT ||
+                        r->method == SKEL_M_VOTE007);
+    if (use) {
+        uint32_t *buf = malloc((size_t)n * sizeof *buf);
+        for (int l = 0; l < n; l++) {
+            size_t m = 0;
+            for (uint32_t i = off[l]; i < off[l + 1]; i++)
+                buf[m++] = (uint32_t)ep_of(r, k, (int)idx[i]);
+            int e = ep_of(r, k, l);
+            set_list(r, e, buf, m, r->method != SKEL_M_NOACT);
+            ep_rt *x = &r->ep[e];
+            for (size_t i = 0; i < m; i++)
+                if (r->ep[buf[i]].ready)
+                    skel_agent_register(&x->ag, buf[i]);
+        }
+        free(buf);
+    }
+    free(off);
+    free(idx);
+    free(stage);
+    free(series);
+    free(v);
+}
+
+/* ---- failures -------------------------------------------------------------- */
+
+static int mttr_class(enum skel_kind k)
+{
+    if (k == SKEL_K_LINK || k == SKEL_K_SWITCH)
+        return 1;
+    if (k == SKEL_K_RNIC || k == SKEL_K_HOST)
+        return 2;
+    return 0;
+}
+
+static void start_fault(skel_run *r, int type, int32_t comp, int64_t t, int64_t dur)
+{
+    if (r->nfault == r->capfault) {
+        r->capfault = r->capfault ? 2 * r->capfault : 16;
+        r->fault = realloc(r->fault, (size_t)r->capfault * sizeof *r->fault);
+        r->active = realloc(r->active, (size_t)r->capfault * sizeof *r->active);
+    }
+    int fi = r->nfault++;
+    r->fault[fi] = (fault_rt){.type = type, .comp = comp, .start_s = t, .end_s = t + dur,
+                              .loc_comp = -1, .loc_cls = SKEL_CLS_NONE};
+    r->active[r->nactive++] = fi;
+}
+
+static void end_fault(skel_run *r, int fi, int64_t t)
+{
+    for (int a = 0; a < r->nactive; a++)
+        if (r->active[a] == fi) {
+            r->active[a] = r->active[--r->nactive];
+            break;
+        }
+    if (r->fault[fi].end_s > t)
+        r->fault[fi].end_s = t;
+}
+
+/* A random component of a kind, among those in use where that matters. */
+static int32_t random_comp(skel_run *r, enum skel_kind k)
+{
+    const skel_fabric *f = r->f;
+    int *cand = malloc((size_t)f->neps * sizeof *cand), n = 0;
+    int32_t c = -1;
+    if (k == SKEL_K_SWITCH) {
+        int ntor = f->segs * f->gpus;
+        int i = (int)rng_below(&r->rf, (uint64_t)(ntor + f->aggs));
+        c = skel_comp_switch(f, i < ntor ? f->tor_node[i] : f->agg_node[i - ntor]);
+    } else if (k == SKEL_K_LINK && rng_u01(&r->rf) < 0.5) {
+        int nl = f->segs * f->gpus * f->aggs;
+        c = skel_comp_link(f, f->tor_agg[rng_below(&r->rf, (uint64_t)nl)]);
+    } else {
+        for (int e = 0; e < f->neps; e++)
+            if (r->ep[e].ready)
+                cand[n++] = e;
+        if (n) {
+            int e = cand[rng_below(&r->rf, (uint64_t)n)];
+            switch (k) {
+            case SKEL_K_LINK: c = skel_comp_link(f, f->host_link[e]); break;
+            case SKEL_K_RNIC: c = skel_comp_rnic(f, e); break;
+            case SKEL_K_HOST: c = skel_comp_host(f, e / f->gpus); break;
+            default: c = skel_comp_ovl(f, e, k - SKEL_K_VPORT);
+            }
+        }
+    }
+    free(cand);
+    return c;
+}
+
+static void random_faults(skel_run *r, int64_t t)
+{
+    const skel_world *w = r->w;
+    if (w->fail_rate_per_h <= 0)
+        return;
+    double lambda = w->fail_rate_per_h / 3600.0;
+    /* Poisson count for this second */
+    double L = exp(-lambda), pr = rng_u01(&r->rf);
+    int cnt = 0;
+    while (pr > L && cnt < 16) {
+        pr *= rng_u01(&r->rf);
+        cnt++;
+    }
+    double tot = 0;
+    for (int i = 0; i < SKEL_NFTYPES; i++)
+        tot += w->type_weight[i];
+    for (int c = 0; c < cnt; c++) {
+        double u = rng_uniform(&r->rf, 0, tot);
+        int ty = 0;
+        while (ty < SKEL_NFTYPES - 1 && u >= w->type_weight[ty])
+            u -= w->type_weight[ty++];
+        enum skel_kind k = skel_ftypes[ty].kind;
+        int32_t comp = random_comp(r, k);
+        double dur = rng_exponential(&r->rf, (double)w->mttr_s[mttr_class(k)]);
+        if (comp >= 0)
+            start_fault(r, ty, comp, t, (int64_t)ceil(dur));
+    }
+}
+
+/* ---- the effect of the failures on a path ---------------------------------- */
+
+typedef struct effect {
+    bool unreach;
+    double loss, lat_us;
+    int fault;      /* the first failure on the path, or -1 */
+} effect;
+
+static bool on_path(const skel_run *r, const fault_rt *fa, int a, int b, const int32_t *el,
+                    int nel, bool overlay)
+{
+    const skel_fabric *f = r->f;
+    enum skel_kind k = skel_comp_kind(f, fa->comp);
+    if (!overlay && !skel_ftypes[fa->type].underlay_visible)
+        return false;
+    switch (k) {
+    case SKEL_K_LINK:
+    case SKEL_K_SWITCH:
+        for (int i = 0; i < nel; i++)
+            if (el[i] == fa->comp)
+                return true;
+        return false;
+    case SKEL_K_HOST: {
+        int s = skel_comp_owner(f, fa->comp);
+        return s == a / f->gpus || s == b / f->gpus;
+    }
+    default: {
+        int o = skel_comp_owner(f, fa->comp);
+        return o == a || o == b;
+    }
+    }
+}
+
+static effect path_effect(const skel_run *r, int a, int b, const int32_t *el, int nel,
+                          bool overlay)
+{
+    effect ef = {.fault = -1};
+    const skel_params *p = r->p;
+    double keep = 1;
+    for (int i = 0; i < r->nactive; i++) {
+        const fault_rt *fa = &r->fault[r->active[i]];
+        if (!on_path(r, fa, a, b, el, nel, overlay))
+            continue;
+        if (ef.fault < 0)
+            ef.fault = r->active[i];
+        const skel_ftype *ty = &skel_ftypes[fa->type];
+        if (ty->symptom == SKEL_SYM_UNREACH)
+            ef.unreach = true;
+        else if (ty->symptom == SKEL_SYM_LOSS)
+            keep *= 1 - (strstr(ty->name, "flapping") ? p->flap_loss_p : p->loss_p);
+        else
+            ef.lat_us += p->latency_us;
+    }
+    ef.loss = 1 - keep;
+    return ef;
+}
+
+static double draw_rtt(skel_run *r, int nel, double lat_us)
+{
+    const skel_params *p = r->p;
+    double v = rng_lognormal(&r->rp, log(p->rtt_median_us), p->rtt_sigma);
+    v += (nel > 3 ? p->hop_us : 0) + lat_us;
+    if (rng_u01(&r->rp) < p->spike_p)
+        v += rng_exponential(&r->rp, p->spike_mean_us);
+    return v;
+}
+
+static uint32_t draw_lost(skel_run *r, int packets, double loss)
+{
+    uint32_t lost = 0;
+    if (loss <= 0)
+        return 0;
+    for (int i = 0; i < packets; i++)
+        lost += rng_u01(&r->rp) < loss;
+    return lost;
+}
+
+/* ---- localization ------------------------------------------------------------ */
+
+typedef struct replay_ctx {
+    const skel_run *r;
+    int32_t chain[8];
+} replay_ctx;
+
+static int replay_fwd(void *ctx, int hop)
+{
+    replay_ctx *c = ctx;
+    for (int i = 0; i < c->r->nactive; i++) {
+        const fault_rt *fa = &c->r->fault[c->r->active[i]];
+        if (fa->comp == c->chain[hop] && skel_ftypes[fa->type].replay_visible)
+            return -1;
+    }
+    return hop + 1;
+}
+
+typedef struct verdict {
+    int32_t comp;
+    int cls;
+    int64_t at_s;
+} verdict;
+
+static int fault_on(const skel_run *r, int32_t comp)
+{
+    for (int i = 0; i < r->nactive; i++)
+        if (r->fault[r->active[i]].comp == comp)
+            return r->active[i];
+    return -1;
+}
+
+/* Sweep from endpoint x toward segment `seg` (its own: through its ToR
+ * only; another: one path pinned through each agg), as the underlay
+ * agents' traceroutes; the results vote.  Endpoint y is not a target. */
+static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg)
+{
+    const skel_fabric *f = r->f;
+    int g = f->gpus, rail = x % g, sx = x / g / f->per_tor;
+    int32_t el[8];
+    bool pref[8];
+    int z = -1;
+    for (int s = seg * f->per_tor; s < (seg + 1) * f->per_tor && s < f->servers && z < 0; s++)
+        if (s * g + rail != y && s != x / g)
+            z = s * g + rail;
+    if (z < 0)
+        return;
+    for (int k = seg == sx ? -1 : 0; k < (seg == sx ? 0 : f->aggs); k++) {
+        int n = skel_path(f, x, z, k, el, pref);
+        effect ef = path_effect(r, x, z, el, n, false);
+        bool bad = ef.unreach || draw_lost(r, r->p->sweep_packets, ef.loss) > 0 ||
+                   draw_rtt(r, n, ef.lat_us) > r->p->suspect_abs_us;
+        skel_votes_add(v, el, (size_t)n, bad);
+        r->probes++;
+    }
+}
+
+/* The sweeps of an alarm on (a, b): from each end to its own segment, to
+ * the other end's and to a third, so that a healthy path crosses every
+ * element but the culprit where the fabric allows. */
+static void sweep(skel_run *r, skel_votes *v, int a, int b)
+{
+    const skel_fabric *f = r->f;
+    int g = f->gpus;
+    int sa = a / g / f->per_tor, sb = b / g / f->per_tor, other = -1;
+    for (int sg = 0; sg < f->segs && other < 0; sg++)
+        if (sg != sa && sg != sb)
+            other = sg;
+    for (int side = 0; side < 2; side++) {
+        int x = side ? b : a, y = side ? a : b, sx = side ? sb : sa, sy = side ? sa : sb;
+        sweep_to(r, v, x, y, sx);
+        if (sy != sx)
+            sweep_to(r, v, x, y, sy);
+        if (other >= 0)
+            sweep_to(r, v, x, y, other);
+    }
+}
+
+static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exonerate)
+{
+    const skel_fabric *f = r->f;
+    verdict vd = {.comp = -1, .cls = SKEL_CLS_NONE, .at_s = r->now};
+    skel_votes v;
+    skel_votes_init(&v, (size_t)f->base_rnic);
+    for (int i = 0; i < r->nring; i++)
+        if (r->now - r->ring[i].t <= r->p->vote_window_s)
+            skel_votes_add(&v, r->ring[i].el, r->ring[i].nel, true);
+    skel_votes_add(&v, t->el, t->nel, true);
+    if (exonerate) {
+        sweep(r, &v, a, b);
+    }
+    int32_t c = skel_votes_culprit(&v, t->el, t->pref, t->nel, exonerate);
+    if (c < 0 && !exonerate) {  /* 007: the most-voted element, even with one vote */
+        uint32_t best = 0;
+        for (int i = 0; i < t->nel; i++)
+            if (v.bad[t->el[i]] > best) {
+                best = v.bad[t->el[i]];
+                c = t->el[i];
+            }
+    }
+    skel_votes_fini(&v);
+    if (c < 0)
+        return vd;
+    vd.comp = c;
+    vd.cls = SKEL_CLS_SWITCH;
+    if (!exonerate)
+        return vd;
+    /* the element's own check: an RNIC behind a host link (the host's
+     * underlay agent reads the port), a switch queue's configuration */
+    for (int side = 0; side < 2; side++) {
+        int e = side ? b : a;
+        if (c == skel_comp_link(f, f->host_link[e]) && fault_on(r, skel_comp_rnic(f, e)) >= 0) {
+            vd.comp = skel_comp_rnic(f, e);
+            vd.cls = SKEL_CLS_RNIC;
+            return vd;
+        }
+    }
+    int fi = fault_on(r, c);
+    if (fi >= 0 && skel_ftypes[r->fault[fi].type].cls == SKEL_CLS_CONFIG)
+        vd.cls = SKEL_CLS_CONFIG;
+    return vd;
+}
+
+static verdict localize(skel_run *r, int a, int b, const tgt *t)
+{
+    const skel_fabric *f = r->f;
+    verdict vd = {.comp = -1, .cls = SKEL_CLS_NONE, .at_s = r->now};
+    if (r->method == SKEL_M_VOTE007)
+        return loc_underlay(r, a, b, t, false);
+    if (r->method == SKEL_M_RPING)
+        return loc_underlay(r, a, b, t, true);
+    /* 1. overlay replay: a's chain out, then b's chain in */
+    replay_ctx rc = {.r = r};
+    for (int h = 0; h < 4; h++) {
+        rc.chain[h] = skel_comp_ovl(f, a, h);
+        rc.chain[7 - h] = skel_comp_ovl(f, b, h);
+    }
+    bool loop;
+    int hop = skel_overlay_replay(replay_fwd, &rc, 8, &loop);
+    if (hop >= 0) {
+        int fi = fault_on(r, rc.chain[hop]);
+        vd.comp = rc.chain[hop];
+        vd.cls = fi >= 0 ? (int)skel_ftypes[r->fault[fi].type].cls : SKEL_CLS_CONFIG;
+        return vd;
+    }
+    /* 2. physical voting */
+    vd = loc_underlay(r, a, b, t, true);
+    if (vd.comp >= 0)
+        return vd;
+    /* 3. validation: flow tables, configuration and host checks (oracle) */
+    vd.at_s = r->now + r->p->validate_s;
+    if (rng_u01(&r->rv) >= r->p->validate_p)
+        return vd;
+    int32_t cand[8];
+    int nc = 0;
+    for (int side = 0; side < 2; side++) {
+        int e = side ? b : a;
+        cand[nc++] = skel_comp_ovl(f, e, 2);
+        cand[nc++] = skel_comp_ovl(f, e, 1);
+        cand[nc++] = skel_comp_host(f, e / f->gpus);
+        cand[nc++] = skel_comp_rnic(f, e);
+    }
+    for (int i = 0; i < nc; i++) {
+        int fi = fault_on(r, cand[i]);
+        if (fi >= 0) {
+            vd.comp = cand[i];
+            vd.cls = skel_ftypes[r->fault[fi].type].cls;
+            return vd;
+        }
+    }
+    return vd;
+}
+
+/* ---- alarms ------------------------------------------------------------------ */
+
+static void raise_alarm(skel_run *r, int a, int ti, int sym, double tsec)
+{
+    ep_rt *x = &r->ep[a];
+    tgt *t = &x->ts[ti];
+    int b = (int)x->ag.target[ti];
+    if (r->now < t->holdoff_s)
+        return;
+    t->holdoff_s = r->now + r->p->holdoff_s;
+    bool ov = overlay_method(r->method);
+    effect ef = path_effect(r, a, b, t->el, t->nel, ov);
+    int fi = ef.fault;
+    /* a failure that ended in the last few seconds still explains it */
+    if (fi < 0)
+        for (int i = r->nfault - 1; i >= 0 && fi < 0; i--) {
+            fault_rt *fa = &r->fault[i];
+            if (fa->end_s <= r->now && fa->end_s + r->p->timeouts + 2 >= r->now &&
+                on_path(r, fa, a, b, t->el, t->nel, ov))
+                fi = i;
+        }
+    bool startup = fi < 0 && ov && !r->ep[b].ready;
+    verdict vd = localize(r, a, b, t);
+    if (r->nalarm == r->capalarm) {
+        r->capalarm = r->capalarm ? 2 * r->capalarm : 256;
+        r->alarm = realloc(r->alarm, r->capalarm * sizeof *r->alarm);
+    }
+    r->alarm[r->nalarm++] = (alarm_rt){.t = tsec, .src = a, .dst = b, .sym = sym, .fault = fi,
+                                       .cls = vd.cls, .comp = vd.comp, .startup = startup,
+                                       .loc_s = vd.at_s};
+    r->fp_startup += startup;
+    /* the path votes for later localizations */
+    recent *rc = &r->ring[r->ringpos];
+    rc->t = r->now;
+    rc->nel = t->nel;
+    memcpy(rc->el, t->el, sizeof rc->el);
+    r->ringpos = (r->ringpos + 1) % 256;
+    if (r->nring < 256)
+        r->nring++;
+    if (fi < 0)
+        return;
+    fault_rt *fa = &r->fault[fi];
+    fa->alarms++;
+    if (!fa->detected) {
+        fa->detected = true;
+        fa->detect_t = tsec;
+        fa->localized = true;
+        fa->loc_t = tsec + (double)(vd.at_s - r->now);
+        fa->loc_comp = vd.comp;
+        fa->loc_cls = vd.cls;
+        fa->loc_ok = vd.comp == fa->comp && vd.cls == (int)skel_ftypes[fa->type].cls;
+        if (r->p->mitigate && fa->loc_ok && fa->end_s > vd.at_s &&
+            skel_comp_kind(r->f, fa->comp) != SKEL_K_LINK &&
+            skel_comp_kind(r->f, fa->comp) != SKEL_K_SWITCH)
+            fa->end_s = vd.at_s;    /* isolated: traffic moves off it */
+    }
+}
+
+/* ---- probing ----------------------------------------------------------------- */
+
+static double suspect_thr(const skel_run *r, const tgt *t)
+{
+    if (t->nref < 3)
+        return r->p->suspect_abs_us;
+    float med[MAXLB];
+    for (int i = 0; i < t->nref; i++)
+        med[i] = t->ref[i][1];
+    float m = 0;
+    for (int i = 0; i < t->nref; i++)
+        m += med[i];
+    return fmin(r->p->suspect_factor * m / t->nref, r->p->suspect_abs_us);
+}
+
+static void close_window(skel_run *r, tgt *t, int32_t wid)
+{
+    if (t->nwin) {
+        double x[NWIN], s[SKEL_NSTAT];
+        for (int i = 0; i < t->nwin; i++)
+            x[i] = t->win[i];
+        skel_summary(x, t->nwin, s);
+        if (!t->ref)
+            t->ref = calloc((size_t)r->p->lookback, sizeof *t->ref);
+        for (int d = 0; d < SKEL_NSTAT; d++)
+            t->ref[t->refpos][d] = (float)s[d];
+        t->refpos = (uint8_t)((t->refpos + 1) % r->p->lookback);
+        if (t->nref < r->p->lookback)
+            t->nref++;
+    }
+    t->nwin = 0;
+    t->wsent = t->wlost = 0;
+    t->win_id = wid;
+}
+
+static void add_sample(tgt *t, double rtt)
+{
+    if (t->nwin < NWIN)
+        t->win[t->nwin++] = (float)rtt;
+    else
+        t->win[NWIN - 1] = (float)rtt;
+}
+
+static void long_term(skel_run *r, int a, int ti, double rtt, double tsec)
+{
+    tgt *t = &r->ep[a].ts[ti];
+    int32_t blk = (int32_t)(r->now / r->p->longterm_s);
+    if (t->lt_block != blk) {
+        if (t->lt_n >= 10) {
+            double mean = t->lt_sum / t->lt_n;
+            if (!t->lt_fit) {
+                t->lt_mu = (float)mean;
+                t->lt_sigma = (float)sqrt(fmax(t->lt_sq / t->lt_n - mean * mean, 0) *
+                                          t->lt_n / (t->lt_n - 1));
+                t->lt_fit = true;
+            } else if (skel_long_term_mean(mean, t->lt_n, t->lt_mu, t->lt_sigma, r->p->z_alpha,
+                                           r->p->z_shift)) {
+                raise_alarm(r, a, ti, SKEL_SYM_LATENCY, tsec);
+            }
+        }
+        t->lt_block = blk;
+        t->lt_n = 0;
+        t->lt_sum = t->lt_sq = 0;
+    }
+    double l = log(rtt);
+    t->lt_n++;
+    t->lt_sum += l;
+    t->lt_sq += l * l;
+}
+
+static void trace_probe(skel_run *r, int a, const tgt *t, double tsec, double rtt, double loss,
+                        bool ok)
+{
+    int b = (int)r->ep[a].ag.target[t - r->ep[a].ts];
+    if (a != r->w->trace_src || b != r->w->trace_dst)
+        return;
+    if (r->ntrace == r->captrace) {
+        r->captrace = r->captrace ? 2 * r->captrace : 256;
+        r->trace = realloc(r->trace, r->captrace * sizeof *r->trace);
+    }
+    r->trace[r->ntrace++] = (trace_rt){.t = tsec, .rtt_us = rtt, .loss = loss, .ok = ok,
+                                       .tor = t->el[1], .agg = t->nel == 7 ? t->el[3] : -1};
+}
+
+static void probe(skel_run *r, int a, int ti)
+{
+    const skel_params *p = r->p;
+    ep_rt *x = &r->ep[a];
+    tgt *t = &x->ts[ti];
+    int b = (int)x->ag.target[ti];
+    double tsec = (double)r->now + x->frac;
+    int32_t wid = (int32_t)(r->now / p->window_s);
+    if (t->win_id != wid)
+        close_window(r, t, wid);
+    bool ov = overlay_method(r->method);
+    effect ef = path_effect(r, a, b, t->el, t->nel, ov);
+    /* an overlay probe needs an agent answering at the target */
+    bool answer = !ef.unreach && (!ov || r->ep[b].ready);
+    r->probes++;
+    x->retry = -1;
+    if (!answer) {
+        trace_probe(r, a, t, tsec, 0, 1, false);
+        if (++t->consec_to >= p->timeouts) {
+            t->consec_to = 0;
+            raise_alarm(r, a, ti, SKEL_SYM_UNREACH, tsec + 1.0);
+        } else {
+            x->retry = ti;      /* after the timeout, next second */
+        }
+        return;
+    }
+    t->consec_to = 0;
+    uint32_t lost = draw_lost(r, p->probe_packets, ef.loss);
+    double rtt = draw_rtt(r, t->nel, ef.lat_us);
+    trace_probe(r, a, t, tsec, rtt, (double)lost / p->probe_packets, true);
+    t->wsent += (uint32_t)p->probe_packets;
+    t->wlost += lost;
+    add_sample(t, rtt);
+    long_term(r, a, ti, rtt, tsec);
+    if (lost && (double)t->wlost / t->wsent >= p->loss_threshold) {
+        raise_alarm(r, a, ti, SKEL_SYM_LOSS, tsec);
+        return;
+    }
+    double thr = suspect_thr(r, t);
+    if (rtt <= thr)
+        return;
+    /* suspicious: two immediate retries filter congestion spikes */
+    double lo = rtt;
+    for (int k = 0; k < 2; k++) {
+        double v = draw_rtt(r, t->nel, ef.lat_us);
+        r->probes++;
+        add_sample(t, v);
+        lo = fmin(lo, v);
+    }
+    if (lo <= thr)
+        return;
+    bool anomalous;
+    if (t->nref >= 3) {
+        double q[SKEL_NSTAT], xs[NWIN], ref[MAXLB * SKEL_NSTAT];
+        for (int i = 0; i < t->nwin; i++)
+            xs[i] = t->win[i];
+        skel_summary(xs, t->nwin, q);
+        for (int i = 0; i < t->nref; i++)
+            for (int d = 0; d < SKEL_NSTAT; d++)
+                ref[i * SKEL_NSTAT + d] = t->ref[i][d];
+        anomalous = skel_short_term(ref, t->nref, q, (size_t)p->lof_k, p->lof_max, p->far_sd,
+                                    p->floor_sd_us);
+    } else {
+        anomalous = lo > p->suspect_abs_us;
+    }
+    if (anomalous)
+        raise_alarm(r, a, ti, SKEL_SYM_LATENCY, tsec);
+}
+
+/* ---- relevance: does the failure touch a running task's real traffic? ------- */
+
+/* Endpoint e is up and has an up peer in its task's true skeleton. */
+static bool ep_talks(const skel_run *r, int e)
+{
+    const ep_rt *x = &r->ep[e];
+    if (x->task < 0 || !x->ready)
+        return false;
+    const task_rt *k = &r->task[x->task];
+    int g = r->f->gpus, l = -1;
+    for (int h = 0; h < k->nhosts && l < 0; h++)
+        if (k->server[h] == e / g)
+            l = h * g + e % g;
+    for (uint32_t j = k->toff[l]; j < k->toff[l + 1]; j++)
+        if (r->ep[ep_of(r, k, (int)k->tidx[j])].ready)
+            return true;
+    return false;
+}
+
+static bool relevant(const skel_run *r, const fault_rt *fa)
+{
+    const skel_fabric *f = r->f;
+    enum skel_kind kd = skel_comp_kind(f, fa->comp);
+    int g = f->gpus;
+    /* every path of an endpoint crosses its own elements, host link and
+     * ToR: those are relevant as soon as the endpoint talks */
+    if (kd == SKEL_K_HOST) {
+        int sv = skel_comp_owner(f, fa->comp);
+        for (int j = 0; j < g; j++)
+            if (ep_talks(r, sv * g + j))
+                return true;
+        return false;
+    }
+    if (kd != SKEL_K_LINK && kd != SKEL_K_SWITCH)
+        return ep_talks(r, skel_comp_owner(f, fa->comp));
+    for (int e = 0; e < f->neps; e++) {
+        int tor = f->tor_node[(e / g / f->per_tor) * g + e % g];
+        if ((fa->comp == skel_comp_link(f, f->host_link[e]) ||
+             fa->comp == skel_comp_switch(f, tor)) && ep_talks(r, e))
+            return true;
+    }
+    if (kd == SKEL_K_LINK) {    /* a host link not matched above, or ToR-agg */
+        int a, b;
+        topo_link_ends(f->t, fa->comp, &a, &b);
+        if (topo_node_kind(f->t, a) == NODE_HOST || topo_node_kind(f->t, b) == NODE_HOST)
+            return false;
+    } else {
+        bool agg = false;
+        for (int i = 0; i < f->aggs; i++)
+            agg |= fa->comp == skel_comp_switch(f, f->agg_node[i]);
+        if (!agg)
+            return false;
+    }
+    /* an agg or a ToR-agg link: the pairs whose ECMP path crosses it */
+    int32_t el[8];
+    bool pref[8];
+    for (int ti = 0; ti < r->ntask; ti++) {
+        const task_rt *k = &r->task[ti];
+        if (!k->alive)
+            continue;
+        int n = k->nhosts * g;
+        for (int l = 0; l < n; l++) {
+            int a = ep_of(r, k, l);
+            if (!r->ep[a].ready)
+                continue;
+            for (uint32_t j = k->toff[l]; j < k->toff[l + 1]; j++) {
+                int b = ep_of(r, k, (int)k->tidx[j]);
+                if (!r->ep[b].ready || a / g / f->per_tor == b / g / f->per_tor)
+                    continue;
+                int ne = skel_path(f, a, b, -1, el, pref);
+                if (on_path(r, fa, a, b, el, ne, true))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+skel_run *skel_run_create(const skel_world *w, int method, uint64_t seed)
+{
+    skel_run *r = calloc(1, sizeof *r);
+    r->w = w;
+    r->f = w->f;
+    r->p = w->p;
+    r->method = method;
+    r->seed = seed;
+    rng_init(&r->rc, seed, "skeleton.churn", 0);
+    rng_init(&r->rf, seed, "skeleton.failures", 0);
+    rng_init(&r->rp, seed, "skeleton.probes", (uint64_t)method);
+    rng_init(&r->rv, seed, "skeleton.validate", (uint64_t)method);
+    const skel_fabric *f = r->f;
+    r->server_task = malloc((size_t)f->servers * sizeof *r->server_task);
+    for (int s = 0; s < f->servers; s++)
+        r->server_task[s] = -1;
+    r->ep = calloc((size_t)f->neps, sizeof *r->ep);
+    rng fr;
+    rng_init(&fr, seed, "skeleton.offsets", 0);
+    for (int e = 0; e < f->neps; e++) {
+        r->ep[e].task = -1;
+        r->ep[e].retry = -1;
+        r->ep[e].frac = rng_u01(&fr);
+    }
+    if (method == SKEL_M_RPING) {
+        skel_ep *v = malloc((size_t)f->neps * sizeof *v);
+        for (int e = 0; e < f->neps; e++)
+            v[e] = (skel_ep){.host = e / f->gpus, .rail = e % f->gpus,
+                             .tor = (e / f->gpus / f->per_tor) * f->gpus + e % f->gpus};
+        uint32_t *buf = malloc((size_t)f->neps * sizeof *buf);
+        for (int e = 0; e < f->neps; e++) {
+            size_t m = skel_targets(v, (size_t)f->neps, (size_t)e, SKEL_LIST_RPING, buf);
+            set_list(r, e, buf, m, false);
+        }
+        free(buf);
+        free(v);
+    }
+    return r;
+}
+
+void skel_run_step(skel_run *r, int64_t t)
+{
+    const skel_world *w = r->w;
+    const skel_fabric *f = r->f;
+    r->now = t;
+    /* tasks */
+    for (int ti = 0; ti < r->ntask; ti++)
+        if (r->task[ti].alive && r->task[ti].end_s <= t)
+            end_task(r, ti, t);
+    if (w->churn)
+        fill(r, t);
+    for (int i = 0; i < w->ntasks; i++)
+        if (w->tasks[i].start_s == t)
+            submit(r, w->tasks[i].gpus, w->tasks[i].par, t, w->tasks[i].life_s);
+    for (int ti = 0; ti < r->ntask; ti++) {
+        task_rt *k = &r->task[ti];
+        if (!k->alive)
+            continue;
+        for (int h = 0; h < k->nhosts; h++)
+            if (k->ready_s[h] == t)
+                container_ready(r, k, h, t);
+        if (k->nready == k->nhosts && k->infer_s < 0)
+            k->infer_s = t + r->p->infer_after_s;
+        if (k->infer_s == t && !k->inferred)
+            infer(r, ti, t);
+    }
+    /* failures */
+    for (int a = 0; a < r->nactive; a++)
+        if (r->fault[r->active[a]].end_s <= t) {
+            end_fault(r, r->active[a], t);
+            a--;
+        }
+    for (int i = 0; i < w->nfaults; i++)
+        if (w->faults[i].start_s == t)
+            start_fault(r, w->faults[i].type, w->faults[i].comp, t, w->faults[i].dur_s);
+    random_faults(r, t);
+    if (t % 10 == 0)
+        for (int a = 0; a < r->nactive; a++) {
+            fault_rt *fa = &r->fault[r->active[a]];
+            if (!fa->relevant && relevant(r, fa))
+                fa->relevant = true;
+        }
+    /* probes: retries first, else the next target; at most `rate` a second */
+    for (int e = 0; e < f->neps; e++) {
+        ep_rt *x = &r->ep[e];
+        if (!x->ag.n || (overlay_method(r->method) && !x->ready))
+            continue;
+        r->targets_sum += (double)x->ag.n;
+        r->targets_n++;
+        for (int k = 0; k < (int)r->p->rate; k++) {
+            int64_t ti = x->retry >= 0 ? x->retry : skel_agent_next(&x->ag);
+            if (ti < 0)
+                break;
+            probe(r, e, (int)ti);
+        }
+    }
+}
+
+void skel_run_finish(skel_run *r)
+{
+    for (int a = 0; a < r->nactive; a++) {
+        fault_rt *fa = &r->fault[r->active[a]];
+        if (!fa->relevant && relevant(r, fa))
+            fa->relevant = true;
+    }
+}
+
+void skel_run_result(const skel_run *r, skel_result *o)
+{
+    memset(o, 0, sizeof *o);
+    o->alarms = r->nalarm;
+    for (size_t i = 0; i < r->nalarm; i++)
+        o->tp += r->alarm[i].fault >= 0;
+    o->fp = o->alarms - o->tp;
+    o->fp_startup = r->fp_startup;
+    double dsum = 0, lsum = 0;
+    double *dl = malloc(((size_t)r->nfault + 1) * sizeof *dl);
+    for (int i = 0; i < r->nfault; i++) {
+        const fault_rt *fa = &r->fault[i];
+        o->failures++;
+        if (fa->relevant) {
+            o->relevant++;
+            o->per_type_relevant[fa->type]++;
+        }
+        if (fa->detected && fa->relevant) {
+            o->detected++;
+            o->per_type_detected[fa->type]++;
+            dl[o->detected - 1] = fa->detect_t - (double)fa->start_s;
+            dsum += fa->detect_t - (double)fa->start_s;
+            lsum += fa->loc_t - (double)fa->start_s;
+            if (fa->loc_ok) {
+                o->localized_ok++;
+                o->per_type_loc_ok[fa->type]++;
+            }
+        }
+    }
+    o->precision = o->alarms ? (double)o->tp / (double)o->alarms : NAN;
+    o->recall = o->relevant ? (double)o->detected / (double)o->relevant : NAN;
+    o->loc_accuracy = o->detected ? (double)o->localized_ok / (double)o->detected : NAN;
+    o->detect_delay_s = o->detected ? dsum / (double)o->detected : NAN;
+    o->loc_delay_s = o->detected ? lsum / (double)o->detected : NAN;
+    o->detect_delay_median_s = NAN;
+    if (o->detected) {
+        double s[SKEL_NSTAT];
+        skel_summary(dl, o->detected, s);
+        o->detect_delay_median_s = s[1];
+    }
+    free(dl);
+    o->probes = r->probes;
+    o->targets_mean = r->targets_n ? r->targets_sum / (double)r->targets_n : 0;
+    for (int ti = 0; ti < r->ntask; ti++) {
+        o->tasks++;
+        o->inferred += r->task[ti].inferred;
+        o->inferred_exact += r->task[ti].exact;
+    }
+}
+
+void skel_run_write_truth(const skel_run *r, FILE *f, bool header, int rep)
+{
+    char b1[96], b2[96];
+    if (header)
+        fprintf(f, "method,run,failure,type,component,class,symptom,start_s,end_s,relevant,"
+                   "detected,detect_delay_s,localized_to,localized_class,localization_correct,"
+                   "localize_delay_s,alarms\n");
+    static const char *const sym[] = {"unreachable", "loss", "high_latency"};
+    for (int i = 0; i < r->nfault; i++) {
+        const fault_rt *fa = &r->fault[i];
+        const skel_ftype *ty = &skel_ftypes[fa->type];
+        fprintf(f, "%s,%d,%d,%s,%s,%s,%s,%lld,%lld,%d,%d,", skel_method_names[r->method], rep, i,
+                ty->name, skel_comp_name(r->f, fa->comp, b1, sizeof b1), skel_class_names[ty->cls],
+                sym[ty->symptom], (long long)fa->start_s, (long long)fa->end_s, fa->relevant,
+                fa->detected);
+        if (fa->detected)
+            fprintf(f, "%.3f,%s,%s,%d,%.3f,%u\n", fa->detect_t - (double)fa->start_s,
+                    fa->loc_comp >= 0 ? skel_comp_name(r->f, fa->loc_comp, b2, sizeof b2) : "",
+                    skel_class_names[fa->loc_cls], fa->loc_ok, fa->loc_t - (double)fa->start_s,
+                    fa->alarms);
+        else
+            fprintf(f, ",,,,,%u\n", fa->alarms);
+    }
+}
+
+void skel_run_write_alarms(const skel_run *r, FILE *f, bool header, int rep)
+{
+    static const char *const sym[] = {"unreachable", "loss", "high_latency"};
+    char b1[96];
+    if (header)
+        fprintf(f, "method,run,t_s,src,dst,symptom,true_failure,startup,localized_to,class\n");
+    for (size_t i = 0; i < r->nalarm; i++) {
+        const alarm_rt *a = &r->alarm[i];
+        fprintf(f, "%s,%d,%.3f,%s,%s,%s,%d,%d,%s,%s\n", skel_method_names[r->method], rep, a->t,
+                topo_node_name(r->f->t, a->src), topo_node_name(r->f->t, a->dst), sym[a->sym],
+                a->fault, a->startup,
+                a->comp >= 0 ? skel_comp_name(r->f, a->comp, b1, sizeof b1) : "",
+                skel_class_names[a->cls]);
+    }
+}
+
+void skel_run_write_trace(const skel_run *r, FILE *f, bool header)
+{
+    /* the paper's probe-record fields (project page samples.csv) that the
+     * model has: endpoints (container = server), underlay host ids,
+     * ToR/agg ids, latency, loss rate, dial, task and agent type */
+    if (header)
+        fprintf(f, "t_s,src,dst,src_host,dst_host,asw,dsw,latency_us,loss_rate,dial,task_type,"
+                   "agent_type\n");
+    const char *src = topo_node_name(r->f->t, r->w->trace_src);
+    const char *dst = topo_node_name(r->f->t, r->w->trace_dst);
+    for (size_t i = 0; i < r->ntrace; i++) {
+        const trace_rt *x = &r->trace[i];
+        const char *agg = x->agg >= 0 ? topo_node_name(r->f->t, x->agg - r->f->base_switch) : "";
+        fprintf(f, "%.3f,%s,%s,s%d,s%d,%s,%s,%.3f,%.4f,%d,RDMA_PING,%s\n", x->t, src, dst,
+                r->w->trace_src / r->f->gpus, r->w->trace_dst / r->f->gpus,
+                topo_node_name(r->f->t, x->tor - r->f->base_switch), agg, x->ok ? x->rtt_us : 0,
+                x->loss, x->ok, overlay_method(r->method) ? "overlay" : "underlay");
+    }
+}
+
+void skel_run_destroy(skel_run *r)
+{
+    if (!r)
+        return;
+    for (int e = 0; e < r->f->neps; e++)
+        free_list(&r->ep[e]);
+    for (int ti = 0; ti < r->ntask; ti++) {
+        free(r->task[ti].server);
+        free(r->task[ti].ready_s);
+        free(r->task[ti].toff);
+        free(r->task[ti].tidx);
+    }
+    free(r->task);
+    free(r->ep);
+    free(r->server_task);
+    free(r->fault);
+    free(r->active);
+    free(r->alarm);
+    free(r->trace);
+    free(r);
+}
