@@ -11,6 +11,8 @@
  *              tcp: cc (newreno | dctcp), mss, header, init_cwnd, rcv_wnd,
  *              min_rto, max_rto, init_rto, max_retries, delayed_ack,
  *              delack_timeout, dctcp_g; dgram: payload, header, rate, burst
+ *   plane      packet (default) or flow: the same messages as max-min fair
+ *              fluid flows (docs/flow-level.md); flow: {efficiency, rate_cap}
  *   hash_seeds ECMP hash seeds per switch: random (default) or equal
  *   routing    ecmp (a path per flow by hash), spray_rr or spray_random (a
  *              path per packet over the equal-cost paths)
@@ -55,6 +57,7 @@
 
 static const char *const seed_modes[] = {"random", "equal", NULL};
 static const char *const routing_modes[] = {"ecmp", "spray_rr", "spray_random", NULL};
+static const char *const planes[] = {"packet", "flow", NULL};
 
 typedef struct net_cfg {
     network_cfg net;
@@ -71,6 +74,11 @@ static const cfg_key net_keys[] = {
     {.name = "routing", .type = CFG_ENUM, .off = offsetof(net_cfg, net.routing), .def = "ecmp",
      .choices = routing_modes, .help = "ECMP by flow hash, or per-packet spraying over the "
      "equal-cost paths (round robin or random)"},
+    {.name = "plane", .type = CFG_ENUM, .off = offsetof(net_cfg, net.plane), .def = "packet",
+     .choices = planes, .help = "packet (ports, queues, the transport's packets) or flow "
+     "(max-min fair fluid flows: docs/flow-level.md)"},
+    {.name = "flow", .type = CFG_NODE, .off = offsetof(net_cfg, net.flow),
+     .flags = CFG_OPTIONAL, .help = "the flow plane's {efficiency, rate_cap}"},
     {.name = "failures", .type = CFG_NODE, .off = offsetof(net_cfg, net.failures),
      .flags = CFG_OPTIONAL, .help = "link failures: a list of {a, b, at, repair, convergence}"},
     {.name = "faults", .type = CFG_NODE, .off = offsetof(net_cfg, net.faults),
