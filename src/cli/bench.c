@@ -215,6 +215,8 @@ static const bcase cases[] = {
      "net/leafspine-websearch", {NULL}},
     {"fattree", "scenario net/fattree-websearch, k=8, 100G", 3, 0, 0, 0,
      "net/fattree-websearch", {NULL}},
+    {"flow", "scenario net/flow-fattree, flow level, k=16", 3, 0, 0, 0, "net/flow-fattree",
+     {NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)

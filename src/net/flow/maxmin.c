@@ -5,10 +5,12 @@
  * Links keep the list of the flows that cross them (flow id, hop index);
  * flows keep their hops (link, weight, position in the link's list), so a
  * flow leaves every list in O(hops) by swap-removal.  A solve takes the
- * links marked since the last one, walks each one's component breadth
- * first (an epoch stamp marks what was seen), and fills it: the heap holds
- * (share, id, version) with the smallest share on top; an entry whose
- * version is not its link's current one is stale and skipped.
+ * links marked since the last one and, from each, the part of the
+ * flow-link graph a change can reach (through saturated links: see
+ * solve()), breadth first (an epoch stamp marks what was seen), and fills
+ * it: the heap holds (share, id, version) with the smallest share on top;
+ * an entry whose version is not its link's current one is stale and
+ * skipped.
  */
 #include "net/flow/maxmin.h"
 
@@ -35,9 +37,11 @@ typedef struct mm_link {
     double rem, wsum;           /* filling: capacity left, weight of unfrozen flows */
     mm_ref *f;                  /* flows crossing it */
     uint32_t n, ncap;
-    uint32_t nfree;             /* filling: unfrozen flows */
+    double load;                /* Σ w·rate of its flows after the last solve */
+    uint32_t nfree;             /* filling: unfrozen flows of the component */
     uint32_t ver;               /* filling: version of its heap entry */
     uint32_t epoch;             /* last solve that saw it */
+    uint32_t xepoch;            /* last solve that expanded it (took all its flows) */
     bool dirty;                 /* in the dirty list */
 } mm_link;
 
@@ -69,6 +73,12 @@ struct mmf {
     /* scratch of a solve */
     uint32_t *cl, *cf;          /* the component's links and flows */
     size_t ncl, ncf, clcap, cfcap;
+    uint32_t *queue;            /* links to expand, breadth first */
+    size_t nq, qcap;
+    bool full;                  /* from scratch: expand every link */
+    uint32_t *grow;             /* links a fill found full, not expanded */
+    size_t ngrow, gcap;
+    uint64_t refills;           /* fills done again after the set grew */
     mm_ent *heap;
     size_t nh, hcap;
 };
@@ -95,6 +105,8 @@ void mmf_destroy(mmf *m)
     free(m->dirty);
     free(m->cl);
     free(m->cf);
+    free(m->queue);
+    free(m->grow);
     free(m->heap);
     free(m);
 }
@@ -239,15 +251,37 @@ static double share_of(const mm_link *k)
 
 /* ---- filling one component ------------------------------------------ */
 
-/* Collects the component of link `seed` into cl, cf (breadth first). */
-static void component(mmf *m, uint32_t seed)
+/* A link whose flows use all of it (to 1e-9): only through such links can
+ * a change reach other flows (see mmf_solve). */
+static bool saturated(const mm_link *k)
 {
-    m->ncl = m->ncf = 0;
-    m->cl = grow(m->cl, &m->clcap, 1, sizeof *m->cl);
-    m->cl[m->ncl++] = seed;
-    m->l[seed].epoch = m->epoch;
-    for (size_t q = 0; q < m->ncl; q++) {
-        mm_link *k = &m->l[m->cl[q]];
+    return k->load >= k->cap * (1 - 1e-9);
+}
+
+static void add_link(mmf *m, uint32_t l)
+{
+    if (m->l[l].epoch == m->epoch)
+        return;
+    m->l[l].epoch = m->epoch;
+    m->l[l].xepoch = 0;
+    m->cl = grow(m->cl, &m->clcap, m->ncl + 1, sizeof *m->cl);
+    m->cl[m->ncl++] = l;
+}
+
+/* Adds link l's flows (and their links) to the component; links that are
+ * saturated (every link, from scratch) are expanded in turn, breadth
+ * first. */
+static void expand(mmf *m, uint32_t l)
+{
+    if (m->l[l].epoch == m->epoch && m->l[l].xepoch == m->epoch)
+        return;
+    add_link(m, l);
+    m->l[l].xepoch = m->epoch;
+    size_t q = m->nq;
+    m->queue = grow(m->queue, &m->qcap, m->nq + 1, sizeof *m->queue);
+    m->queue[m->nq++] = l;
+    for (; q < m->nq; q++) {
+        mm_link *k = &m->l[m->queue[q]];
         for (uint32_t i = 0; i < k->n; i++) {
             uint32_t fid = k->f[i].flow;
             mm_flow *f = &m->f[fid];
@@ -257,12 +291,13 @@ static void component(mmf *m, uint32_t seed)
             m->cf = grow(m->cf, &m->cfcap, m->ncf + 1, sizeof *m->cf);
             m->cf[m->ncf++] = fid;
             for (uint32_t j = 0; j < f->nh; j++) {
-                uint32_t l = f->h[j].link;
-                if (m->l[l].epoch == m->epoch)
-                    continue;
-                m->l[l].epoch = m->epoch;
-                m->cl = grow(m->cl, &m->clcap, m->ncl + 1, sizeof *m->cl);
-                m->cl[m->ncl++] = l;
+                uint32_t l2 = f->h[j].link;
+                add_link(m, l2);
+                if (m->l[l2].xepoch != m->epoch && (m->full || saturated(&m->l[l2]))) {
+                    m->l[l2].xepoch = m->epoch;
+                    m->queue = grow(m->queue, &m->qcap, m->nq + 1, sizeof *m->queue);
+                    m->queue[m->nq++] = l2;
+                }
             }
         }
     }
@@ -285,17 +320,30 @@ static void freeze(mmf *m, uint32_t fid, double r, uint32_t cur)
     }
 }
 
-static void fill(mmf *m)
+/* Progressive filling of the component's flows; the flows outside it keep
+ * their rates and use their part of the component's links.  Returns the
+ * number of links that were not expanded but filled up (in m->grow: the
+ * component must grow from them and be filled again), 0 when done. */
+static size_t fill(mmf *m)
 {
+    m->ngrow = 0;
     m->nh = 0;
     for (size_t i = 0; i < m->ncl; i++) {
         mm_link *k = &m->l[m->cl[i]];
         k->rem = k->cap;
         k->wsum = 0;
-        for (uint32_t j = 0; j < k->n; j++)
-            k->wsum += m->f[k->f[j].flow].h[k->f[j].hop].w;
-        k->nfree = k->n;
-        if (k->n)
+        k->nfree = 0;
+        for (uint32_t j = 0; j < k->n; j++) {
+            const mm_flow *f = &m->f[k->f[j].flow];
+            double w = f->h[k->f[j].hop].w;
+            if (f->epoch == m->epoch) {
+                k->wsum += w;
+                k->nfree++;
+            } else {
+                k->rem -= w * f->rate;
+            }
+        }
+        if (k->nfree)
             heap_push(m, share_of(k), m->cl[i], ++k->ver);
     }
     for (size_t i = 0; i < m->ncf; i++) {
@@ -315,53 +363,88 @@ static void fill(mmf *m)
         mm_link *k = &m->l[e.id];
         if (e.ver != k->ver || !k->nfree)
             continue;
+        if (k->xepoch != m->epoch) {
+            /* A new bottleneck shared with flows outside: the component
+             * grows from it; filling goes on to find the others. */
+            m->grow = grow(m->grow, &m->gcap, m->ngrow + 1, sizeof *m->grow);
+            m->grow[m->ngrow++] = e.id;
+        }
         for (uint32_t j = 0; j < k->n && k->nfree; j++)
-            if (!m->f[k->f[j].flow].frozen)
+            if (m->f[k->f[j].flow].epoch == m->epoch && !m->f[k->f[j].flow].frozen)
                 freeze(m, k->f[j].flow, e.share, e.id);
     }
+    if (m->ngrow)
+        return m->ngrow;
+    for (size_t i = 0; i < m->ncl; i++) {
+        mm_link *k = &m->l[m->cl[i]];
+        k->load = k->cap - k->rem;
+    }
+    return 0;
+}
+
+/* Incremental solve.  A change (a flow added or removed, a capacity set)
+ * can only move the rates of flows it reaches through saturated links: a
+ * flow all of whose shared links have room is held by a bottleneck the
+ * change does not touch.  So the component grows from the changed links
+ * through saturated links only; the flows outside keep their rates and
+ * their share of the links the component also uses.  If filling finds a
+ * new bottleneck among those other links, the component grows from it and
+ * is filled again.  A solve from scratch (full) expands every link. */
+static size_t solve(mmf *m, bool full, void (*fn)(void *ctx, uint32_t f, double old), void *ctx)
+{
+    m->epoch++;
+    m->full = full;
+    m->ncl = m->ncf = m->nq = 0;
+    /* One set from every changed link: a flow reached from two of them
+     * is filled once, with everything it is tied to. */
+    for (size_t d = 0; d < m->ndirty; d++) {
+        uint32_t seed = m->dirty[d];
+        m->l[seed].dirty = false;
+        expand(m, seed);
+    }
+    m->ndirty = 0;
+    double *old = NULL;
+    size_t oldcap = 0, nold = 0;
+    for (;;) {
+        if (fn) {
+            old = grow(old, &oldcap, m->ncf, sizeof *old);
+            for (; nold < m->ncf; nold++)
+                old[nold] = m->f[m->cf[nold]].rate;
+        }
+        if (!fill(m))
+            break;
+        /* The component's rates of this try do not matter (only those of
+         * flows outside it are used); old holds the rates from before the
+         * solve, also of the flows that join now. */
+        m->refills++;
+        for (size_t i = 0; i < m->ngrow; i++)
+            expand(m, m->grow[i]);
+    }
+    if (fn)
+        for (size_t i = 0; i < m->ncf; i++)
+            if (m->f[m->cf[i]].rate != old[i])
+                fn(ctx, m->cf[i], old[i]);
+    free(old);
+    return m->ncf;
 }
 
 size_t mmf_solve(mmf *m, void (*fn)(void *ctx, uint32_t f, double old), void *ctx)
 {
-    size_t done = 0;
-    m->epoch++;
-    double *old = NULL;
-    size_t oldcap = 0;
-    for (size_t d = 0; d < m->ndirty; d++) {
-        uint32_t seed = m->dirty[d];
-        m->l[seed].dirty = false;
-        if (m->l[seed].epoch == m->epoch)
-            continue;
-        component(m, seed);
-        if (fn) {
-            old = grow(old, &oldcap, m->ncf, sizeof *old);
-            for (size_t i = 0; i < m->ncf; i++)
-                old[i] = m->f[m->cf[i]].rate;
-        }
-        fill(m);
-        done += m->ncf;
-        if (fn)
-            for (size_t i = 0; i < m->ncf; i++)
-                if (m->f[m->cf[i]].rate != old[i])
-                    fn(ctx, m->cf[i], old[i]);
-    }
-    m->ndirty = 0;
-    free(old);
-    return done;
+    return solve(m, false, fn, ctx);
 }
 
 void mmf_solve_all(mmf *m)
 {
     for (uint32_t l = 0; l < m->nl; l++)
         mark(m, l);
-    mmf_solve(m, NULL, NULL);
+    solve(m, true, NULL, NULL);
 }
 
 size_t mmf_bytes(const mmf *m)
 {
     size_t b = sizeof *m + m->nl * sizeof *m->l + m->fcap * sizeof *m->f +
                m->freecap * sizeof *m->freeids + m->dcap * sizeof *m->dirty +
-               (m->clcap + m->cfcap) * sizeof(uint32_t) + m->hcap * sizeof *m->heap;
+               (m->clcap + m->cfcap + m->qcap) * sizeof(uint32_t) + m->hcap * sizeof *m->heap;
     for (size_t i = 0; i < m->nl; i++)
         b += m->l[i].ncap * sizeof(mm_ref);
     for (size_t i = 0; i < m->nf; i++)

@@ -16,11 +16,12 @@
  * entries are skipped.  Cost O((F·h + L) log L) for F flows of h hops.
  *
  * Incremental: adding or removing a flow marks its links; mmf_solve()
- * recomputes only the connected component of the flow-link graph that
- * holds marked links (rates elsewhere cannot change), and reports the
- * flows whose rate changed.  mmf_solve_all() recomputes every component
- * from scratch; both give bit-identical rates (the same operations in the
- * same order per component).
+ * recomputes only the flows a change can reach through saturated links
+ * (a flow whose shared links all have room is held by a bottleneck the
+ * change does not touch), growing that set when filling finds a new
+ * bottleneck outside it, and reports the flows whose rate changed.
+ * mmf_solve_all() recomputes every connected component from scratch; the
+ * two agree to rounding (tests: 1e-9 relative over random sequences).
  *
  * Memory: 48 bytes per link, 40 bytes per flow plus 16 bytes per hop on
  * each side (flow and link lists).
