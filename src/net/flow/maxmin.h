@@ -23,8 +23,8 @@
  * mmf_solve_all() recomputes every connected component from scratch; the
  * two agree to rounding (tests: 1e-9 relative over random sequences).
  *
- * Memory: 48 bytes per link, 40 bytes per flow plus 16 bytes per hop on
- * each side (flow and link lists).
+ * Memory: 72 bytes per link, 40 bytes per flow plus 24 bytes per hop (16
+ * in the flow's list, 8 in the link's).
  */
 #ifndef AISIM_MAXMIN_H
 #define AISIM_MAXMIN_H
