@@ -8,9 +8,9 @@
  * links marked since the last one and, from each, the part of the
  * flow-link graph a change can reach (through saturated links: see
  * solve()), breadth first (an epoch stamp marks what was seen), and fills
- * it: the heap holds (share, id, version) with the smallest share on top;
- * an entry whose version is not its link's current one is stale and
- * skipped.
+ * it: the heap holds one (share, link) entry per link with unfrozen flows,
+ * smallest first; an entry's share is a lower bound (shares only grow),
+ * updated when it reaches the top.
  */
 #include "net/flow/maxmin.h"
 
@@ -39,7 +39,6 @@ typedef struct mm_link {
     uint32_t n, ncap;
     double load;                /* Σ w·rate of its flows after the last solve */
     uint32_t nfree;             /* filling: unfrozen flows of the component */
-    uint32_t ver;               /* filling: version of its heap entry */
     uint32_t epoch;             /* last solve that saw it */
     uint32_t xepoch;            /* last solve that expanded it (took all its flows) */
     bool dirty;                 /* in the dirty list */
@@ -56,7 +55,6 @@ typedef struct mm_flow {
 typedef struct mm_ent {
     double share;
     uint32_t id;                /* link id, or MM_FLOW | flow id (a rate cap) */
-    uint32_t ver;
 } mm_ent;
 #define MM_FLOW 0x80000000u
 
@@ -212,11 +210,11 @@ static bool ent_less(const mm_ent *a, const mm_ent *b)
     return a->id < b->id;
 }
 
-static void heap_push(mmf *m, double share, uint32_t id, uint32_t ver)
+static void heap_push(mmf *m, double share, uint32_t id)
 {
     m->heap = grow(m->heap, &m->hcap, m->nh + 1, sizeof *m->heap);
     size_t i = m->nh++;
-    mm_ent e = {share, id, ver};
+    mm_ent e = {share, id};
     while (i > 0 && ent_less(&e, &m->heap[(i - 1) / 2])) {
         m->heap[i] = m->heap[(i - 1) / 2];
         i = (i - 1) / 2;
@@ -303,9 +301,10 @@ static void expand(mmf *m, uint32_t l)
     }
 }
 
-/* Freezes flow fid at rate r; its links' shares move up (except `cur`,
- * the link being emptied). */
-static void freeze(mmf *m, uint32_t fid, double r, uint32_t cur)
+/* Freezes flow fid at rate r.  Its links' shares move up; their heap
+ * entries are left as they are (lower bounds) and brought up to date when
+ * they reach the top. */
+static void freeze(mmf *m, uint32_t fid, double r)
 {
     mm_flow *f = &m->f[fid];
     f->rate = r;
@@ -315,8 +314,6 @@ static void freeze(mmf *m, uint32_t fid, double r, uint32_t cur)
         k->rem -= f->h[j].w * r;
         k->wsum -= f->h[j].w;
         k->nfree--;
-        if (k->nfree && f->h[j].link != cur)
-            heap_push(m, share_of(k), f->h[j].link, ++k->ver);
     }
 }
 
@@ -344,25 +341,34 @@ static size_t fill(mmf *m)
             }
         }
         if (k->nfree)
-            heap_push(m, share_of(k), m->cl[i], ++k->ver);
+            heap_push(m, share_of(k), m->cl[i]);
     }
     for (size_t i = 0; i < m->ncf; i++) {
         mm_flow *f = &m->f[m->cf[i]];
         f->frozen = false;
         if (f->cap > 0)
-            heap_push(m, f->cap, MM_FLOW | m->cf[i], 0);
+            heap_push(m, f->cap, MM_FLOW | m->cf[i]);
     }
     while (m->nh) {
         mm_ent e = heap_pop(m);
         if (e.id & MM_FLOW) {
             uint32_t fid = e.id & ~MM_FLOW;
             if (!m->f[fid].frozen)
-                freeze(m, fid, e.share, UINT32_MAX);
+                freeze(m, fid, e.share);
             continue;
         }
         mm_link *k = &m->l[e.id];
-        if (e.ver != k->ver || !k->nfree)
+        if (!k->nfree)
             continue;
+        /* A share only grows as flows freeze (each at the smallest share
+         * of all): an entry is a lower bound of its link's share.  If the
+         * share grew, the link goes back with it; else it is the
+         * smallest, and its flows freeze at it. */
+        double share = share_of(k);
+        if (share > e.share) {
+            heap_push(m, share, e.id);
+            continue;
+        }
         if (k->xepoch != m->epoch) {
             /* A new bottleneck shared with flows outside: the component
              * grows from it; filling goes on to find the others. */
@@ -371,7 +377,7 @@ static size_t fill(mmf *m)
         }
         for (uint32_t j = 0; j < k->n && k->nfree; j++)
             if (m->f[k->f[j].flow].epoch == m->epoch && !m->f[k->f[j].flow].frozen)
-                freeze(m, k->f[j].flow, e.share, e.id);
+                freeze(m, k->f[j].flow, share);
     }
     if (m->ngrow)
         return m->ngrow;
