@@ -50,6 +50,12 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) \
            -DAISIM_VERSION='"$(VERSION)"' -DAISIM_SRCDIR='"$(CURDIR)"' -MMD -MP
 LDLIBS  := $(PKG_LIBS) $(LIBS_EXTRA)
+# Open MPI (libopenmpi-dev) when present: `mpirun -n N aisim sweep` shares
+# a sweep's points among ranks (src/cli/sweep_mpi.c); absent, that says so.
+ifeq ($(shell pkg-config --exists ompi-c 2>/dev/null && echo yes),yes)
+  MPI_CFLAGS := -DAISIM_MPI $(shell pkg-config --cflags ompi-c)
+  LDLIBS     += $(shell pkg-config --libs ompi-c)
+endif
 LDFLAGS += $(LDSAN)
 
 LIB_SRC  := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
@@ -79,6 +85,8 @@ $(BUILD)/gen/examples.c: $(BUILD)/embed $(EXAMPLES)
 	$(Q)$(BUILD)/embed $(EXAMPLES) > $@
 $(BUILD)/gen/examples.o: $(BUILD)/gen/examples.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/src/cli/sweep_mpi.o $(BUILD)/tests/test_sweep_mpi: CFLAGS += $(MPI_CFLAGS)
 
 $(BUILD)/libaisim.a: $(LIB_OBJ)
 	@rm -f $@

@@ -11,7 +11,7 @@ set -eu
 
 PKGS="gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev \
 libpcap-dev libopenblas-dev libglpk-dev coinor-libipopt-dev zlib1g-dev \
-gnuplot-nox libfftw3-dev"
+gnuplot-nox libfftw3-dev libopenmpi-dev openmpi-bin"
 case "${1:-}" in
 fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;
 ns3)

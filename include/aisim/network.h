@@ -55,9 +55,11 @@ typedef struct network network;
 /* The network's part of a scenario section, bound by the model that owns
  * the section (net.c lists the keys: topology, transport, hash_seeds,
  * routing, failures, faults, pcap, pcap_max_packets, sample_interval,
- * sample_ports). */
+ * sample_ports, plane, flow). */
 typedef struct network_cfg {
     cfg_node *topology, *transport, *failures, *faults, *pcap, *sample_ports;
+    cfg_node *flow;             /* the flow plane's keys (src/net/flow/flownet.h) */
+    int plane;                  /* enum network_plane */
     int hash_seeds;             /* 0: random per switch, 1: all equal */
     int routing;                /* enum network_routing */
     int64_t pcap_max;           /* records kept per capture */
@@ -65,6 +67,9 @@ typedef struct network_cfg {
 } network_cfg;
 
 enum network_routing { NET_ROUTE_ECMP, NET_ROUTE_SPRAY_RR, NET_ROUTE_SPRAY_RANDOM };
+/* Packets through ports and wires, or max-min fair fluid flows
+ * (docs/flow-level.md): the same messages, connections and tables. */
+enum network_plane { NET_PLANE_PACKET, NET_PLANE_FLOW };
 
 /* One message (one row of flows.csv). */
 typedef struct net_msg {

@@ -237,6 +237,8 @@ static const bcase cases[] = {
      {"training.bytes_scale=0.1", NULL}},
     {"rdma", "scenario rdma/fattree-permutation, DCQCN", 3, 0, 0, 0,
      "rdma/fattree-permutation", {NULL}},
+    {"flow", "scenario net/flow-fattree, flow level, k=16", 3, 0, 0, 0, "net/flow-fattree",
+     {NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)

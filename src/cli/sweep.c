@@ -13,7 +13,11 @@
  *
  * Points run in a fixed order (first --vary slowest, seed fastest); with
  * --jobs N they run in N child processes, but the table is still assembled
- * in that order, so it does not depend on N.
+ * in that order, so it does not depend on N.  Started by `mpirun -n N`
+ * (sweep_mpi.h), rank r runs the points i with i mod N = r, one after
+ * another, into the same directory (a file system every rank sees); rank 0
+ * checks the points first and writes the table once every rank is done,
+ * or names the failed point and its rank.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +36,7 @@
 #include "cli/cli.h"
 #include "cli/run.h"
 #include "cli/scenario.h"
+#include "cli/sweep_mpi.h"
 
 /* Longest value or key label in a point name; longer ones are cut (and made
  * unique again), so that names stay readable and within NAME_MAX. */
@@ -486,6 +491,45 @@ static int points_run_parallel(const sweep *sw, const point *pts)
     return rc ? (bad ? point_failed(bad, rc) : rc) : 0;
 }
 
+/* Under MPI: this rank's points (i mod size = rank), one after another; the
+ * first failure stops them, its index in *failed. */
+static int points_run_rank(const sweep *sw, const point *pts, int rank, int size, long *failed)
+{
+    *failed = -1;
+    for (size_t i = (size_t)rank; i < sw->npoints; i += (size_t)size) {
+        double t0 = wall_now();
+        int rc = point_run(sw, &pts[i]);
+        if (rc) {
+            *failed = (long)i;
+            return rc;
+        }
+        if (!sw->quiet)
+            printf("  [rank %d] %s  %.1fs\n", rank, pts[i].name, wall_now() - t0);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* Every rank's outcome at rank 0: the failed point of the lowest failing
+ * rank is named with its rank; the exit code is shared by all ranks. */
+static int ranks_outcome(const point *pts, int rank, int size, int rc, long failed)
+{
+    int *rcs = xcalloc((size_t)size, sizeof *rcs);
+    long *at = xcalloc((size_t)size, sizeof *at);
+    sweep_mpi_gather(rc, failed, rcs, at);
+    int all = 0;
+    for (int r = 0; rank == 0 && r < size && !all; r++)
+        if (rcs[r]) {
+            all = rcs[r];
+            if (at[r] >= 0)
+                fprintf(stderr, "aisim sweep: point %s failed on rank %d; no sweep.csv "
+                        "written\n", pts[at[r]].name, r);
+        }
+    free(rcs);
+    free(at);
+    return sweep_mpi_bcast(rank == 0 ? all : 0);
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 typedef struct row {
@@ -828,6 +872,18 @@ int cli_sweep(int argc, char **argv)
     int rc = parse_args(argc, argv, &sw);
     if (!rc)
         rc = base_scenario(&sw, name, sizeof name);
+    /* Under mpirun every rank runs this command; the collectives below are
+     * called by every rank in the same order, whatever happened. */
+    int rank = 0, size = 1;
+    bool mpi = !rc && sweep_mpi_launched();
+    if (mpi) {
+        char msg[300];
+        if (sweep_mpi_init(&rank, &size, msg, sizeof msg)) {
+            fprintf(stderr, "aisim sweep: %s\n", msg);
+            rc = EXIT_BAD_INPUT;
+            mpi = false;
+        }
+    }
     if (rc) {
         sweep_free(&sw);
         return rc;
@@ -838,22 +894,33 @@ int cli_sweep(int argc, char **argv)
     }
     point *pts = xcalloc(sw.npoints, sizeof *pts);
     points_make(&sw, pts);
-    rc = points_check(&sw, pts);
+    rc = rank == 0 ? points_check(&sw, pts) : 0;
     /* The sweep directory stays locked (out.h) until the table is in place:
      * a second sweep into it fails at once. */
     out *od = NULL;
     err e = {0};
-    if (!rc && (rc = out_open(sw.out_root, sw.force ? OUT_FORCE : 0, &od, &e))) {
+    if (!rc && rank == 0 && (rc = out_open(sw.out_root, sw.force ? OUT_FORCE : 0, &od, &e))) {
         cli_print_error(&e);
         rc = run_exit_code(rc);
     }
+    if (mpi)
+        rc = sweep_mpi_bcast(rc);
+    long failed = -1;
     if (!rc) {
-        if (!sw.quiet)
-            printf("aisim sweep %s: %zu points into %s\n", sw.scenario, sw.npoints, sw.out_root);
-        remove_old_table(sw.out_root);
-        rc = sw.jobs > 1 ? points_run_parallel(&sw, pts) : points_run_serial(&sw, pts);
+        if (!sw.quiet && rank == 0) {
+            printf("aisim sweep %s: %zu points into %s", sw.scenario, sw.npoints, sw.out_root);
+            printf(mpi ? " over %d MPI ranks\n" : "\n", size);
+            fflush(stdout);
+        }
+        if (rank == 0)
+            remove_old_table(sw.out_root);
+        rc = mpi            ? points_run_rank(&sw, pts, rank, size, &failed)
+             : sw.jobs > 1 ? points_run_parallel(&sw, pts)
+                           : points_run_serial(&sw, pts);
     }
-    if (!rc) {
+    if (mpi)
+        rc = ranks_outcome(pts, rank, size, rc, failed);
+    if (!rc && rank == 0) {
         int r = write_table(&sw, name, pts, od, &e);
         od = NULL;
         if (r) {
@@ -862,6 +929,10 @@ int cli_sweep(int argc, char **argv)
         }
     }
     out_abort(od);
+    if (mpi) {
+        rc = sweep_mpi_bcast(rc);
+        sweep_mpi_finalize();
+    }
     for (size_t i = 0; i < sw.npoints; i++)
         point_free(&sw, &pts[i]);
     free(pts);

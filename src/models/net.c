@@ -11,6 +11,8 @@
  *              tcp: cc (newreno | dctcp), mss, header, init_cwnd, rcv_wnd,
  *              min_rto, max_rto, init_rto, max_retries, delayed_ack,
  *              delack_timeout, dctcp_g; dgram: payload, header, rate, burst
+ *   plane      packet (default) or flow: the same messages as max-min fair
+ *              fluid flows (docs/flow-level.md); flow: {efficiency, rate_cap}
  *   hash_seeds ECMP hash seeds per switch: random (default) or equal
  *   routing    ecmp (a path per flow by hash), spray_rr or spray_random (a
  *              path per packet over the equal-cost paths)

@@ -25,6 +25,11 @@
     {.name = "routing", .type = CFG_ENUM, .off = offsetof(T, F.routing), .def = "ecmp",       \
      .choices = net_routing_modes, .help = "ECMP by flow hash, or per-packet spraying over " \
      "the equal-cost paths (round robin or random)"},                                         \
+    {.name = "plane", .type = CFG_ENUM, .off = offsetof(T, F.plane), .def = "packet",         \
+     .choices = net_planes, .help = "packet (ports, queues, the transport's packets) or flow " \
+     "(max-min fair fluid flows: docs/flow-level.md)"},                                       \
+    {.name = "flow", .type = CFG_NODE, .off = offsetof(T, F.flow), .flags = CFG_OPTIONAL,     \
+     .help = "the flow plane's {efficiency, rate_cap}"},                                      \
     {.name = "failures", .type = CFG_NODE, .off = offsetof(T, F.failures),                    \
      .flags = CFG_OPTIONAL, .help = "link failures: a list of {a, b, at, repair, "            \
      "convergence}"},                                                                         \
@@ -44,5 +49,6 @@
 static const char *const net_seed_modes[] __attribute__((unused)) = {"random", "equal", NULL};
 static const char *const net_routing_modes[] __attribute__((unused)) = {"ecmp", "spray_rr",
                                                                         "spray_random", NULL};
+static const char *const net_planes[] __attribute__((unused)) = {"packet", "flow", NULL};
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "aisim/log.h"
 #include "aisim/units.h"
+#include "net/flow/flownet.h"
 
 static const cfg_key failure_keys[] = {
     {.name = "a", .type = CFG_STR, .off = offsetof(failure_cfg, a), .help = "one end"},
@@ -303,6 +304,9 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
                         cfg_path(sub, sizeof sub, path, "faults"), env->seed, e)) ||
         (r = conf_sample_ports(n, c->sample_ports, path, e)))
         return r;
+    /* The flow plane takes the transport's place (its framing kept). */
+    if (c->plane == NET_PLANE_FLOW)
+        return flownet_attach(n, sec, c->flow, path, e);
     return 0;
 }
 

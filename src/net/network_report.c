@@ -11,6 +11,7 @@
 #include "aisim/stats.h"
 #include "aisim/units.h"
 #include "network_int.h"
+#include "net/flow/flownet.h"
 
 void net_csv_num(FILE *f, double v, const char *sep)
 {
@@ -235,6 +236,8 @@ int network_report(network *n, out *o, json_t *sum, err *e)
     /* Tables in the order the run directory lists them; summary keys in
      * the order summary.json has always had them. */
     json_t *fl = json_object(), *li = json_object();
+    if (n->cfg.plane == NET_PLANE_FLOW)
+        flownet_report(n, sum);     /* counters to now, for links.csv */
     if (!(r = write_flows(n, o, fl, T, &fb, e)) && !(r = write_links(n, o, li, T, e)) &&
         !(r = write_switches(n, o, e)) && !(r = write_queues(n, o, e)) &&
         !(r = write_captures(n, o, e)) &&
