@@ -354,7 +354,8 @@ static void infer(skel_run *r, int ti, int64_t t)
     tr->series(tr->ctx, &k->par, r->f->gpus, k->seed, t - (int64_t)len, len, series);
     uint32_t *off, *idx;
     int *stage = malloc((size_t)n * sizeof *stage);
-    skel_clusters c = skel_infer(series, (size_t)n, len, v, tr->period_s, (size_t)p->stft_win,
+    double per = tr->period ? tr->period(tr->ctx, &k->par, r->f->gpus) : tr->period_s;
+    skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)p->stft_win,
                                  (size_t)p->stft_hop, &off, &idx, stage);
     k->inferred = true;
     k->infer_ok = c.ok && c.dp == k->par.dp;

@@ -48,6 +48,11 @@ typedef struct sk_cfg {
     bool mitigate;
     /* inference */
     int64_t infer_after_ps, stft_win, stft_hop, period_ps;
+    /* training traffic */
+    int traffic;
+    int64_t t_layers, t_hidden, t_heads, t_ffn, t_vocab, t_seq, t_mb, t_mbs;
+    double t_tflops, t_eff;
+    int64_t t_rnic_bps, t_nvlink_bps, t_gap_ps, t_jitter_ps;
     /* churn */
     int64_t create_median_ps, life_median_ps;
     double create_sigma, life_sigma;
@@ -120,6 +125,35 @@ static const cfg_key infer_keys[] = {
     {0},
 };
 
+static const char *const traffic_names[] = {"synthetic", "training", NULL};
+
+/* The transformer of `traffic: training` (keys as the `training` model's
+ * `model`), its schedule and the platform it runs on. */
+static const cfg_key train_keys[] = {
+    POSI("layers", t_layers, "48", 100000, "transformer layers"),
+    POSI("hidden", t_hidden, "12288", 1 << 20, "hidden size"),
+    POSI("heads", t_heads, "96", 100000, "attention heads"),
+    {.name = "ffn", .type = CFG_INT, .off = F(t_ffn), .def = "0", .flags = CFG_MIN | CFG_MAX,
+     .min = 0, .max = 1 << 22, .help = "MLP size (0: 4 x hidden)"},
+    POSI("vocab", t_vocab, "51200", 1 << 24, "vocabulary"),
+    POSI("seq", t_seq, "2048", 1 << 22, "sequence length"),
+    POSI("micro_batch", t_mb, "4", 4096, "sequences per micro-batch"),
+    POSI("micro_batches", t_mbs, "16", 100000, "micro-batches per iteration and replica"),
+    {.name = "gpu_tflops", .type = CFG_FLOAT, .off = F(t_tflops), .def = "312",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "GPU peak (dense bf16)"},
+    {.name = "efficiency", .type = CFG_FLOAT, .off = F(t_eff), .def = "0.5",
+     .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1, .help = "achieved fraction of the peak"},
+    {.name = "rnic", .type = CFG_RATE, .off = F(t_rnic_bps), .def = "200Gbps",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "RNIC rate (DP, EP and PP across hosts)"},
+    {.name = "nvlink", .type = CFG_RATE, .off = F(t_nvlink_bps), .def = "2400Gbps",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "NVLink rate (TP)"},
+    {.name = "gap", .type = CFG_TIME, .off = F(t_gap_ps), .def = "2s", .flags = CFG_MIN,
+     .min = 0, .help = "iteration time without network traffic (step, data loading)"},
+    {.name = "jitter", .type = CFG_TIME, .off = F(t_jitter_ps), .def = "0.3s", .flags = CFG_MIN,
+     .min = 0, .help = "sigma of a replica's per-iteration lateness (at most `gap`)"},
+    {0},
+};
+
 static const cfg_key churn_keys[] = {
     POST("create_median", create_median_ps, "60s", "median container creation delay"),
     {.name = "create_sigma", .type = CFG_FLOAT, .off = F(create_sigma), .def = "0.75",
@@ -175,6 +209,11 @@ static const cfg_key sk_keys[] = {
     {.name = "localize", .type = CFG_MAPOF, .def = "{}", .sub = loc_keys, .help = "localization"},
     {.name = "infer", .type = CFG_MAPOF, .def = "{}", .sub = infer_keys,
      .help = "skeleton inference"},
+    {.name = "traffic", .type = CFG_ENUM, .off = F(traffic), .def = "synthetic",
+     .choices = traffic_names,
+     .help = "series the skeleton is inferred from: synthetic, or a training job's"},
+    {.name = "training", .type = CFG_MAPOF, .def = "{}", .sub = train_keys,
+     .help = "traffic: training: the job's model and platform"},
     {.name = "churn", .type = CFG_MAPOF, .def = "{}", .sub = churn_keys,
      .help = "container creation and task lifetime"},
     {.name = "failures", .type = CFG_MAPOF, .def = "{}", .sub = fail_keys,
@@ -222,6 +261,7 @@ typedef struct sk_sim {
     skel_fabric f;
     skel_world w;
     skel_traffic traffic;
+    skel_train train;
     double period_s;
     skel_task_spec *tasks;
     int ntasks;
@@ -333,6 +373,21 @@ static int int_list(cfg_node *n, const char *path, const char *what, int lo, int
     return 0;
 }
 
+/* With `traffic: training`, the job's model must fit the parallelism of
+ * every task the run can hold (layers per stage, heads per TP rank). */
+static int train_fits(sk_sim *s, const skel_par *par, const cfg_node *n, const char *path,
+                      err *e)
+{
+    if (s->c.traffic != 1)
+        return 0;
+    err te = {0};
+    if (!skel_train_prepare(&s->train, par, (int)s->c.gpus, &te))
+        return 0;
+    return cfg_err(e, AISIM_EINVAL, n, path,
+                   "expected a task the training model fits (skeleton.training), found tp %d "
+                   "pp %d dp %d ep %d: %s", par->tp, par->pp, par->dp, par->ep, te.msg);
+}
+
 static int sk_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
 {
     sk_sim *s = st;
@@ -362,6 +417,20 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
     s->period_s = s->p.period_s;
     s->traffic = (skel_traffic){.ctx = &s->period_s, .series = skel_traffic_synth,
                                 .period_s = s->p.period_s};
+    if (c->traffic == 1) {
+        s->train = (skel_train){
+            .model = {.layers = (int)c->t_layers, .hidden = (int)c->t_hidden,
+                      .heads = (int)c->t_heads,
+                      .ffn = (int)(c->t_ffn ? c->t_ffn : 4 * c->t_hidden), .vocab = (int)c->t_vocab,
+                      .seq = (int)c->t_seq, .micro_batch = (int)c->t_mb,
+                      .gpu_flops = c->t_tflops * 1e12, .efficiency = c->t_eff,
+                      .bytes_per_param = 2},
+            .micro_batches = (int)c->t_mbs, .rnic_bps = (double)c->t_rnic_bps,
+            .nvlink_bps = (double)c->t_nvlink_bps, .gap_s = ps_s(c->t_gap_ps),
+            .jitter_s = ps_s(c->t_jitter_ps)};
+        s->traffic = (skel_traffic){.ctx = &s->train, .series = skel_traffic_train,
+                                    .period = skel_train_period};
+    }
     if (s->p.stft_win > s->p.infer_after_s) {
         cfg_path(p, sizeof p, path, "infer");
         return cfg_err(e, AISIM_EINVAL, cfg_get(sec, "infer"), p,
@@ -419,6 +488,8 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
                            "expected a parallelism that divides the task (%s), found tp %d pp %d "
                            "dp %d ep %d for %lld GPUs",
                            why, par.tp, par.pp, par.dp, par.ep, (long long)b.gpus);
+        if ((r = train_fits(s, &par, tn, q, e)))
+            return r;
         used += (int)b.gpus;
         s->tasks[s->ntasks++] = (skel_task_spec){.gpus = (int)b.gpus, .par = par,
                                                  .start_s = (int64_t)ps_s(b.start_ps),
@@ -437,23 +508,36 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
         if (!s->ntask_gpus)
             s->task_gpus[s->ntask_gpus++] = cluster_gpus;
     }
-    for (int i = 0; i < s->ntask_gpus; i++)
+    for (int i = 0; i < s->ntask_gpus; i++) {
         if (s->task_gpus[i] % c->gpus || (!s->ntasks && s->task_gpus[i] > cluster_gpus))
             return cfg_err(e, AISIM_EINVAL, cfg_at(c->task_gpus, (size_t)i),
                            cfg_path_index(q, sizeof q, p, (size_t)i),
                            "expected a multiple of %lld up to the cluster's %d GPUs, found %d",
                            (long long)c->gpus, cluster_gpus, s->task_gpus[i]);
+        skel_par dp = skel_par_default(s->task_gpus[i], (int)c->gpus);
+        bool given = cfg_len(c->task_gpus) > (size_t)i;
+        if (!s->ntasks && (r = train_fits(s, &dp, given ? cfg_at(c->task_gpus, (size_t)i) : sec,
+                                          given ? cfg_path_index(q, sizeof q, p, (size_t)i) : path,
+                                          e)))
+            return r;
+    }
     cfg_path(p, sizeof p, path, "list_rnics");
     if ((r = int_list(c->list_rnics, p, "task sizes in RNICs", (int)c->gpus, &s->list_rnics,
                       &s->nlist, e)))
         return r;
-    for (int i = 0; i < s->nlist; i++)
+    for (int i = 0; i < s->nlist; i++) {
         if (s->list_rnics[i] % c->gpus ||
             (c->experiment == EXP_LISTS && s->list_rnics[i] > cluster_gpus))
             return cfg_err(e, AISIM_EINVAL, cfg_at(c->list_rnics, (size_t)i),
                            cfg_path_index(q, sizeof q, p, (size_t)i),
                            "expected a multiple of %lld up to the cluster's %d RNICs, found %d",
                            (long long)c->gpus, cluster_gpus, s->list_rnics[i]);
+        skel_par lp = skel_par_default(s->list_rnics[i], (int)c->gpus);
+        if (c->experiment == EXP_LISTS &&
+            (r = train_fits(s, &lp, cfg_at(c->list_rnics, (size_t)i),
+                            cfg_path_index(q, sizeof q, p, (size_t)i), e)))
+            return r;
+    }
     /* failures */
     char fp[256];
     cfg_path(fp, sizeof fp, path, "failures");
@@ -749,7 +833,8 @@ static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
         s->traffic.series(s->traffic.ctx, &par, g, s->env.seed + (uint64_t)n, 0, len, series);
         uint32_t *off, *idx, *toff, *tidx;
         int *stage = malloc((size_t)n * sizeof *stage);
-        skel_clusters c = skel_infer(series, (size_t)n, len, v, s->period_s, (size_t)s->p.stft_win,
+        double per = s->traffic.period ? s->traffic.period(s->traffic.ctx, &par, g) : s->period_s;
+        skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)s->p.stft_win,
                                      (size_t)s->p.stft_hop, &off, &idx, stage);
         skel_true_skeleton(&par, g, &toff, &tidx);
         bool exact = c.ok;
@@ -826,6 +911,7 @@ static void sk_fini(void *st)
             skel_run_destroy(s->run[i]);
     free(s->run);
     skel_fabric_fini(&s->f);
+    skel_train_fini(&s->train);
     free(s->tasks);
     free(s->task_gpus);
     free(s->faults);
