@@ -1,12 +1,16 @@
 /*
  * skel_pkt.c - SkeletonHunter's probes as packets (skel_pkt.h).
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aisim/err.h"
 #include "aisim/skeleton.h"
 #include "aisim/topo.h"
+#include "aisim/units.h"
+#include "models/net_keys.h"
 #include "systems/skeleton/skel_pkt.h"
 
 static void on_reply(void *ctx, network *n, const net_msg *m)
@@ -140,4 +144,139 @@ void skel_prober_fini(skel_prober *pr)
 {
     free(pr->p);
     memset(pr, 0, sizeof *pr);
+}
+
+/* ---- the `packets` experiment ------------------------------------------- */
+
+typedef struct pk_net {
+    network_cfg nc;
+} pk_net;
+
+static const cfg_key pk_net_keys[] = {
+    NET_KEYS(pk_net, nc),
+    {0},
+};
+
+int skel_pktexp_configure(skel_pktexp *x, cfg_node *net, const char *path, const model_env *env,
+                          int servers, int gpus, int per_tor, int rounds, err *e)
+{
+    pk_net k = {0};
+    int r = cfg_bind(net, path, pk_net_keys, &k, e);
+    if (r)
+        return r;
+    if ((r = network_create(&x->n, &k.nc, net, path, env, e)))
+        return r;
+    size_t n = network_endpoints(x->n);
+    if (n != (size_t)servers * (size_t)gpus) {
+        char p[300];
+        return cfg_err(e, AISIM_EINVAL, cfg_get(net, "topology"), cfg_path(p, sizeof p, path,
+                       "topology"), "expected servers x gpus_per_server = %d endpoints (a "
+                       "rail fabric of the skeleton's servers), found %zu",
+                       servers * gpus, n);
+    }
+    skel_ep *v = xmalloc(n * sizeof *v);
+    for (size_t l = 0; l < n; l++)
+        v[l] = (skel_ep){.host = (int32_t)(l / (size_t)gpus), .rail = (int32_t)(l % (size_t)gpus),
+                         .tor = (int32_t)((l / (size_t)gpus / (size_t)per_tor) * (size_t)gpus +
+                                          l % (size_t)gpus)};
+    x->neps = n;
+    x->off = xmalloc((n + 1) * sizeof *x->off);
+    x->idx = xmalloc(n * n * sizeof *x->idx);
+    x->off[0] = 0;
+    for (size_t l = 0; l < n; l++)
+        x->off[l + 1] = x->off[l] + (uint32_t)skel_targets(v, n, l, SKEL_LIST_BASIC,
+                                                           x->idx + x->off[l]);
+    free(v);
+    x->rounds = rounds;
+    x->pr = (skel_prober){.n = x->n, .bytes = 64, .interval_ps = PS_PER_S,
+                          .timeout_ps = PS_PER_S, .slow_ps = 100 * PS_PER_US};
+    return 0;
+}
+
+static void pk_stop(sim *s, void *obj, uint64_t arg)
+{
+    (void)obj;
+    (void)arg;
+    sim_stop(s);
+}
+
+void skel_pktexp_start(skel_pktexp *x)
+{
+    network_start(x->n);
+    skel_prober_plan(&x->pr, x->neps, x->off, x->idx, x->rounds);
+    sim *s = network_sim(x->n);
+    sim_schedule(s, sim_now(s) + (int64_t)x->rounds * x->pr.interval_ps + x->pr.timeout_ps,
+                 pk_stop, x, 0);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int skel_pktexp_report(skel_pktexp *x, out *o, json_t *sum, err *e)
+{
+    int r = network_report(x->n, o, sum, e);
+    if (r)
+        return r;
+    FILE *f = out_file(o, "probes.csv", e);
+    if (!f)
+        return e->code ? e->code : AISIM_EIO;
+    topo *t = network_topo(x->n);
+    fprintf(f, "sent_s,src,dst,request_us,rtt_us,anomalous\n");
+    const skel_prober *pr = &x->pr;
+    int64_t *ok = xmalloc((pr->np + 1) * sizeof *ok);
+    size_t nok = 0, first = pr->np, lost = 0;
+    for (size_t i = 0; i < pr->np; i++) {
+        const skel_pprobe *p = &pr->p[i];
+        bool bad = skel_pprobe_bad(pr, p);
+        char a[40], b[40];
+        out_fmt_double(a, sizeof a, p->req_ps >= 0 ? (double)p->req_ps / PS_PER_US : NAN);
+        out_fmt_double(b, sizeof b, p->rtt_ps >= 0 ? (double)p->rtt_ps / PS_PER_US : NAN);
+        fprintf(f, "%.6f,%s,%s,%s,%s,%d\n", (double)p->sent_ps / PS_PER_S,
+                topo_node_name(t, topo_host_node(t, p->src)),
+                topo_node_name(t, topo_host_node(t, p->dst)), p->req_ps >= 0 ? a : "",
+                p->rtt_ps >= 0 ? b : "", bad);
+        if (!bad)
+            ok[nok++] = p->rtt_ps;
+        else {
+            lost += p->rtt_ps < 0;
+            if (first == pr->np)
+                first = i;
+        }
+    }
+    json_t *j = json_object();
+    json_object_set_new(j, "probes", json_integer((json_int_t)pr->np));
+    json_object_set_new(j, "anomalous", json_integer((json_int_t)(pr->np - nok)));
+    json_object_set_new(j, "lost", json_integer((json_int_t)lost));
+    qsort(ok, nok, sizeof *ok, cmp_i64);
+    out_json_num(j, "rtt_median_us", nok ? (double)ok[nok / 2] / PS_PER_US : NAN);
+    out_json_num(j, "rtt_max_us", nok ? (double)ok[nok - 1] / PS_PER_US : NAN);
+    free(ok);
+    if (first < pr->np) {
+        out_json_num(j, "first_anomaly_s", (double)pr->p[first].sent_ps / PS_PER_S);
+        size_t bad;
+        int32_t hop = skel_pkt_localize(pr, first, pr->np, &bad);
+        if (hop >= 0) {
+            int a, b;
+            topo_link_ends(t, hop / 2, &a, &b);
+            char nm[200];
+            snprintf(nm, sizeof nm, "%s->%s", topo_node_name(t, hop % 2 ? b : a),
+                     topo_node_name(t, hop % 2 ? a : b));
+            json_object_set_new(j, "localized_port", json_string(nm));
+        } else
+            json_object_set_new(j, "localized_port", json_null());
+    }
+    json_object_set_new(sum, "packets", j);
+    return 0;
+}
+
+void skel_pktexp_fini(skel_pktexp *x)
+{
+    network_destroy(x->n);
+    skel_prober_fini(&x->pr);
+    free(x->off);
+    free(x->idx);
+    memset(x, 0, sizeof *x);
 }

@@ -20,7 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+#include "aisim/model.h"
 #include "aisim/network.h"
+#include "aisim/out.h"
 
 /* One probe. */
 typedef struct skel_pprobe {
@@ -57,5 +61,27 @@ bool skel_pprobe_bad(const skel_prober *pr, const skel_pprobe *p);
 int32_t skel_pkt_localize(const skel_prober *pr, size_t from, size_t to, size_t *bad);
 
 void skel_prober_fini(skel_prober *pr);
+
+/* The `packets` experiment of the skeleton model: the section's `net` map
+ * (the network keys of the net model: topology, transport, faults, ...)
+ * builds the packet plane; every endpoint probes its Basic list (same
+ * rail, other server) at 1 target/s for `rounds` s; anomalous probes
+ * open a detection, the vote over the probes since the first one
+ * localizes.  Tables: probes.csv and the network's own (flows.csv,
+ * faults.csv: the ground truth). */
+typedef struct skel_pktexp {
+    network *n;
+    skel_prober pr;
+    int rounds;
+    size_t neps;
+    uint32_t *off, *idx;        /* the Basic list per endpoint */
+} skel_pktexp;
+/* net: the `net` map at key path `path`.  Errors: the network's, and a
+ * topology whose endpoints are not servers x gpus. */
+int skel_pktexp_configure(skel_pktexp *x, cfg_node *net, const char *path, const model_env *env,
+                          int servers, int gpus, int per_tor, int rounds, err *e);
+void skel_pktexp_start(skel_pktexp *x);
+int skel_pktexp_report(skel_pktexp *x, out *o, json_t *sum, err *e);
+void skel_pktexp_fini(skel_pktexp *x);
 
 #endif

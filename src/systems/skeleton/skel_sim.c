@@ -20,17 +20,18 @@
 #include "aisim/infile.h"
 #include "aisim/model.h"
 #include "aisim/units.h"
+#include "systems/skeleton/skel_pkt.h"
 #include "systems/skeleton/skel_run.h"
 
-enum { EXP_CLUSTER, EXP_LISTS };
-static const char *const exp_names[] = {"cluster", "lists", NULL};
+enum { EXP_CLUSTER, EXP_LISTS, EXP_PACKETS };
+static const char *const exp_names[] = {"cluster", "lists", "packets", NULL};
 
 typedef struct sk_cfg {
     int experiment;
     int64_t servers, gpus, per_tor, aggs;
     int64_t duration_ps;
     int64_t runs;
-    cfg_node *methods, *tasks, *task_gpus, *scheduled, *weights, *list_rnics;
+    cfg_node *methods, *tasks, *task_gpus, *scheduled, *weights, *list_rnics, *net;
     const char *fail_file, *trace_src, *trace_dst;
     double fail_rate;
     int64_t mttr_ps[3];
@@ -186,7 +187,10 @@ static const cfg_key fail_keys[] = {
 
 static const cfg_key sk_keys[] = {
     {.name = "experiment", .type = CFG_ENUM, .off = F(experiment), .def = "cluster",
-     .choices = exp_names, .help = "cluster (detection) or lists (Figs. 15-16)"},
+     .choices = exp_names,
+     .help = "cluster (detection), lists (Figs. 15-16) or packets (probes as packets)"},
+    {.name = "net", .type = CFG_NODE, .off = F(net), .flags = CFG_OPTIONAL,
+     .help = "packets: the packet network (the net model's keys: topology, transport, faults)"},
     POSI("servers", servers, "256", 100000, "servers (8 RNICs each: 256 = 2,048 RNICs)"),
     POSI("gpus_per_server", gpus, "8", 64, "GPUs = RNICs = rails per server"),
     POSI("servers_per_tor", per_tor, "32", 100000, "servers per segment (per rail ToR)"),
@@ -262,6 +266,7 @@ typedef struct sk_sim {
     skel_world w;
     skel_traffic traffic;
     skel_train train;
+    skel_pktexp pk;
     double period_s;
     skel_task_spec *tasks;
     int ntasks;
@@ -608,6 +613,15 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
                         .mttr_s = {(int64_t)ps_s(c->mttr_ps[0]), (int64_t)ps_s(c->mttr_ps[1]),
                                    (int64_t)ps_s(c->mttr_ps[2])},
                         .stop_s = s->stop_s, .trace_src = ts, .trace_dst = td};
+    if (c->experiment == EXP_PACKETS) {
+        if (!c->net)
+            return cfg_err(e, AISIM_EINVAL, sec, cfg_path(p, sizeof p, path, "net"),
+                           "expected the packet network of experiment packets ({topology, "
+                           "transport, faults}), found nothing");
+        return skel_pktexp_configure(&s->pk, c->net, cfg_path(p, sizeof p, path, "net"), env,
+                                     (int)c->servers, (int)c->gpus, (int)c->per_tor,
+                                     (int)s->stop_s, e);
+    }
     return 0;
 }
 
@@ -640,6 +654,10 @@ static int sk_start(void *st, sim *sm, err *e)
         sim_stop(sm);
         return 0;
     }
+    if (s->c.experiment == EXP_PACKETS) {
+        skel_pktexp_start(&s->pk);
+        return 0;
+    }
     int n = s->nmethods * (int)s->c.runs;
     s->run = calloc((size_t)n, sizeof *s->run);
     for (int m = 0; m < s->nmethods; m++)
@@ -652,8 +670,9 @@ static int sk_start(void *st, sim *sm, err *e)
 
 static double sk_progress(const void *st, const sim *sm)
 {
-    (void)sm;
     const sk_sim *s = st;
+    if (s->c.experiment == EXP_PACKETS)
+        return s->stop_s ? fmin(1, ps_s(sim_now(sm)) / (double)s->stop_s) : 0;
     return s->done ? 1.0 : s->stop_s ? (double)s->t / (double)s->stop_s : 0;
 }
 
@@ -900,6 +919,8 @@ static int sk_report(void *st, const sim *sm, out *o, json_t *sum, err *e)
     (void)sm;
     sk_sim *s = st;
     json_object_set_new(sum, "experiment", json_string(exp_names[s->c.experiment]));
+    if (s->c.experiment == EXP_PACKETS)
+        return skel_pktexp_report(&s->pk, o, sum, e);
     return s->c.experiment == EXP_LISTS ? report_lists(s, o, sum, e) : report_cluster(s, o, sum, e);
 }
 
@@ -912,6 +933,8 @@ static void sk_fini(void *st)
     free(s->run);
     skel_fabric_fini(&s->f);
     skel_train_fini(&s->train);
+    if (s->pk.n)
+        skel_pktexp_fini(&s->pk);
     free(s->tasks);
     free(s->task_gpus);
     free(s->faults);
