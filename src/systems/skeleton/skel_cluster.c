@@ -261,6 +261,23 @@ void skel_true_skeleton(const skel_par *p, int gph, uint32_t **off_out, uint32_t
     *idx_out = idx;
 }
 
+bool skel_same_skeleton(size_t n, const uint32_t *off, const uint32_t *idx, const uint32_t *toff,
+                        const uint32_t *tidx)
+{
+    for (size_t l = 0; l < n; l++) {
+        if (off[l + 1] - off[l] != toff[l + 1] - toff[l])
+            return false;
+        for (uint32_t i = off[l]; i < off[l + 1]; i++) {
+            bool found = false;
+            for (uint32_t j = toff[l]; j < toff[l + 1] && !found; j++)
+                found = tidx[j] == idx[i];
+            if (!found)
+                return false;
+        }
+    }
+    return true;
+}
+
 /* Adds `area` spread evenly over [lo, hi) (w = hi - lo > 0, from t0) to
  * 1-s bins. */
 static void spread_w(double *row, size_t len, double lo, double hi, double w, double area)

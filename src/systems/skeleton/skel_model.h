@@ -96,6 +96,10 @@ skel_par skel_par_default(int gpus, int gpus_per_host);
  * DP peers (same position, same rail, other replicas) and PP neighbours
  * (adjacent positions of the same replica, same rail). */
 void skel_true_skeleton(const skel_par *p, int gpus_per_host, uint32_t **off, uint32_t **idx);
+/* True if two skeletons of n endpoints (CSR) give every endpoint the same
+ * targets (in any order). */
+bool skel_same_skeleton(size_t n, const uint32_t *off, const uint32_t *idx, const uint32_t *toff,
+                        const uint32_t *tidx);
 
 /* Traffic source for skeleton inference: fills out (n x len, row = local
  * endpoint) with the 1-s throughput (Gbit/s) of the task's endpoints over

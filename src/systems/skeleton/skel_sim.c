@@ -856,17 +856,10 @@ static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
         skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)s->p.stft_win,
                                      (size_t)s->p.stft_hop, &off, &idx, stage);
         skel_true_skeleton(&par, g, &toff, &tidx);
-        bool exact = c.ok;
+        bool exact = c.ok && skel_same_skeleton((size_t)n, off, idx, toff, tidx);
         size_t skp = 0, skmax = 0;
         for (int l = 0; l < n; l++) {
             size_t m = c.ok ? off[l + 1] - off[l] : 0;
-            exact = exact && m == toff[l + 1] - toff[l];
-            for (uint32_t a = off[l]; exact && a < off[l + 1]; a++) {
-                bool found = false;
-                for (uint32_t b = toff[l]; b < toff[l + 1]; b++)
-                    found |= tidx[b] == idx[a];
-                exact = found;
-            }
             if (!c.ok)      /* fallback: the Basic list */
                 m = skel_targets(v, (size_t)n, (size_t)l, SKEL_LIST_BASIC, buf);
             skp += m;
