@@ -399,7 +399,19 @@ static void test_example_packets(void **state)
     char *pr = tu_slurp(path, NULL);
     assert_non_null(strstr(pr, "0.000000,s0.g0,s1.g0,2.01472,4.02944,0\n"));
     assert_non_null(strstr(pr, "4.500000,s2.g0,s1.g0,,,1\n"));
+    /* the same tables on a rerun */
+    json_t *again = tu_run("skeleton/packets", "packets-b", NULL, 0);
+    size_t la, lb;
     free(pr);
+    snprintf(path, sizeof path, "%s/packets/probes.csv", tu_tmp);
+    pr = tu_slurp(path, &la);
+    snprintf(path, sizeof path, "%s/packets-b/probes.csv", tu_tmp);
+    char *pr2 = tu_slurp(path, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(pr, pr2, la);
+    free(pr2);
+    free(pr);
+    json_decref(again);
     json_decref(sum);
 }
 
