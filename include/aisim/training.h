@@ -239,6 +239,16 @@ typedef struct trn_stage_stats {
 int64_t trn_eval(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_stats *st,
                  err *e);
 
+/* trn_eval that also reports every communication of a stage's rank:
+ * trace(ctx, stage, op, start, end) for a collective (blocking, or async
+ * on its stream) over its duration, and for a send from the sender's
+ * stage over [sent, arrival] (the receiver is stage+1 for dir 0, stage-1
+ * for dir 1).  trace NULL is trn_eval. */
+typedef void (*trn_trace_fn)(void *ctx, int stage, const trn_op *op, int64_t start_ps,
+                             int64_t end_ps);
+int64_t trn_eval_trace(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_stats *st,
+                       trn_trace_fn trace, void *ctx, err *e);
+
 /* An interval list [start, end) in ps, grown by trn_iv_add. */
 typedef struct trn_ivs {
     size_t n, cap;

@@ -421,6 +421,12 @@ typedef struct evst {
 
 int64_t trn_eval(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_stats *st, err *e)
 {
+    return trn_eval_trace(progs, pp, c, st, NULL, NULL, e);
+}
+
+int64_t trn_eval_trace(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_stats *st,
+                       trn_trace_fn trace, void *ctx, err *e)
+{
     evst *v = xcalloc((size_t)pp, sizeof *v);
     for (int s = 0; s < pp; s++)
         for (int d = 0; d < 2; d++) {
@@ -460,10 +466,14 @@ int64_t trn_eval(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_sta
                         int64_t a = *sf > x->t ? *sf : x->t;
                         *sf = a + d;
                         trn_iv_add(&x->comm, a, a + d);
+                        if (trace)
+                            trace(ctx, s, op, a, a + d);
                         if (*sf > x->pending)
                             x->pending = *sf;
                     } else {
                         trn_iv_add(&x->comm, x->t, x->t + d);
+                        if (trace)
+                            trace(ctx, s, op, x->t, x->t + d);
                         x->t += d;
                     }
                 } else if (op->kind == TRN_OP_SEND) {
@@ -471,6 +481,8 @@ int64_t trn_eval(const trn_prog *progs, int pp, const trn_cost *c, trn_stage_sta
                     if (op->key < progs[dst].keys[op->dir]) {
                         v[dst].arr[op->dir][op->key] = x->t + p2p_ps(c, op->comm.bytes);
                         v[dst].sent[op->dir][op->key] = x->t;
+                        if (trace)
+                            trace(ctx, s, op, x->t, x->t + p2p_ps(c, op->comm.bytes));
                     }
                 } else if (op->kind == TRN_OP_WAIT) {
                     if (x->pending > x->t)

@@ -261,10 +261,27 @@ void skel_true_skeleton(const skel_par *p, int gph, uint32_t **off_out, uint32_t
     *idx_out = idx;
 }
 
-/* Adds a burst of `area` spread evenly over [c - w/2, c + w/2) to 1-s bins. */
-static void burst(double *row, size_t len, double t0, double c, double w, double area)
+bool skel_same_skeleton(size_t n, const uint32_t *off, const uint32_t *idx, const uint32_t *toff,
+                        const uint32_t *tidx)
 {
-    double lo = c - w / 2 - t0, hi = c + w / 2 - t0;
+    for (size_t l = 0; l < n; l++) {
+        if (off[l + 1] - off[l] != toff[l + 1] - toff[l])
+            return false;
+        for (uint32_t i = off[l]; i < off[l + 1]; i++) {
+            bool found = false;
+            for (uint32_t j = toff[l]; j < toff[l + 1] && !found; j++)
+                found = tidx[j] == idx[i];
+            if (!found)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Adds `area` spread evenly over [lo, hi) (w = hi - lo > 0, from t0) to
+ * 1-s bins. */
+static void spread_w(double *row, size_t len, double lo, double hi, double w, double area)
+{
     for (long t = (long)floor(lo); t < (long)ceil(hi); t++) {
         if (t < 0 || (size_t)t >= len)
             continue;
@@ -272,6 +289,23 @@ static void burst(double *row, size_t len, double t0, double c, double w, double
         if (ov > 0)
             row[t] += area * ov / w;
     }
+}
+
+void skel_spread(double *row, size_t len, double t0, double a, double b, double area)
+{
+    if (b <= a) {
+        long t = (long)floor(a - t0);
+        if (t >= 0 && (size_t)t < len)
+            row[t] += area;
+        return;
+    }
+    spread_w(row, len, a - t0, b - t0, b - a, area);
+}
+
+/* Adds a burst of `area` spread evenly over [c - w/2, c + w/2) to 1-s bins. */
+static void burst(double *row, size_t len, double t0, double c, double w, double area)
+{
+    spread_w(row, len, c - w / 2 - t0, c + w / 2 - t0, w, area);
 }
 
 void skel_traffic_synth(void *ctx, const skel_par *p, int gph, uint64_t task_seed, int64_t t0,

@@ -23,9 +23,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "aisim/err.h"
 #include "aisim/rng.h"
 #include "aisim/skeleton.h"
 #include "aisim/topo.h"
+#include "aisim/training.h"
 
 typedef struct skel_par {
     int tp, pp, dp, ep;
@@ -94,6 +96,10 @@ skel_par skel_par_default(int gpus, int gpus_per_host);
  * DP peers (same position, same rail, other replicas) and PP neighbours
  * (adjacent positions of the same replica, same rail). */
 void skel_true_skeleton(const skel_par *p, int gpus_per_host, uint32_t **off, uint32_t **idx);
+/* True if two skeletons of n endpoints (CSR) give every endpoint the same
+ * targets (in any order). */
+bool skel_same_skeleton(size_t n, const uint32_t *off, const uint32_t *idx, const uint32_t *toff,
+                        const uint32_t *tidx);
 
 /* Traffic source for skeleton inference: fills out (n x len, row = local
  * endpoint) with the 1-s throughput (Gbit/s) of the task's endpoints over
@@ -104,7 +110,13 @@ typedef struct skel_traffic {
     void (*series)(void *ctx, const skel_par *p, int gpus_per_host, uint64_t task_seed,
                    int64_t t0, size_t len, double *out);
     double period_s;        /* iteration period the inference folds over */
+    /* if set, the period of a task of this parallelism (else period_s) */
+    double (*period)(void *ctx, const skel_par *p, int gpus_per_host);
 } skel_traffic;
+
+/* Adds `area` spread evenly over [a, b) to the 1-s bins row[0..len) that
+ * start at t0 (all of it in the bin of a if b <= a). */
+void skel_spread(double *row, size_t len, double t0, double a, double b, double area);
 
 /* The synthetic series (docs/skeletonhunter.md "traffic"): per iteration,
  * a pipeline activation burst at stage offset p*d plus the replica's
@@ -113,5 +125,40 @@ typedef struct skel_traffic {
  * and noise.  Deterministic in task_seed. */
 void skel_traffic_synth(void *ctx, const skel_par *p, int gpus_per_host, uint64_t task_seed,
                         int64_t t0, size_t len, double *out);
+
+/* Traffic of a training job (skel_train.c): the task's parallelism on the
+ * transformer `model` (as the `training` model's jobs), one iteration in
+ * 1F1B timed by trn_eval_trace, its cross-host communication put on the
+ * RNICs, iterations `gap_s` apart with per-replica jitter. */
+typedef struct skel_tev {
+    int gi;                 /* GPU of the replica: stage * tp + tp rank */
+    bool sync;              /* a DP/EP collective (waits for the group) */
+    double a, b, bytes;     /* s from the iteration start; RNIC bytes */
+} skel_tev;
+
+typedef struct skel_train {
+    trn_model model;        /* tp, pp, dp, ep come from the task */
+    int micro_batches;      /* per iteration and replica */
+    double rnic_bps, nvlink_bps;
+    double gap_s;           /* iteration time outside the network's view */
+    double jitter_s;        /* sigma of a replica's per-iteration lateness */
+    /* the last parallelism prepared */
+    bool ready;
+    skel_par par;
+    int gph;
+    double iter_s, period_s;
+    size_t nev, capev;
+    skel_tev *ev;           /* one iteration's RNIC traffic per replica GPU */
+} skel_train;
+
+/* Builds and times the iteration for parallelism p (cached: a second call
+ * with the same p does nothing).  Errors: the model does not fit p
+ * (trn_model_check), the schedule cannot be built. */
+int skel_train_prepare(skel_train *t, const skel_par *p, int gpus_per_host, err *e);
+/* skel_traffic.series and .period for ctx = a skel_train. */
+void skel_traffic_train(void *ctx, const skel_par *p, int gpus_per_host, uint64_t task_seed,
+                        int64_t t0, size_t len, double *out);
+double skel_train_period(void *ctx, const skel_par *p, int gpus_per_host);
+void skel_train_fini(skel_train *t);
 
 #endif

@@ -354,24 +354,12 @@ static void infer(skel_run *r, int ti, int64_t t)
     tr->series(tr->ctx, &k->par, r->f->gpus, k->seed, t - (int64_t)len, len, series);
     uint32_t *off, *idx;
     int *stage = malloc((size_t)n * sizeof *stage);
-    skel_clusters c = skel_infer(series, (size_t)n, len, v, tr->period_s, (size_t)p->stft_win,
+    double per = tr->period ? tr->period(tr->ctx, &k->par, r->f->gpus) : tr->period_s;
+    skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)p->stft_win,
                                  (size_t)p->stft_hop, &off, &idx, stage);
     k->inferred = true;
     k->infer_ok = c.ok && c.dp == k->par.dp;
-    k->exact = k->infer_ok;
-    for (int l = 0; l < n && k->exact; l++) {
-        if (off[l + 1] - off[l] != k->toff[l + 1] - k->toff[l]) {
-            k->exact = false;
-            break;
-        }
-        for (uint32_t i = off[l]; i < off[l + 1]; i++) {
-            bool found = false;
-            for (uint32_t j = k->toff[l]; j < k->toff[l + 1]; j++)
-                found |= k->tidx[j] == idx[i];
-            if (!found)
-                k->exact = false;
-        }
-    }
+    k->exact = k->infer_ok && skel_same_skeleton((size_t)n, off, idx, k->toff, k->tidx);
     bool use = c.ok && (r->method == SKEL_M_SKELETON || r->method == SKEL_M_NOACT ||
                         r->method == SKEL_M_VOTE007);
     if (use) {

@@ -20,17 +20,18 @@
 #include "aisim/infile.h"
 #include "aisim/model.h"
 #include "aisim/units.h"
+#include "systems/skeleton/skel_pkt.h"
 #include "systems/skeleton/skel_run.h"
 
-enum { EXP_CLUSTER, EXP_LISTS };
-static const char *const exp_names[] = {"cluster", "lists", NULL};
+enum { EXP_CLUSTER, EXP_LISTS, EXP_PACKETS };
+static const char *const exp_names[] = {"cluster", "lists", "packets", NULL};
 
 typedef struct sk_cfg {
     int experiment;
     int64_t servers, gpus, per_tor, aggs;
     int64_t duration_ps;
     int64_t runs;
-    cfg_node *methods, *tasks, *task_gpus, *scheduled, *weights, *list_rnics;
+    cfg_node *methods, *tasks, *task_gpus, *scheduled, *weights, *list_rnics, *net;
     const char *fail_file, *trace_src, *trace_dst;
     double fail_rate;
     int64_t mttr_ps[3];
@@ -48,6 +49,11 @@ typedef struct sk_cfg {
     bool mitigate;
     /* inference */
     int64_t infer_after_ps, stft_win, stft_hop, period_ps;
+    /* training traffic */
+    int traffic;
+    int64_t t_layers, t_hidden, t_heads, t_ffn, t_vocab, t_seq, t_mb, t_mbs;
+    double t_tflops, t_eff;
+    int64_t t_rnic_bps, t_nvlink_bps, t_gap_ps, t_jitter_ps;
     /* churn */
     int64_t create_median_ps, life_median_ps;
     double create_sigma, life_sigma;
@@ -120,6 +126,35 @@ static const cfg_key infer_keys[] = {
     {0},
 };
 
+static const char *const traffic_names[] = {"synthetic", "training", NULL};
+
+/* The transformer of `traffic: training` (keys as the `training` model's
+ * `model`), its schedule and the platform it runs on. */
+static const cfg_key train_keys[] = {
+    POSI("layers", t_layers, "48", 100000, "transformer layers"),
+    POSI("hidden", t_hidden, "12288", 1 << 20, "hidden size"),
+    POSI("heads", t_heads, "96", 100000, "attention heads"),
+    {.name = "ffn", .type = CFG_INT, .off = F(t_ffn), .def = "0", .flags = CFG_MIN | CFG_MAX,
+     .min = 0, .max = 1 << 22, .help = "MLP size (0: 4 x hidden)"},
+    POSI("vocab", t_vocab, "51200", 1 << 24, "vocabulary"),
+    POSI("seq", t_seq, "2048", 1 << 22, "sequence length"),
+    POSI("micro_batch", t_mb, "4", 4096, "sequences per micro-batch"),
+    POSI("micro_batches", t_mbs, "16", 100000, "micro-batches per iteration and replica"),
+    {.name = "gpu_tflops", .type = CFG_FLOAT, .off = F(t_tflops), .def = "312",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "GPU peak (dense bf16)"},
+    {.name = "efficiency", .type = CFG_FLOAT, .off = F(t_eff), .def = "0.5",
+     .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1, .help = "achieved fraction of the peak"},
+    {.name = "rnic", .type = CFG_RATE, .off = F(t_rnic_bps), .def = "200Gbps",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "RNIC rate (DP, EP and PP across hosts)"},
+    {.name = "nvlink", .type = CFG_RATE, .off = F(t_nvlink_bps), .def = "2400Gbps",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "NVLink rate (TP)"},
+    {.name = "gap", .type = CFG_TIME, .off = F(t_gap_ps), .def = "2s", .flags = CFG_MIN,
+     .min = 0, .help = "iteration time without network traffic (step, data loading)"},
+    {.name = "jitter", .type = CFG_TIME, .off = F(t_jitter_ps), .def = "0.3s", .flags = CFG_MIN,
+     .min = 0, .help = "sigma of a replica's per-iteration lateness (at most `gap`)"},
+    {0},
+};
+
 static const cfg_key churn_keys[] = {
     POST("create_median", create_median_ps, "60s", "median container creation delay"),
     {.name = "create_sigma", .type = CFG_FLOAT, .off = F(create_sigma), .def = "0.75",
@@ -152,7 +187,10 @@ static const cfg_key fail_keys[] = {
 
 static const cfg_key sk_keys[] = {
     {.name = "experiment", .type = CFG_ENUM, .off = F(experiment), .def = "cluster",
-     .choices = exp_names, .help = "cluster (detection) or lists (Figs. 15-16)"},
+     .choices = exp_names,
+     .help = "cluster (detection), lists (Figs. 15-16) or packets (probes as packets)"},
+    {.name = "net", .type = CFG_NODE, .off = F(net), .flags = CFG_OPTIONAL,
+     .help = "packets: the packet network (the net model's keys: topology, transport, faults)"},
     POSI("servers", servers, "256", 100000, "servers (8 RNICs each: 256 = 2,048 RNICs)"),
     POSI("gpus_per_server", gpus, "8", 64, "GPUs = RNICs = rails per server"),
     POSI("servers_per_tor", per_tor, "32", 100000, "servers per segment (per rail ToR)"),
@@ -175,6 +213,11 @@ static const cfg_key sk_keys[] = {
     {.name = "localize", .type = CFG_MAPOF, .def = "{}", .sub = loc_keys, .help = "localization"},
     {.name = "infer", .type = CFG_MAPOF, .def = "{}", .sub = infer_keys,
      .help = "skeleton inference"},
+    {.name = "traffic", .type = CFG_ENUM, .off = F(traffic), .def = "synthetic",
+     .choices = traffic_names,
+     .help = "series the skeleton is inferred from: synthetic, or a training job's"},
+    {.name = "training", .type = CFG_MAPOF, .def = "{}", .sub = train_keys,
+     .help = "traffic: training: the job's model and platform"},
     {.name = "churn", .type = CFG_MAPOF, .def = "{}", .sub = churn_keys,
      .help = "container creation and task lifetime"},
     {.name = "failures", .type = CFG_MAPOF, .def = "{}", .sub = fail_keys,
@@ -222,6 +265,8 @@ typedef struct sk_sim {
     skel_fabric f;
     skel_world w;
     skel_traffic traffic;
+    skel_train train;
+    skel_pktexp pk;
     double period_s;
     skel_task_spec *tasks;
     int ntasks;
@@ -333,6 +378,21 @@ static int int_list(cfg_node *n, const char *path, const char *what, int lo, int
     return 0;
 }
 
+/* With `traffic: training`, the job's model must fit the parallelism of
+ * every task the run can hold (layers per stage, heads per TP rank). */
+static int train_fits(sk_sim *s, const skel_par *par, const cfg_node *n, const char *path,
+                      err *e)
+{
+    if (s->c.traffic != 1)
+        return 0;
+    err te = {0};
+    if (!skel_train_prepare(&s->train, par, (int)s->c.gpus, &te))
+        return 0;
+    return cfg_err(e, AISIM_EINVAL, n, path,
+                   "expected a task the training model fits (skeleton.training), found tp %d "
+                   "pp %d dp %d ep %d: %s", par->tp, par->pp, par->dp, par->ep, te.msg);
+}
+
 static int sk_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
 {
     sk_sim *s = st;
@@ -362,6 +422,20 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
     s->period_s = s->p.period_s;
     s->traffic = (skel_traffic){.ctx = &s->period_s, .series = skel_traffic_synth,
                                 .period_s = s->p.period_s};
+    if (c->traffic == 1) {
+        s->train = (skel_train){
+            .model = {.layers = (int)c->t_layers, .hidden = (int)c->t_hidden,
+                      .heads = (int)c->t_heads,
+                      .ffn = (int)(c->t_ffn ? c->t_ffn : 4 * c->t_hidden), .vocab = (int)c->t_vocab,
+                      .seq = (int)c->t_seq, .micro_batch = (int)c->t_mb,
+                      .gpu_flops = c->t_tflops * 1e12, .efficiency = c->t_eff,
+                      .bytes_per_param = 2},
+            .micro_batches = (int)c->t_mbs, .rnic_bps = (double)c->t_rnic_bps,
+            .nvlink_bps = (double)c->t_nvlink_bps, .gap_s = ps_s(c->t_gap_ps),
+            .jitter_s = ps_s(c->t_jitter_ps)};
+        s->traffic = (skel_traffic){.ctx = &s->train, .series = skel_traffic_train,
+                                    .period = skel_train_period};
+    }
     if (s->p.stft_win > s->p.infer_after_s) {
         cfg_path(p, sizeof p, path, "infer");
         return cfg_err(e, AISIM_EINVAL, cfg_get(sec, "infer"), p,
@@ -419,6 +493,8 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
                            "expected a parallelism that divides the task (%s), found tp %d pp %d "
                            "dp %d ep %d for %lld GPUs",
                            why, par.tp, par.pp, par.dp, par.ep, (long long)b.gpus);
+        if ((r = train_fits(s, &par, tn, q, e)))
+            return r;
         used += (int)b.gpus;
         s->tasks[s->ntasks++] = (skel_task_spec){.gpus = (int)b.gpus, .par = par,
                                                  .start_s = (int64_t)ps_s(b.start_ps),
@@ -437,23 +513,36 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
         if (!s->ntask_gpus)
             s->task_gpus[s->ntask_gpus++] = cluster_gpus;
     }
-    for (int i = 0; i < s->ntask_gpus; i++)
+    for (int i = 0; i < s->ntask_gpus; i++) {
         if (s->task_gpus[i] % c->gpus || (!s->ntasks && s->task_gpus[i] > cluster_gpus))
             return cfg_err(e, AISIM_EINVAL, cfg_at(c->task_gpus, (size_t)i),
                            cfg_path_index(q, sizeof q, p, (size_t)i),
                            "expected a multiple of %lld up to the cluster's %d GPUs, found %d",
                            (long long)c->gpus, cluster_gpus, s->task_gpus[i]);
+        skel_par dp = skel_par_default(s->task_gpus[i], (int)c->gpus);
+        bool given = cfg_len(c->task_gpus) > (size_t)i;
+        if (!s->ntasks && (r = train_fits(s, &dp, given ? cfg_at(c->task_gpus, (size_t)i) : sec,
+                                          given ? cfg_path_index(q, sizeof q, p, (size_t)i) : path,
+                                          e)))
+            return r;
+    }
     cfg_path(p, sizeof p, path, "list_rnics");
     if ((r = int_list(c->list_rnics, p, "task sizes in RNICs", (int)c->gpus, &s->list_rnics,
                       &s->nlist, e)))
         return r;
-    for (int i = 0; i < s->nlist; i++)
+    for (int i = 0; i < s->nlist; i++) {
         if (s->list_rnics[i] % c->gpus ||
             (c->experiment == EXP_LISTS && s->list_rnics[i] > cluster_gpus))
             return cfg_err(e, AISIM_EINVAL, cfg_at(c->list_rnics, (size_t)i),
                            cfg_path_index(q, sizeof q, p, (size_t)i),
                            "expected a multiple of %lld up to the cluster's %d RNICs, found %d",
                            (long long)c->gpus, cluster_gpus, s->list_rnics[i]);
+        skel_par lp = skel_par_default(s->list_rnics[i], (int)c->gpus);
+        if (c->experiment == EXP_LISTS &&
+            (r = train_fits(s, &lp, cfg_at(c->list_rnics, (size_t)i),
+                            cfg_path_index(q, sizeof q, p, (size_t)i), e)))
+            return r;
+    }
     /* failures */
     char fp[256];
     cfg_path(fp, sizeof fp, path, "failures");
@@ -524,6 +613,15 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
                         .mttr_s = {(int64_t)ps_s(c->mttr_ps[0]), (int64_t)ps_s(c->mttr_ps[1]),
                                    (int64_t)ps_s(c->mttr_ps[2])},
                         .stop_s = s->stop_s, .trace_src = ts, .trace_dst = td};
+    if (c->experiment == EXP_PACKETS) {
+        if (!c->net)
+            return cfg_err(e, AISIM_EINVAL, sec, cfg_path(p, sizeof p, path, "net"),
+                           "expected the packet network of experiment packets ({topology, "
+                           "transport, faults}), found nothing");
+        return skel_pktexp_configure(&s->pk, c->net, cfg_path(p, sizeof p, path, "net"), env,
+                                     (int)c->servers, (int)c->gpus, (int)c->per_tor,
+                                     (int)s->stop_s, e);
+    }
     return 0;
 }
 
@@ -556,6 +654,10 @@ static int sk_start(void *st, sim *sm, err *e)
         sim_stop(sm);
         return 0;
     }
+    if (s->c.experiment == EXP_PACKETS) {
+        skel_pktexp_start(&s->pk);
+        return 0;
+    }
     int n = s->nmethods * (int)s->c.runs;
     s->run = calloc((size_t)n, sizeof *s->run);
     for (int m = 0; m < s->nmethods; m++)
@@ -568,8 +670,9 @@ static int sk_start(void *st, sim *sm, err *e)
 
 static double sk_progress(const void *st, const sim *sm)
 {
-    (void)sm;
     const sk_sim *s = st;
+    if (s->c.experiment == EXP_PACKETS)
+        return s->stop_s ? fmin(1, ps_s(sim_now(sm)) / (double)s->stop_s) : 0;
     return s->done ? 1.0 : s->stop_s ? (double)s->t / (double)s->stop_s : 0;
 }
 
@@ -749,20 +852,14 @@ static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
         s->traffic.series(s->traffic.ctx, &par, g, s->env.seed + (uint64_t)n, 0, len, series);
         uint32_t *off, *idx, *toff, *tidx;
         int *stage = malloc((size_t)n * sizeof *stage);
-        skel_clusters c = skel_infer(series, (size_t)n, len, v, s->period_s, (size_t)s->p.stft_win,
+        double per = s->traffic.period ? s->traffic.period(s->traffic.ctx, &par, g) : s->period_s;
+        skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)s->p.stft_win,
                                      (size_t)s->p.stft_hop, &off, &idx, stage);
         skel_true_skeleton(&par, g, &toff, &tidx);
-        bool exact = c.ok;
+        bool exact = c.ok && skel_same_skeleton((size_t)n, off, idx, toff, tidx);
         size_t skp = 0, skmax = 0;
         for (int l = 0; l < n; l++) {
             size_t m = c.ok ? off[l + 1] - off[l] : 0;
-            exact = exact && m == toff[l + 1] - toff[l];
-            for (uint32_t a = off[l]; exact && a < off[l + 1]; a++) {
-                bool found = false;
-                for (uint32_t b = toff[l]; b < toff[l + 1]; b++)
-                    found |= tidx[b] == idx[a];
-                exact = found;
-            }
             if (!c.ok)      /* fallback: the Basic list */
                 m = skel_targets(v, (size_t)n, (size_t)l, SKEL_LIST_BASIC, buf);
             skp += m;
@@ -815,6 +912,8 @@ static int sk_report(void *st, const sim *sm, out *o, json_t *sum, err *e)
     (void)sm;
     sk_sim *s = st;
     json_object_set_new(sum, "experiment", json_string(exp_names[s->c.experiment]));
+    if (s->c.experiment == EXP_PACKETS)
+        return skel_pktexp_report(&s->pk, o, sum, e);
     return s->c.experiment == EXP_LISTS ? report_lists(s, o, sum, e) : report_cluster(s, o, sum, e);
 }
 
@@ -826,6 +925,9 @@ static void sk_fini(void *st)
             skel_run_destroy(s->run[i]);
     free(s->run);
     skel_fabric_fini(&s->f);
+    skel_train_fini(&s->train);
+    if (s->pk.n)
+        skel_pktexp_fini(&s->pk);
     free(s->tasks);
     free(s->task_gpus);
     free(s->faults);
