@@ -357,6 +357,10 @@ static void test_bad_input(void **state)
         {STAR(", red_min: 50KB, red_max: 100KB, red_max_p: 0") "transport: {name: rocev2}\n",
          "net.transport.cc: expected RED's red_max_p (Pmax) in (0, 1] for dcqcn's marking, "
          "found 0 on h0->sw0"},
+        {STAR("") "transport: {name: rocev2, dcqcn_decrease_interval: 0s}\n",
+         "net.yaml:2:52: net.transport.dcqcn_decrease_interval:"},
+        {STAR("") "transport: {name: rocev2, dcqcn_clamp_target: maybe}\n",
+         "net.yaml:2:47: net.transport.dcqcn_clamp_target:"},
         {STAR("") "transport: {name: rocev2, timely_tlow: 600us}\n",
          "net.transport.timely_tlow: expected timely_tlow below timely_thigh"},
     };
