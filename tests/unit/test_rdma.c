@@ -180,7 +180,7 @@ static uint64_t got(conn *c) { return ((rdma_qp *)c)->delivered; }
  * timer periods because the target was kept, and over 20..40 ms each gets
  * within 10 % of half what the port carries, which is >= 90 % of the
  * link's goodput; the queue stays below Kmax; no QP cuts its rate twice
- * within 4 us. */
+ * within 4 us.  With a receiver CNP timer, no two CNPs closer than it. */
 static void test_dcqcn_two_to_one_converges(void **state)
 {
     (void)state;
@@ -216,6 +216,22 @@ static void test_dcqcn_two_to_one_converges(void **state)
     assert_true(qa->st_cnp_rcvd > qa->st_cuts);      /* several CNPs per cut */
     assert_true(qa->cut_min_gap_ps >= 4 * PS_PER_US && qb->cut_min_gap_ps >= 4 * PS_PER_US);
     assert_int_equal(qa->st_cnp_rcvd, qa->st_cnp_sent);
+    fx_free(&f);
+    /* a receiver with a CNP timer (cnp_interval 20 us) sends at most one
+     * per QP per 20 us */
+    fx_open(&f, "topology: {kind: star, hosts: 3, link: {rate: 100Gbps, delay: 1us, "
+                "buffer: 32MB, red_min: 400KB, red_max: 1600KB, red_max_p: 0.2, "
+                "red_weight: 1}}\n"
+                "transport: {name: rocev2, cc: dcqcn, cnp_interval: 20us}\n");
+    a = network_connect(f.n, 1, 0, 0), b = network_connect(f.n, 2, 0, 0);
+    network_send_on(f.n, a, UINT64_MAX, -1, 0, NULL, NULL);
+    network_send_on(f.n, b, UINT64_MAX, -1, 0, NULL, NULL);
+    sim_run(f.s, 5 * PS_PER_MS);
+    qa = (rdma_qp *)a;
+    print_message("cnp_interval 20 us: %llu CNPs, shortest gap %lld ps\n",
+                  (unsigned long long)qa->st_cnp_sent, (long long)qa->cnp_min_gap_ps);
+    assert_true(qa->st_cnp_sent > 3);
+    assert_true(qa->cnp_min_gap_ps >= 20 * PS_PER_US);
     fx_free(&f);
 }
 
