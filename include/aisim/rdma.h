@@ -91,7 +91,8 @@ typedef struct rdma_keys {
     /* DCQCN */
     double dcqcn_g;
     int64_t dcqcn_alpha_interval_ps, dcqcn_timer_ps, dcqcn_byte_counter, dcqcn_rai_bps,
-        dcqcn_rhai_bps, dcqcn_fast_recovery;
+        dcqcn_rhai_bps, dcqcn_fast_recovery, dcqcn_decrease_interval_ps;
+    bool dcqcn_clamp_target;
     double dcqcn_start_rate;
     /* HPCC */
     double hpcc_eta;
@@ -167,6 +168,8 @@ struct rdma_qp {
         st_ooo_drops, st_bytes_acked;
     int64_t st_first_ps, st_last_ack_ps;
     int64_t cnp_min_gap_ps;     /* shortest gap between two CNPs sent (test) */
+    uint64_t st_cuts;           /* DCQCN: rate decreases */
+    int64_t last_cut_ps, cut_min_gap_ps;  /* DCQCN: the last, the shortest gap (test) */
     bool aborted;
     /* congestion control */
     const rdma_cc_ops *cc;

@@ -482,16 +482,15 @@ static void bind_nic(rdma_qp *qp)
     qp->line_bps = q->cfg.rate_bps;
 }
 
-/* True if the QP's route leaves its source by a NIC, not over NVLink
- * (two GPUs of one server): RDMA needs NICs at both ends. */
-static bool leaves_by_nic(const rdma_qp *qp)
+/* True if the QP's route stays inside a server (two GPUs over NVLink). */
+static bool inside_server(const rdma_qp *qp)
 {
     size_t n;
     const int32_t *path = topo_route_path(qp->tp->t, qp->c.fwd, &n);
     for (size_t i = 0; i < n; i++)
         if (topo_link_is_intra_host(qp->tp->t, path[i] / 2))
-            return false;
-    return true;
+            return true;
+    return false;
 }
 
 static void on_launch(sim *s, void *obj, uint64_t arg)
@@ -499,14 +498,6 @@ static void on_launch(sim *s, void *obj, uint64_t arg)
     (void)s;
     (void)arg;
     rdma_qp *qp = obj;
-    if (qp->tp->t && qp->c.fwd && !leaves_by_nic(qp)) {
-        LOG(LOG_ERROR, "rocev2", "QP %u between hosts %d and %d: its path is inside a "
-            "server (NVLink), not between NICs: its messages are aborted", qp->c.id,
-            qp->c.src, qp->c.dst);
-        qp->aborted = true;
-        qp->c.aborted(&qp->c);
-        return;
-    }
     qp->launched = true;
     for (size_t i = qp->mh; i < qp->mn; i++)
         if (!qp->m[i].ready)
@@ -523,6 +514,11 @@ static void rdma_start(conn *c, int64_t at_ps, uint64_t bytes, int64_t base_rtt_
         qp->tp->max_rtt_ps = base_rtt_ps;
     bind_nic(qp);
     qp->rate_bps = qp->line_bps;
+    /* Two GPUs of one server: the QP stands for NCCL's NVLink peer-to-peer
+     * path, sent by the GPU's NVLink port at its rate, without congestion
+     * control (NVLink neither marks nor carries CNPs). */
+    if (qp->tp->t && qp->c.fwd && inside_server(qp))
+        qp->cc = &rdma_cc_none;
     qp->cc->init(qp, qp->ccs);
     add_msg(qp, bytes);
     rdma_report_started(qp->tp, qp);

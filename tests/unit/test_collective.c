@@ -294,6 +294,79 @@ static void test_hierarchical_bytes_per_link_class(void **state)
     fx_free(&f);
 }
 
+/* Drops, PFC pauses and ECN marks summed over every port. */
+static void port_totals(network *n, uint64_t *drops, uint64_t *pauses, uint64_t *marks)
+{
+    topo *t = network_topo(n);
+    *drops = *pauses = *marks = 0;
+    for (size_t l = 0; l < topo_links(t); l++)
+        for (int d = 0; d < 2; d++) {
+            const port *q = topo_link_port(t, (int)l, d);
+            *drops += q->stat_drop_pkts;
+            *pauses += q->stat_pfc_pauses;
+            *marks += q->stat_mark_pkts;
+        }
+}
+
+/* Ring all-reduce over RoCEv2 on a lossless rail-optimised fabric (the
+ * ai/nccl-allreduce-rdma example: 4 servers of 4 GPUs, 100 Gbps NICs,
+ * 2 channels) meets the same formula as over TCP, 2(N-1)/N (S/2)/B per
+ * channel plus one NIC step's latency, within 5 %.  The ring's NIC hops are
+ * its bottleneck (NVLink is 36 x faster); each NIC port carries one
+ * channel's data and the ACKs of the other channel's data it receives, so
+ * B = line x payload / (data packet + ACK): TCP mss 4096 with 40 B headers
+ * each, RoCEv2 1000 B in 1062 B with 66 B ACKs.  Over RoCEv2: nothing
+ * dropped, every byte in the right place.  With DCQCN (the fork's
+ * defaults) at 4 MiB the queue the ACKs add (6 % over the line) stays below
+ * Kmin: no mark, no pause.  Without congestion control at 16 MiB it passes
+ * PFC's XOFF: pauses counted, still nothing dropped, the time still the
+ * formula's. */
+#define RAIL_RDMA(cc) \
+    "topology: {kind: rail_optimised, servers: 4, gpus_per_server: 4, servers_per_tor: 4, " \
+    "aggs: 2, nic_link: {rate: 100Gbps, delay: 500ns, buffer: 4MiB, red_min: 400KB, " \
+    "red_max: 1600KB, red_max_p: 0.2, red_weight: 1, pfc_xoff: 512KB, pfc_xon: 256KB}}\n" \
+    "transport: {name: rocev2, cc: " cc ", lossless: true}\n"
+
+static void test_ring_allreduce_over_rdma_meets_the_tcp_formula(void **state)
+{
+    (void)state;
+    const double N = 16, line = 100e9 / 8, alpha = 2 * 500e-9 + 1062 / line;
+    const char *yaml[3] = {
+        "topology: {kind: rail_optimised, servers: 4, gpus_per_server: 4, servers_per_tor: 4, "
+        "aggs: 2, nic_link: {rate: 100Gbps, delay: 500ns, buffer: 4MiB, ecn_k: 400KB}}\n"
+        "transport: {name: tcp, cc: newreno, min_rto: 1ms, mss: 4096B}\n",
+        RAIL_RDMA("dcqcn"), RAIL_RDMA("none")};
+    const double B[3] = {line * 4096 / (4096 + 80), line * 1000 / (1062 + 66),
+                         line * 1000 / (1062 + 66)};
+    const double S[3] = {4 << 20, 4 << 20, 16 << 20};
+    for (int i = 0; i < 3; i++) {
+        fixture f;
+        fx_open(&f, yaml[i], 0);
+        coll_result r = run1(&f, f.c, (coll_args){.type = COLL_ALLREDUCE,
+                                                  .algo = COLL_ALGO_RING,
+                                                  .bytes = (uint64_t)S[i], .channels = 2});
+        double want = 2 * (N - 1) / N * S[i] / 2 / B[i] + alpha;
+        uint64_t drops, pauses, marks;
+        port_totals(f.n, &drops, &pauses, &marks);
+        print_message("ring all-reduce %.0f MiB, %s: %.1f us, formula %.1f us; drops %llu, "
+                      "PFC pauses %llu, marks %llu\n", S[i] / (1 << 20),
+                      i == 0 ? "tcp" : i == 1 ? "rocev2 dcqcn" : "rocev2 none",
+                      r.time_s * 1e6, want * 1e6, (unsigned long long)drops,
+                      (unsigned long long)pauses, (unsigned long long)marks);
+        assert_true(fabs(r.time_s / want - 1) < 0.05);
+        assert_int_equal(r.wire_bytes, (uint64_t)(2 * (N - 1) * S[i]));
+        if (i > 0) {
+            assert_int_equal(drops, 0);
+            assert_int_equal(topo_packets_in_network(network_topo(f.n)), 0);
+        }
+        if (i == 1)
+            assert_true(marks == 0 && pauses == 0);
+        if (i == 2)
+            assert_true(pauses > 0);
+        fx_free(&f);
+    }
+}
+
 /* Sub-communicators (TP groups: stride 1; DP groups: stride TP) run
  * concurrently on shared connections, each with its own result. */
 static void on_count(void *ctx, const coll_result *r)
@@ -398,6 +471,49 @@ static void test_example_sweep_table(void **state)
     json_decref(sum);
 }
 
+/* The RDMA example the suite runs (64 KiB .. 4 MiB over RoCEv2 with
+ * DCQCN, lossless): every size completes, busbw grows with size and at
+ * 4 MiB is within 5 % of two NICs' RoCEv2 payload rate with ACKs
+ * (2 x 12.5 GB/s x 1000 / 1128 = 22.2 GB/s), no QP aborted, nothing
+ * dropped, PFC pauses reported (none: DCQCN keeps the queues below XOFF). */
+static void test_example_over_rdma(void **state)
+{
+    (void)state;
+    json_t *sum = tu_run("ai/nccl-allreduce-rdma", "rdma", NULL, 0);
+    json_t *res = json_object_get(sum, "results");
+    json_t *nt = json_object_get(res, "nccl_tests");
+    assert_int_equal(json_integer_value(json_object_get(nt, "sizes_completed")), 4);
+    double big = json_real_value(json_object_get(nt, "largest_busbw_GBps"));
+    double want = 2 * 12.5 * 1000 / 1128;
+    print_message("rdma example: busbw at 4 MiB %.2f GB/s (%.2f)\n", big, want);
+    assert_true(big > 0.95 * want && big <= want);
+    assert_int_equal(json_integer_value(json_object_get(res, "rdma_aborted_qps")), 0);
+    assert_int_equal(json_integer_value(json_object_get(res, "drops")), 0);
+    json_t *pfc = json_object_get(res, "pfc_pauses");
+    assert_non_null(pfc);
+    assert_int_equal(json_integer_value(pfc), 0);
+    /* every byte sent is delivered or still on its way (the last ACKs) */
+#define R(k) json_integer_value(json_object_get(res, k))
+    assert_int_equal(R("bytes_injected"), R("bytes_delivered") + R("bytes_in_network_at_end"));
+#undef R
+    char path[256];
+    snprintf(path, sizeof path, "%s/rdma/nccl_tests.csv", tu_tmp);
+    char *csv = tu_slurp(path, NULL);
+    double last = 0;
+    int rows = 0;
+    for (char *l = strchr(csv, '\n') + 1; *l; l = strchr(l, '\n') + 1) {
+        char *c = strchr(l, '\n');
+        while (c > l && c[-1] != ',')
+            c--;
+        assert_true(atof(c) > last);
+        last = atof(c);
+        rows++;
+    }
+    assert_int_equal(rows, 4);
+    free(csv);
+    json_decref(sum);
+}
+
 /* Warm-up calls are run and not timed; the time of a size is the mean of
  * its timed calls (collectives.csv has them all). */
 static void test_sweep_warmup_and_mean_of_iters(void **state)
@@ -473,8 +589,10 @@ int main(void)
         cmocka_unit_test(test_every_algorithm_moves_its_bytes),
         cmocka_unit_test(test_tree_sends_at_most_2S_per_rank),
         cmocka_unit_test(test_hierarchical_bytes_per_link_class),
+        cmocka_unit_test(test_ring_allreduce_over_rdma_meets_the_tcp_formula),
         cmocka_unit_test(test_sub_communicators_run_together),
         cmocka_unit_test(test_example_sweep_table),
+        cmocka_unit_test(test_example_over_rdma),
         cmocka_unit_test(test_sweep_warmup_and_mean_of_iters),
         cmocka_unit_test(test_example_128_at_one_size),
     };

@@ -170,46 +170,68 @@ static void test_go_back_n_vs_selective_repeat_on_the_wire(void **state)
 /* Bytes the receiver of c holds. */
 static uint64_t got(conn *c) { return ((rdma_qp *)c)->delivered; }
 
-/* DCQCN, two QPs into one 10 Gbps port, with the DCQCN paper's parameters
- * (Zhu et al. 2015: Kmin 5 KB, Kmax 200 KB, Pmax 1 %, timer 55 us, F 5,
- * Rai 40 Mbps; the fork's defaults recover at 50 Mbps per 900 us, too slowly
- * for a unit test): the second starts 1 ms after the first; over 60..100 ms
- * each gets within 10 % of half what the port carries, which is >= 85 % of
- * the link's goodput; the queue stays below 300 KB
- * (Kmax + 50 %: DCQCN's queue oscillates around Kmax);
- * CNPs at most one per 4 us per QP. */
+/* DCQCN, two QPs into one 100 Gbps port, every DCQCN and marking value the
+ * HPCC fork's default (mix/config.txt: timer 900 us, F 1, Rai 50 Mbps,
+ * Rhai 100 Mbps, g 1/256, alpha every 1 us, a decrease at most every 4 us,
+ * target clamped only after an increase; marking at 100 Gbps Kmin 400 KB,
+ * Kmax 1600 KB, Pmax 0.2 on the instantaneous queue; a CNP per marked
+ * packet): the second starts 1 ms after the first; both are cut hard at
+ * first (the queue builds past Kmin before any CNP), recover within a few
+ * timer periods because the target was kept, and over 20..40 ms each gets
+ * within 10 % of half what the port carries, which is >= 90 % of the
+ * link's goodput; the queue stays below Kmax; no QP cuts its rate twice
+ * within 4 us.  With a receiver CNP timer, no two CNPs closer than it. */
 static void test_dcqcn_two_to_one_converges(void **state)
 {
     (void)state;
     fixture f;
-    fx_open(&f, STAR(", red_min: 5KB, red_max: 200KB, red_max_p: 0.01, red_weight: 1")
-            "transport: {name: rocev2, cc: dcqcn, dcqcn_timer: 55us, dcqcn_fast_recovery: 5,"
-            " dcqcn_rai: 40Mbps, dcqcn_rhai: 400Mbps, dcqcn_alpha_interval: 55us,"
-            " cnp_interval: 50us}\n");
+    fx_open(&f, "topology: {kind: star, hosts: 3, link: {rate: 100Gbps, delay: 1us, "
+                "buffer: 32MB, red_min: 400KB, red_max: 1600KB, red_max_p: 0.2, "
+                "red_weight: 1}}\n"
+                "transport: {name: rocev2, cc: dcqcn}\n");
     conn *a = network_connect(f.n, 1, 0, 0), *b = network_connect(f.n, 2, 0, 0);
     network_send_on(f.n, a, UINT64_MAX, -1, 0, NULL, NULL);
     network_send_on(f.n, b, UINT64_MAX, -1, PS_PER_MS, NULL, NULL);
-    sim_run(f.s, 60 * PS_PER_MS);
+    sim_run(f.s, 20 * PS_PER_MS);
     uint64_t a0 = got(a), b0 = got(b);
     port *down = topo_link_port(network_topo(f.n), 0, 1);
     int64_t maxq = 0;
-    for (int i = 1; i <= 2000; i++) {
-        sim_run(f.s, 60 * PS_PER_MS + i * 20 * PS_PER_US);
+    for (int i = 1; i <= 1000; i++) {
+        sim_run(f.s, 20 * PS_PER_MS + i * 20 * PS_PER_US);
         if (port_backlog(down) > maxq)
             maxq = port_backlog(down);
     }
-    double ra = (double)(got(a) - a0) * 8 / 40e-3, rb = (double)(got(b) - b0) * 8 / 40e-3;
+    double ra = (double)(got(a) - a0) * 8 / 20e-3, rb = (double)(got(b) - b0) * 8 / 20e-3;
     double fair = (ra + rb) / 2;                /* half of what the port carried */
-    print_message("dcqcn: %.3g %.3g bps (fair %.3g), max queue %lld B\n", ra, rb, fair,
-                  (long long)maxq);
-    assert_true(ra + rb > 0.85 * 10e9 * 1000 / 1062);  /* >= 85 % of the goodput */
+    rdma_qp *qa = (rdma_qp *)a, *qb = (rdma_qp *)b;
+    print_message("dcqcn: %.4g %.4g bps (fair %.4g), max queue %lld B, cuts %llu %llu, "
+                  "CNPs %llu %llu\n", ra, rb, fair, (long long)maxq,
+                  (unsigned long long)qa->st_cuts, (unsigned long long)qb->st_cuts,
+                  (unsigned long long)qa->st_cnp_rcvd, (unsigned long long)qb->st_cnp_rcvd);
+    assert_true(ra + rb > 0.9 * 100e9 * 1000 / 1062);  /* >= 90 % of the goodput */
     assert_true(ra > 0.9 * fair && ra < 1.1 * fair);
     assert_true(rb > 0.9 * fair && rb < 1.1 * fair);
-    assert_true(maxq < 300000);
-    rdma_qp *qa = (rdma_qp *)a, *qb = (rdma_qp *)b;
-    assert_true(qa->st_cnp_sent > 10 && qb->st_cnp_sent > 10);
-    assert_true(qa->cnp_min_gap_ps >= 50 * PS_PER_US && qb->cnp_min_gap_ps >= 50 * PS_PER_US);
+    assert_true(maxq < 1600000);
+    assert_true(qa->st_cuts > 10 && qb->st_cuts > 10);
+    assert_true(qa->st_cnp_rcvd > qa->st_cuts);      /* several CNPs per cut */
+    assert_true(qa->cut_min_gap_ps >= 4 * PS_PER_US && qb->cut_min_gap_ps >= 4 * PS_PER_US);
     assert_int_equal(qa->st_cnp_rcvd, qa->st_cnp_sent);
+    fx_free(&f);
+    /* a receiver with a CNP timer (cnp_interval 20 us) sends at most one
+     * per QP per 20 us */
+    fx_open(&f, "topology: {kind: star, hosts: 3, link: {rate: 100Gbps, delay: 1us, "
+                "buffer: 32MB, red_min: 400KB, red_max: 1600KB, red_max_p: 0.2, "
+                "red_weight: 1}}\n"
+                "transport: {name: rocev2, cc: dcqcn, cnp_interval: 20us}\n");
+    a = network_connect(f.n, 1, 0, 0), b = network_connect(f.n, 2, 0, 0);
+    network_send_on(f.n, a, UINT64_MAX, -1, 0, NULL, NULL);
+    network_send_on(f.n, b, UINT64_MAX, -1, 0, NULL, NULL);
+    sim_run(f.s, 5 * PS_PER_MS);
+    qa = (rdma_qp *)a;
+    print_message("cnp_interval 20 us: %llu CNPs, shortest gap %lld ps\n",
+                  (unsigned long long)qa->st_cnp_sent, (long long)qa->cnp_min_gap_ps);
+    assert_true(qa->st_cnp_sent > 3);
+    assert_true(qa->cnp_min_gap_ps >= 20 * PS_PER_US);
     fx_free(&f);
 }
 
@@ -351,6 +373,10 @@ static void test_bad_input(void **state)
         {STAR(", red_min: 50KB, red_max: 100KB, red_max_p: 0") "transport: {name: rocev2}\n",
          "net.transport.cc: expected RED's red_max_p (Pmax) in (0, 1] for dcqcn's marking, "
          "found 0 on h0->sw0"},
+        {STAR("") "transport: {name: rocev2, dcqcn_decrease_interval: 0s}\n",
+         "net.yaml:2:52: net.transport.dcqcn_decrease_interval:"},
+        {STAR("") "transport: {name: rocev2, dcqcn_clamp_target: maybe}\n",
+         "net.yaml:2:47: net.transport.dcqcn_clamp_target:"},
         {STAR("") "transport: {name: rocev2, timely_tlow: 600us}\n",
          "net.transport.timely_tlow: expected timely_tlow below timely_thigh"},
     };
@@ -380,7 +406,9 @@ static double res(json_t *sum, const char *k)
  * lossy drops and still completes.  loss-recovery at 1 %: selective repeat
  * resends about the lost packets only (<= 1.5 x drops), go-back-N several
  * times more.  websearch (2 ms of arrivals): HPCC's largest queue is
- * below a tenth of DCQCN's, every flow completes, nothing is dropped. */
+ * below an eighth of DCQCN's (measured 14.9 KB vs 145 KB: DCQCN as the fork
+ * runs it holds its queue below Kmax = 160 KB), every flow completes,
+ * nothing is dropped. */
 static void test_examples(void **state)
 {
     (void)state;
@@ -420,7 +448,7 @@ static void test_examples(void **state)
     }
     print_message("websearch: max queue dcqcn %g hpcc %g\n", res(d, "max_queue_bytes"),
                   res(h, "max_queue_bytes"));
-    assert_true(res(h, "max_queue_bytes") * 10 < res(d, "max_queue_bytes"));
+    assert_true(res(h, "max_queue_bytes") * 8 < res(d, "max_queue_bytes"));
     json_decref(d);
     json_decref(h);
     /* the bench's permutation, its first 100 us: 128 QPs at line rate into
@@ -439,7 +467,7 @@ static void test_examples(void **state)
     assert_true(res(c, "rdma_cnps") > 0);
     json_decref(c);
     /* rdma_rate.csv: both QPs every 50 us while they run; QP 0 alone at
-     * 10 Gbps before 1 ms, both cut below it after CNPs */
+     * 100 Gbps before 1 ms, both cut below it after CNPs */
     char path[300];
     snprintf(path, sizeof path, "%s/ex-dc/rdma_rate.csv", tu_tmp);
     char *csv = tu_slurp(path, NULL);
@@ -452,8 +480,8 @@ static void test_examples(void **state)
         assert_int_equal(sscanf(line, "%lf,%u,%lld", &t, &q, &rate), 3);
         assert_true(q < 2);
         rows[q]++;
-        cut[q] |= rate < 10000000000LL;
-        assert_true(q == 1 || t >= 1e-3 || rate == 10000000000LL || cut[0]);
+        cut[q] |= rate < 100000000000LL;
+        assert_true(q == 1 || t >= 1e-3 || rate == 100000000000LL || cut[0]);
     }
     print_message("rate samples: %d %d\n", rows[0], rows[1]);
     assert_int_equal(rows[0], 20 * 1000 / 50);  /* 50 us .. 20 ms (launched after the 0 s one) */
@@ -709,23 +737,33 @@ static void test_dctcp_and_timely_bound_the_queue(void **state)
     assert_true(q > 1900000);
 }
 
-/* A QP must run between NICs: two GPUs of one server talk over NVLink,
- * so such a QP is aborted at once (logged); across servers it completes. */
-static void test_qp_between_gpus_of_a_server_is_refused(void **state)
+/* Two GPUs of one server: the QP runs over NVLink (NCCL's peer-to-peer
+ * path) at the NVLink rate without congestion control; across servers by
+ * the NICs.  100 000 B = 100 packets of 1062 B: 0.94 us of serialisation at
+ * 900 Gbps, 8.5 us at 100 Gbps. */
+static void test_qp_between_gpus_of_a_server_uses_nvlink(void **state)
 {
     (void)state;
     fixture f;
     fx_open(&f, "topology: {kind: dual_plane, servers: 2, gpus_per_server: 2, servers_per_tor: 2,"
                 " aggs: 1, nic_link: {rate: 100Gbps}, fabric_link: {rate: 100Gbps},"
                 " nvlink: {rate: 900Gbps}}\n"
-                "transport: {name: rocev2, cc: none}\n");
+                "transport: {name: rocev2, cc: dcqcn}\n");
     log_t l = {0};
-    network_send(f.n, 0, 1, 10000, 0, -1, 0, on_done, &l);    /* server 0: GPU 0 -> GPU 1 */
-    network_send(f.n, 0, 2, 10000, 0, -1, 0, on_done, &l);    /* GPU 0 -> server 1's GPU 0 */
+    conn *nv = network_connect(f.n, 0, 1, 0), *nic = network_connect(f.n, 0, 2, 0);
+    network_send_on(f.n, nv, 100000, -1, 0, on_done, &l);      /* server 0: GPU 0 -> GPU 1 */
+    network_send_on(f.n, nic, 100000, -1, 0, on_done, &l);     /* -> server 1's GPU 0 */
     sim_run(f.s, SIM_TIME_MAX);
     assert_int_equal(l.n, 2);
-    assert_true(l.m[0].dst == 1 && l.m[0].aborted);
-    assert_true(l.m[1].dst == 2 && !l.m[1].aborted && l.m[1].finish_ps > 0);
+    assert_false(l.m[0].aborted || l.m[1].aborted);
+    assert_true(l.m[0].dst == 1 && l.m[1].dst == 2);
+    assert_ptr_equal(((rdma_qp *)nv)->cc, &rdma_cc_none);
+    assert_ptr_equal(((rdma_qp *)nic)->cc, &rdma_cc_dcqcn);
+    assert_int_equal(((rdma_qp *)nv)->line_bps, 900000000000LL);
+    print_message("nvlink %lld ps, nic %lld ps\n", (long long)l.m[0].finish_ps,
+                  (long long)l.m[1].finish_ps);
+    assert_true(l.m[0].finish_ps < 2 * PS_PER_US);
+    assert_true(l.m[1].finish_ps > 8 * PS_PER_US);
     fx_free(&f);
 }
 
@@ -891,7 +929,7 @@ int main(void)
         cmocka_unit_test(test_hpcc_small_queue_high_utilisation),
         cmocka_unit_test(test_dctcp_and_timely_bound_the_queue),
         cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_qp_between_gpus_of_a_server_is_refused),
+        cmocka_unit_test(test_qp_between_gpus_of_a_server_uses_nvlink),
         cmocka_unit_test(test_ack_interval),
         cmocka_unit_test(test_read_is_request_then_response),
         cmocka_unit_test(test_nic_weighted_round_robin),
