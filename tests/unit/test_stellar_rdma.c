@@ -10,7 +10,10 @@
  *    receivers NACKed > 1,000 out-of-order arrivals (reordering alone
  *    resends nothing);
  *  - one path per QP (`single`, ECMP on the QP hash) on the same seed: FCT
- *    p99 >= 1.5x OBS-128's; the ToR uplinks' (max - min) load at 4 paths
+ *    p99 >= 1.5x OBS-128's; multi-QP ECMP (stellar/rdma-permutation-multiqp,
+ *    4 QPs of 4 MB per write): all 64 complete, p99 > 1.2x OBS-128's and
+ *    below single path's; ConnectX-7-like (multipath off, DCQCN): CNPs,
+ *    fewer than 16 QPs done by 2 ms (OBS-128: all by 0.69 ms); the ToR uplinks' (max - min) load at 4 paths
  *    above 128 paths' by > 3x;
  *  - a ToR uplink dropping 3 % of its packets (endless QPs, 2 ms): OBS-128
  *    keeps > 95 % of the clean run's goodput, with 50 to 1,000 PSNs resent
@@ -19,6 +22,8 @@
  *    entropy, 1 ms): the sender ToR's uplink imbalance (max - min) / 200
  *    Gbps in the worse plane at 4 paths > 2.5x that at 128, 16 above 128,
  *    128 below 0.08; goodput > 95 % of the NIC's 400 Gbps;
+ *  - stellar/rdma-allreduce at 16 MiB: bus bandwidth > 17.5 GB/s, no
+ *    resend;
  *  - bad input: multipath on go-back-N, 0 or 257 paths, an unknown
  *    algorithm: exit 2 naming the key;
  *  - determinism: flows.csv and links.csv byte-identical on a rerun;
@@ -144,6 +149,21 @@ static void test_obs_against_single(void **state)
     assert_true(nacks > 1000);              /* out-of-order arrivals, no resend */
     assert_int_equal(jnum(rs, "flows_completed"), 16);
     assert_true(jnum(rs, "fct_p99_s") >= 1.5 * jnum(ro, "fct_p99_s"));
+    /* the baselines: multi-QP ECMP (4 QPs of 4 MB per write) between OBS
+     * and single path; ConnectX-7-like (one path, DCQCN) far behind */
+    json_t *mq = tu_run("stellar/rdma-permutation-multiqp", "multiqp", NULL, 0);
+    const char *cx[] = {"net.transport.multipath=null", "stop=2ms"};
+    json_t *cx7 = tu_run(EX, "cx7", cx, 2);
+    assert_int_equal(jnum(results(mq), "flows_completed"), 64);
+    assert_true(jnum(results(mq), "fct_p99_s") > 1.2 * jnum(ro, "fct_p99_s"));
+    assert_true(jnum(results(mq), "fct_p99_s") < jnum(rs, "fct_p99_s"));
+    assert_true(jnum(results(cx7), "flows_completed") < 16);
+    assert_true(jnum(results(cx7), "rdma_cnps") > 0);
+    print_message("baselines: multi-QP ECMP p99 %.1f us; CX7-like DCQCN %d of 16 done by 2 ms\n",
+                  jnum(results(mq), "fct_p99_s") * 1e6,
+                  (int)jnum(results(cx7), "flows_completed"));
+    json_decref(mq);
+    json_decref(cx7);
     int n128, n4;
     double sp128 = uplink_spread("obs", &n128), sp4 = uplink_spread("obs4", &n4);
     assert_int_equal(n128, 32);
@@ -395,6 +415,31 @@ static void test_path_count(void **state)
     assert_true(imb[2] < 0.08);
 }
 
+/* stellar/rdma-allreduce at 16 MiB: the ring completes over multi-path
+ * QPs at > 70 % of the 200 Gbps port (bus bandwidth > 17.5 GB/s, measured
+ * 19.6), nothing resent. */
+static void test_allreduce(void **state)
+{
+    (void)state;
+    const char *sets[] = {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB"};
+    json_t *r = tu_run("stellar/rdma-allreduce", "ar", sets, 2);
+    assert_int_equal(jnum(results(r), "rdma_retransmits"), 0);
+    assert_int_equal(jnum(results(r), "flows_aborted"), 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/ar/nccl_tests.csv", tu_tmp);
+    char *b = tu_slurp(path, NULL);
+    char *row = strchr(b, '\n');
+    assert_non_null(row);
+    double size, count, t, alg, bus;
+    assert_int_equal(sscanf(row + 1, "%lf,%lf,float,sum,-1,%lf,%lf,%lf", &size, &count, &t, &alg,
+                            &bus), 5);
+    assert_true(size == 16777216);
+    assert_true(bus > 17.5);
+    print_message("RDMA OBS-128 ring all-reduce 16 MiB: bus bandwidth %.2f GB/s\n", bus);
+    free(b);
+    json_decref(r);
+}
+
 static void expect_bad(const char *set, const char *needle)
 {
     char dir[256];
@@ -448,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_lossy_link),
         cmocka_unit_test(test_choice_on_the_wire),
         cmocka_unit_test(test_path_count),
+        cmocka_unit_test(test_allreduce),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_deterministic),
     };
