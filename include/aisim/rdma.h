@@ -54,6 +54,7 @@ typedef struct rdma_tp rdma_tp;
 
 /* Congestion control: per-QP state of state_size bytes (zeroed), events,
  * and the result in qp->rate_bps (pacing) and qp->wnd_bytes (0: none). */
+typedef struct rdma_rec_ops rdma_rec_ops;
 typedef struct rdma_cc_ops {
     const char *name;
     size_t state_size;
@@ -66,7 +67,24 @@ typedef struct rdma_cc_ops {
     void (*on_nack)(rdma_qp *qp, void *st);
     /* Disarms its timers. */
     void (*stop)(rdma_qp *qp, void *st);
+    /* Loss recovery kept by the CC's layer instead of the QP's (NULL: the
+     * QP's go-back-N or selective repeat): Stellar's multi-path core. */
+    const rdma_rec_ops *rec;
 } rdma_cc_ops;
+
+/* A sender scoreboard outside the QP (st: the CC state).  The QP still
+ * segments, keeps snd_una from the cumulative ACKs and completes messages;
+ * the scoreboard says which PSN goes next (a resend or a new one below
+ * `limit`), sees every ACK and NACK, and keeps its own timeouts (the QP's
+ * RTO timer stays off).  It sets the path through qp->path. */
+struct rdma_rec_ops {
+    /* True when a packet may go now (window, resends). */
+    bool (*ready)(rdma_qp *qp, void *st, uint64_t limit);
+    /* The PSN of the packet going now (ready() was true). */
+    uint64_t (*take)(rdma_qp *qp, void *st, uint64_t limit);
+    /* An ACK or NACK arrived (before the QP's own processing). */
+    void (*ack)(rdma_qp *qp, void *st, const pkt *ack);
+};
 
 extern const rdma_cc_ops rdma_cc_none, rdma_cc_dcqcn, rdma_cc_hpcc, rdma_cc_timely,
     rdma_cc_dctcp;
@@ -102,6 +120,8 @@ typedef struct rdma_keys {
     double timely_alpha, timely_beta;
     /* DCTCP over RoCE */
     int64_t dctcp_rai_bps;
+    /* `multipath:` (Stellar, src/systems/stellar/stellar_rdma.c), NULL: none */
+    cfg_node *multipath;
 } rdma_keys;
 
 /* A message's packets: PSNs [first_psn, first_psn + ceil(bytes / payload)). */
@@ -217,7 +237,13 @@ struct rdma_tp {
     sim_timer sampler;
     bool sampler_on;
     int64_t max_rtt_ps;         /* HPCC's T: the largest base RTT seen */
+    void *mp;                   /* multipath: the bound keys (stellar_rdma.c) */
 };
+
+/* `multipath:` of the transport (stellar_rdma.c): binds the section into
+ * tp->mp and sets tp->cc to Stellar's; frees it. */
+int rdma_mp_setup(rdma_tp *tp, cfg_node *sec, const char *path, const cfg_node *tsec, err *e);
+void rdma_mp_teardown(rdma_tp *tp);
 
 /* HPCC in-band telemetry: up to RDMA_INT_HOPS hops per packet. */
 #define RDMA_INT_HOPS 8

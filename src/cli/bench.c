@@ -239,6 +239,8 @@ static const bcase cases[] = {
      "rdma/fattree-permutation", {NULL}},
     {"flow", "scenario net/flow-fattree, flow level, k=16", 3, 0, 0, 0, "net/flow-fattree",
      {NULL}},
+    {"stellar-rdma", "scenario stellar/rdma-permutation, OBS-128 over RoCEv2", 3, 0, 0, 0,
+     "stellar/rdma-permutation", {NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)

@@ -186,13 +186,22 @@ int rdma_qp_next(rdma_qp *qp, pkt **res, int64_t *at)
     if (qp->aborted || !qp->c.fwd)
         return 0;
     bool hole;
-    uint64_t psn = next_psn(qp, &hole);
+    const rdma_rec_ops *rec = qp->cc->rec;
+    uint64_t psn;
+    if (rec)
+        psn = rec->ready(qp, qp->ccs, send_limit(qp)) ? 0 : UINT64_MAX;
+    else
+        psn = next_psn(qp, &hole);
     if (psn == UINT64_MAX)
         return 0;
     int64_t now = sim_now(qp->c.s);
     if (qp->next_tx_ps > now) {
         *at = qp->next_tx_ps;
         return -1;
+    }
+    if (rec) {
+        psn = rec->take(qp, qp->ccs, send_limit(qp));
+        hole = false;
     }
     uint64_t seq;
     uint32_t len;
@@ -211,7 +220,7 @@ int rdma_qp_next(rdma_qp *qp, pkt **res, int64_t *at)
         qp->st_rtx++;
     if (hole)
         qp->rtx_next++;
-    else
+    else if (!rec || psn >= qp->snd_nxt)
         qp->snd_nxt = psn + 1;
     if (psn + 1 > qp->snd_max)
         qp->snd_max = psn + 1;
@@ -224,7 +233,7 @@ int rdma_qp_next(rdma_qp *qp, pkt **res, int64_t *at)
     }
     qp->next_tx_ps = now + qp->gap_ps;
     qp->cc->on_send(qp, qp->ccs, p);
-    if (!sim_timer_armed(qp->c.s, &qp->rto)) {
+    if (!rec && !sim_timer_armed(qp->c.s, &qp->rto)) {
         qp->rto_due = now + qp->k->rto_ps;
         sim_timer_arm(qp->c.s, &qp->rto, qp->rto_due);
     }
@@ -337,6 +346,8 @@ static void rearm_rto(rdma_qp *qp)
 static void on_ack(rdma_qp *qp, pkt *p)
 {
     uint64_t cum = p->seq, newly = 0;
+    if (qp->cc->rec)
+        qp->cc->rec->ack(qp, qp->ccs, p);
     if (cum > qp->snd_max)
         cum = qp->snd_max;
     if (cum > qp->snd_una) {
@@ -356,7 +367,9 @@ static void on_ack(rdma_qp *qp, pkt *p)
         qp->rtx_next = qp->snd_una;
     if (p->h.rdma.op == RDMA_OP_NACK) {
         qp->st_nacks++;
-        if (qp->k->recovery == RDMA_GO_BACK_N) {
+        if (qp->cc->rec) {
+            /* the scoreboard saw it */
+        } else if (qp->k->recovery == RDMA_GO_BACK_N) {
             qp->snd_nxt = cum;      /* resend from the gap */
         } else {
             uint64_t s = cum + p->h.rdma.sack_off;

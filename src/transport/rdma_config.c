@@ -98,6 +98,8 @@ const cfg_key rdma_schema[] = {
      .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1, .help = "TIMELY: decrease factor"},
     {.name = "dctcp_rai", .type = CFG_RATE, .off = K(dctcp_rai_bps), .def = "1000Mbps",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "DCTCP over RoCE: additive increase"},
+    {.name = "multipath", .type = CFG_NODE, .off = K(multipath), .flags = CFG_OPTIONAL,
+     .help = "Stellar's multi-path QPs: {algo, paths, ...} (docs/stellar.md)"},
     {0},
 };
 
@@ -126,12 +128,15 @@ int rdma_setup(void **tpp, const void *bound, const cfg_node *sec, const char *p
                        "expected dcqcn_rai at most dcqcn_rhai (%lld bps), found %lld bps",
                        (long long)tp->k.dcqcn_rhai_bps, (long long)tp->k.dcqcn_rai_bps);
     tp->cc = ccs[tp->k.cc];
+    if (tp->k.multipath)
+        return rdma_mp_setup(tp, tp->k.multipath, path, sec, e);
     return 0;
 }
 
 void rdma_teardown(void *p)
 {
     rdma_tp *tp = p;
+    rdma_mp_teardown(tp);
     rdma_report_fini(tp);
     rdma_nic_free_all(tp);
     rdma_int_fini(tp);

@@ -1,0 +1,247 @@
+/*
+ * stellar_rdma.c - Stellar's multi-path core (stellar_mp.h) on RoCEv2 QPs
+ * (rdma.h): `net.transport: {name: rocev2, recovery: selective_repeat,
+ * multipath: {algo: obs, paths: 128, ...}}`.  docs/stellar.md, section 6.
+ *
+ * The glue goes through the QP's hooks, nothing of the QP is copied:
+ *  - congestion control: the rdma_cc_ops table `stellar` (set by the
+ *    `multipath` section; `cc:` is then ignored) holds one smp_qp per QP:
+ *    one window shared by all its paths (smp_cc), pacing at the line rate;
+ *  - loss recovery: its rdma_rec_ops is the QP's sender scoreboard: the PSN
+ *    to send next (a lost PSN first, then a new one within the window),
+ *    every ACK and NACK (selective: the PSN that arrived), and a timer at
+ *    the oldest transmission's RTO (250 us) that declares it lost and
+ *    queues that PSN alone for a resend on another path;
+ *  - path: qp->path writes the chosen path's entropy (pkt.h) into the data
+ *    packet, which the fabric forwards by entropy from the NIC port.
+ * The receiver is the QP's selective-repeat receiver (placement by PSN in
+ * its bitmap, a NACK naming each out-of-order PSN): the sender never has
+ * more than `window` PSNs outstanding, so that bitmap spans at most
+ * `window` PSNs.  An ACK names its data packet by the echoed send time
+ * (unique per QP: one packet per serialisation), found among the PSNs just
+ * below the cumulative point.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aisim/rdma.h"
+#include "aisim/stellar_mp.h"
+#include "systems/stellar/stellar_rdma.h"
+#include "transport/rdma_int.h"
+
+typedef struct smr_keys {
+    int algo, out;
+    int64_t paths, window, rto, avoid_after, avoid;
+    bool order_loss, loss_cut;
+} smr_keys;
+
+static const char *const algo_names[] = {"single", "rr", "obs", "bestrtt", "dwrr", "mprdma", NULL};
+static const char *const out_names[] = {"pathidx", "hash", NULL};
+
+#define K(f) offsetof(smr_keys, f)
+static const cfg_key smr_schema[] = {
+    {.name = "algo", .type = CFG_ENUM, .off = K(algo), .def = "obs", .choices = algo_names,
+     .help = "path choice per packet"},
+    {.name = "paths", .type = CFG_INT, .off = K(paths), .def = "128", .flags = CFG_MIN | CFG_MAX,
+     .min = SMP_PATHS_MIN, .max = SMP_PATHS_MAX, .help = "paths (entropy values) per QP"},
+    {.name = "entropy", .type = CFG_ENUM, .off = K(out), .def = "pathidx", .choices = out_names,
+     .help = "a path index (each hop divides it) or a per-path hash"},
+    {.name = "window", .type = CFG_INT, .off = K(window), .def = "0", .flags = CFG_MIN | CFG_MAX,
+     .min = 0, .max = SMP_WINDOW_MAX,
+     .help = "PSNs outstanding per QP, a multiple of 64 (0: one BDP at RTT + RTO)"},
+    {.name = "rto", .type = CFG_TIME, .off = K(rto), .def = "250us", .flags = CFG_MIN_EXCL,
+     .min = 0, .help = "per-packet retransmission timeout"},
+    {.name = "avoid_after", .type = CFG_INT, .off = K(avoid_after), .def = "3",
+     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000, .help = "timeouts in a row that avoid a path"},
+    {.name = "avoid", .type = CFG_TIME, .off = K(avoid), .def = "10ms", .flags = CFG_MIN, .min = 0,
+     .help = "for how long a path is avoided"},
+    {.name = "order_loss", .type = CFG_BOOL, .off = K(order_loss), .def = "false",
+     .help = "also declare loss when a later packet of the same path is acked"},
+    {.name = "loss_cut", .type = CFG_BOOL, .off = K(loss_cut), .def = "false",
+     .help = "a retransmission timeout also halves the window"},
+    {0},
+};
+#undef K
+
+/* The per-QP state (the CC state of the QP, zeroed by the QP). */
+typedef struct smr_st {
+    smp_params pr;
+    smp_qp q;
+    smp_send last;              /* the packet being built */
+    sim_timer rto_t;
+    int64_t rto_at;             /* armed deadline, INT64_MAX: none */
+    bool live;
+} smr_st;
+
+
+int rdma_mp_setup(rdma_tp *tp, cfg_node *sec, const char *path, const cfg_node *tsec, err *e)
+{
+    char kp[600];
+    cfg_path(kp, sizeof kp, path, "multipath");
+    if (tp->k.recovery != RDMA_SELECTIVE) {
+        const cfg_node *r = cfg_get(tsec, "recovery");
+        char rp[600];
+        return cfg_err(e, AISIM_EINVAL, r ? r : sec, cfg_path(rp, sizeof rp, path, "recovery"),
+                       "expected selective_repeat with multipath (spraying reorders packets, "
+                       "go-back-N drops every one out of order), found go_back_n");
+    }
+    smr_keys *k = xcalloc(1, sizeof *k);
+    tp->mp = k;
+    int rc = cfg_bind(sec, kp, smr_schema, k, e);
+    if (rc)
+        return rc;
+    if (k->window % 64) {
+        char wp[640];
+        return cfg_err(e, AISIM_EINVAL, cfg_get(sec, "window"), cfg_path(wp, sizeof wp, kp, "window"),
+                       "expected a multiple of 64 packets (the bitmap's words), found %lld",
+                       (long long)k->window);
+    }
+    tp->cc = &rdma_cc_stellar;
+    return 0;
+}
+
+void rdma_mp_teardown(rdma_tp *tp)
+{
+    free(tp->mp);
+    tp->mp = NULL;
+}
+
+static void arm(rdma_qp *qp, smr_st *st)
+{
+    int64_t at = smp_qp_deadline(&st->q);
+    if (at == st->rto_at)
+        return;
+    st->rto_at = at;
+    if (at == INT64_MAX)
+        sim_timer_disarm(qp->c.s, &st->rto_t);
+    else
+        sim_timer_arm(qp->c.s, &st->rto_t, at);
+}
+
+static void on_rto(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    rdma_qp *qp = obj;
+    smr_st *st = qp->ccs;
+    st->rto_at = INT64_MAX;
+    smp_qp_timer(&st->q, sim_now(s));
+    qp->st_timeouts += st->q.timeouts - qp->st_timeouts;
+    qp->c.reroute(&qp->c);      /* the ACKs' route of now */
+    arm(qp, st);
+    rdma_qp_wake(qp);
+}
+
+static void path_hook(rdma_qp *qp, pkt *p)
+{
+    const smr_st *st = qp->ccs;
+    p->rt = NULL;
+    p->dst_node = qp->c.dst_node;
+    p->entropy = st->last.entropy;
+    p->flags |= st->last.flags;
+}
+
+static void init(rdma_qp *qp, void *v)
+{
+    smr_st *st = v;
+    const smr_keys *k = qp->tp->mp;
+    smp_params_default(&st->pr);
+    st->pr.paths = (uint32_t)k->paths;
+    st->pr.out = k->out ? SMP_OUT_HASH : SMP_OUT_PATHIDX;
+    st->pr.mss_bytes = qp->payload;
+    st->pr.line_rate_bps = qp->line_bps;
+    if (qp->base_rtt_ps > 0)
+        st->pr.base_rtt_ps = qp->base_rtt_ps;
+    st->pr.window = (uint32_t)k->window;
+    st->pr.rto_ps = k->rto;
+    st->pr.avoid_after = (uint32_t)k->avoid_after;
+    st->pr.avoid_ps = k->avoid;
+    st->pr.order_loss = k->order_loss;
+    st->pr.loss_cut = k->loss_cut;
+    smp_qp_init(&st->q, &st->pr, smp_path_find(algo_names[k->algo]), qp->c.path_key,
+                qp->c.path_key, qp->c.id);
+    sim_timer_init(&st->rto_t, on_rto, qp, 0);
+    st->rto_at = INT64_MAX;
+    st->live = true;
+    qp->rate_bps = qp->line_bps;
+    qp->wnd_bytes = 0;
+    qp->path = path_hook;
+    qp->path_ctx = st;
+}
+
+static void stop(rdma_qp *qp, void *v)
+{
+    smr_st *st = v;
+    if (!st->live)
+        return;
+    sim_timer_disarm(qp->c.s, &st->rto_t);
+    smp_qp_fini(&st->q);
+    st->live = false;
+}
+
+static bool ready(rdma_qp *qp, void *v, uint64_t limit)
+{
+    (void)qp;
+    smr_st *st = v;
+    return smp_qp_can_send(&st->q, st->q.nxt < limit);
+}
+
+static uint64_t take(rdma_qp *qp, void *v, uint64_t limit)
+{
+    (void)limit;
+    smr_st *st = v;
+    smp_qp_send(&st->q, sim_now(qp->c.s), qp->payload, &st->last);
+    arm(qp, st);
+    return st->last.psn;
+}
+
+/* The data packet an ACK is for: a NACK names it, an ACK echoes its send
+ * time, which is one of the few PSNs just below the cumulative point. */
+static uint64_t acked_psn(const smp_qp *q, const pkt *a)
+{
+    if (a->h.rdma.op == RDMA_OP_NACK)
+        return a->seq + a->h.rdma.sack_off;
+    uint64_t hi = a->seq < q->nxt ? a->seq : q->nxt;
+    for (uint64_t psn = hi, n = 0; psn > q->una && n < 64; psn--, n++) {
+        const smp_txent *e = &q->e[(psn - 1) % q->win];
+        if (e->sent_ps == (int64_t)a->h.rdma.ts_ps)
+            return psn - 1;
+    }
+    return UINT64_MAX;          /* a duplicate's: only the cumulative point counts */
+}
+
+static void ack(rdma_qp *qp, void *v, const pkt *a)
+{
+    smr_st *st = v;
+    if (a->h.rdma.op != RDMA_OP_ACK && a->h.rdma.op != RDMA_OP_NACK)
+        return;
+    uint64_t psn = acked_psn(&st->q, a);
+    smp_ack x = {.psn = psn, .cum = a->seq, .sent_ps = (int64_t)a->h.rdma.ts_ps,
+                 .ce = a->flags & PKT_F_ECE};
+    if (psn >= st->q.una && psn < st->q.nxt)
+        x.path = st->q.e[psn % st->q.win].path;
+    smp_qp_ack(&st->q, sim_now(qp->c.s), &x);
+    arm(qp, st);
+}
+
+static const rdma_rec_ops smr_rec = {.ready = ready, .take = take, .ack = ack};
+
+const rdma_cc_ops rdma_cc_stellar = {
+    .name = "stellar",
+    .state_size = sizeof(smr_st),
+    .init = init,
+    .on_send = rdma_cc_nop_send,
+    .on_ack = rdma_cc_nop_ack,
+    .on_cnp = NULL,
+    .on_nack = rdma_cc_nop,
+    .stop = stop,
+    .rec = &smr_rec,
+};
+
+/* The QP's multi-path scoreboard, or NULL (tests, tables). */
+const smp_qp *stellar_rdma_qp(const rdma_qp *qp)
+{
+    if (qp->cc != &rdma_cc_stellar)
+        return NULL;
+    const smr_st *st = qp->ccs;
+    return st->live ? &st->q : NULL;
+}
