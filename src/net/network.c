@@ -449,11 +449,16 @@ static void msg_maybe_final(network *n, uint64_t id)
     }
     msg_row r;
     msg_row_of(e, &e->at_end, &r);
-    if (fseeko(n->spill, (off_t)(id * sizeof r), SEEK_SET) != 0 ||
+    int64_t at = (int64_t)(id * sizeof r);
+    if (((n->spill_reading || n->spill_pos != at) &&
+         fseeko(n->spill, (off_t)at, SEEK_SET) != 0) ||
         fwrite(&r, sizeof r, 1, n->spill) != 1) {
         n->spill_failed = true;
+        n->spill_pos = -1;
         return;
     }
+    n->spill_pos = at + (int64_t)sizeof r;
+    n->spill_reading = false;
     idtab_release(&n->msgs, id);
 }
 
@@ -756,9 +761,15 @@ int network_msg_row(network *n, uint64_t id, msg_row *r)
         msg_row_of(e, &end, r);
         return 0;
     }
-    if (fseeko(n->spill, (off_t)(id * sizeof *r), SEEK_SET) != 0 ||
-        fread(r, sizeof *r, 1, n->spill) != 1 || !r->valid)
+    int64_t at = (int64_t)(id * sizeof *r);
+    if (((!n->spill_reading || n->spill_pos != at) &&
+         fseeko(n->spill, (off_t)at, SEEK_SET) != 0) ||
+        fread(r, sizeof *r, 1, n->spill) != 1 || !r->valid) {
+        n->spill_pos = -1;
         return -1;
+    }
+    n->spill_pos = at + (int64_t)sizeof *r;
+    n->spill_reading = true;
     return 0;
 }
 

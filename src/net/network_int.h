@@ -88,6 +88,10 @@ struct network {
     size_t nconns, nmsgs;
     size_t active;              /* finite messages not complete */
     FILE *spill;                /* rows of final messages (tmpfile), or NULL */
+    int64_t spill_pos;          /* its stream's position after our last access
+                                   (-1: unknown), so that rows in order need no
+                                   seek (a seek flushes: a syscall per row) */
+    bool spill_reading;         /* that access was a read */
     /* connections idle and waiting out their linger, oldest first */
     uint32_t *reap_id;
     int64_t *reap_due;

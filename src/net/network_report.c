@@ -58,14 +58,36 @@ typedef struct fct_buckets {
     uint64_t done;
 } fct_buckets;
 
-/* One row per message, in id order (from memory or the spill file). */
-static int write_flows(network *n, out *o, json_t *sum, double T, fct_buckets *fb, err *e)
+/* One row of flows.csv. */
+static void write_flow_row(network *n, FILE *f, size_t i, const msg_row *m, bool fin,
+                           double fct_s, double ideal)
 {
-    FILE *f = out_file(o, "flows.csv", e);
-    if (!f)
+    fprintf(f, "%zu,%s,%s,", i, topo_node_name(n->t, topo_host_node(n->t, m->src)),
+            topo_node_name(n->t, topo_host_node(n->t, m->dst)));
+    if (m->bytes == UINT64_MAX)
+        fprintf(f, ",");
+    else
+        fprintf(f, "%llu,", (unsigned long long)m->bytes);
+    net_csv_num(f, ps_to_s(m->start_ps), ",");
+    net_csv_num(f, fin ? ps_to_s(m->finish_ps) : NAN, ",");
+    net_csv_num(f, fct_s, ",");
+    net_csv_num(f, ideal, ",");
+    net_csv_num(f, fct_s / ideal, ",");
+    fprintf(f, "%llu,%llu,%llu,%lld\n", (unsigned long long)m->delivered,
+            (unsigned long long)m->retransmits, (unsigned long long)m->timeouts,
+            (long long)m->tag);
+}
+
+/* One row per message, in id order (from memory or the spill file). */
+static int write_flows(network *n, out *o, json_t *sum, double T, fct_buckets *fb, bool rows,
+                       err *e)
+{
+    FILE *f = rows ? out_file(o, "flows.csv", e) : NULL;
+    if (rows && !f)
         return e->code;
-    fprintf(f, "id,src,dst,size_bytes,start_s,finish_s,fct_s,ideal_fct_s,slowdown,"
-               "delivered_bytes,retransmits,timeouts,round\n");
+    if (f)
+        fprintf(f, "id,src,dst,size_bytes,start_s,finish_s,fct_s,ideal_fct_s,slowdown,"
+                   "delivered_bytes,retransmits,timeouts,round\n");
     samples fct;
     samples *bfct = fb->fct, *bslow = fb->slow;
     samples_init(&fct);
@@ -77,20 +99,8 @@ static int write_flows(network *n, out *o, json_t *sum, double T, fct_buckets *f
         bool fin = m.finish_ps >= 0;
         double fct_s = fin ? ps_to_s(m.finish_ps - m.start_ps) : NAN;
         double ideal = m.ideal_ps >= 0 ? ps_to_s(m.ideal_ps) : NAN;
-        fprintf(f, "%zu,%s,%s,", i, topo_node_name(n->t, topo_host_node(n->t, m.src)),
-                topo_node_name(n->t, topo_host_node(n->t, m.dst)));
-        if (m.bytes == UINT64_MAX)
-            fprintf(f, ",");
-        else
-            fprintf(f, "%llu,", (unsigned long long)m.bytes);
-        net_csv_num(f, ps_to_s(m.start_ps), ",");
-        net_csv_num(f, fin ? ps_to_s(m.finish_ps) : NAN, ",");
-        net_csv_num(f, fct_s, ",");
-        net_csv_num(f, ideal, ",");
-        net_csv_num(f, fct_s / ideal, ",");
-        fprintf(f, "%llu,%llu,%llu,%lld\n", (unsigned long long)m.delivered,
-                (unsigned long long)m.retransmits, (unsigned long long)m.timeouts,
-                (long long)m.tag);
+        if (f)
+            write_flow_row(n, f, i, &m, fin, fct_s, ideal);
         delivered += m.delivered;
         rtx += m.retransmits;
         tos += m.timeouts;
@@ -236,14 +246,17 @@ int network_report(network *n, out *o, json_t *sum, err *e)
     /* Tables in the order the run directory lists them; summary keys in
      * the order summary.json has always had them. */
     json_t *fl = json_object(), *li = json_object();
-    if (n->cfg.plane == NET_PLANE_FLOW)
+    bool rows = true;               /* flows.csv, fct_cdf.csv */
+    if (n->cfg.plane == NET_PLANE_FLOW) {
         flownet_report(n, sum);     /* counters to now, for links.csv */
-    if (!(r = write_flows(n, o, fl, T, &fb, e)) && !(r = write_links(n, o, li, T, e)) &&
+        rows = flownet_flows_csv(n);
+    }
+    if (!(r = write_flows(n, o, fl, T, &fb, rows, e)) && !(r = write_links(n, o, li, T, e)) &&
         !(r = write_switches(n, o, e)) && !(r = write_queues(n, o, e)) &&
         !(r = write_captures(n, o, e)) &&
         !(r = n->ops->report ? n->ops->report(n->tp, o, sum, e) : 0) &&
         !(r = n->faults && fault_count(n->faults) ? fault_write_truth(n->faults, o, e) : 0) &&
-        fb.done) {
+        fb.done && rows) {
         const char *names[NB];
         for (int b = 0; b < NB; b++)
             names[b] = bk[b].name;

@@ -45,6 +45,7 @@
 typedef struct flow_keys {
     double efficiency;
     int64_t rate_cap;
+    bool flows_csv;
 } flow_keys;
 
 static const cfg_key flow_schema[] = {
@@ -56,6 +57,9 @@ static const cfg_key flow_schema[] = {
      .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0,
      .help = "the most one connection may get, payload bit/s (a NIC's or a queue pair's "
              "limit; absent: none)"},
+    {.name = "flows_csv", .type = CFG_BOOL, .off = offsetof(flow_keys, flows_csv),
+     .def = "true", .help = "write flows.csv and fct_cdf.csv (a row per message); false: "
+     "only their summary (fct_by_size), for runs of millions of messages"},
     {0},
 };
 
@@ -514,8 +518,10 @@ int flownet_attach(network *n, cfg_node *sec, cfg_node *fsec, const char *path, 
     cfg_path(sub, sizeof sub, path, "flow");
     if (fsec && (r = cfg_bind(fsec, sub, flow_schema, &f->k, e)))
         return r;
-    if (!fsec)
+    if (!fsec) {
         f->k.efficiency = 1;
+        f->k.flows_csv = true;
+    }
     f->goodput = (double)n->payload / (double)(n->payload + n->header);
     f->nl = 2 * topo_links(n->t);
     f->mm = mmf_create(f->nl);
@@ -549,4 +555,9 @@ void flownet_report(network *n, json_t *sum)
     json_object_set_new(sum, "flow_rates_recomputed", json_integer((json_int_t)f->recomputed));
     json_object_set_new(sum, "flow_peak_flows", json_integer((json_int_t)f->peak_flows));
     json_object_set_new(sum, "flow_solver_bytes", json_integer((json_int_t)mmf_bytes(f->mm)));
+}
+
+bool flownet_flows_csv(const network *n)
+{
+    return ((const flownet *)n->tp)->k.flows_csv;
 }

@@ -21,5 +21,7 @@ int flownet_attach(network *n, cfg_node *sec, cfg_node *fsec, const char *path, 
 /* Brings every flow's and link's counters to now (links.csv) and adds the
  * plane's own figures to summary (solves, flows recomputed, memory). */
 void flownet_report(network *n, json_t *summary);
+/* Whether the per-message tables are wanted (`flow.flows_csv`). */
+bool flownet_flows_csv(const network *n);
 
 #endif
