@@ -279,6 +279,8 @@ typedef struct sk_sim {
     int nmethods;
     int *list_rnics;
     int nlist;
+    struct list_row *lrows;     /* lists: one per task size, computed by events */
+    int nlist_done;
     skel_run **run;             /* nmethods x runs */
     int64_t t, stop_s;
     bool done;
@@ -645,13 +647,27 @@ static void tick(sim *sm, void *obj, uint64_t arg)
     }
 }
 
+/* One task size of the lists experiment (Figs. 15-16). */
+struct list_row {
+    int rnics;
+    skel_par par;
+    size_t pairs[2], mx[2];     /* full mesh, Basic: pairs and longest list */
+    size_t skp, skmax;          /* the inferred skeleton's */
+    bool exact;
+};
+
+static void list_step(sim *sm, void *obj, uint64_t arg);
+
 static int sk_start(void *st, sim *sm, err *e)
 {
     (void)e;
     sk_sim *s = st;
     if (s->c.experiment == EXP_LISTS) {
-        s->done = true;
-        sim_stop(sm);
+        s->lrows = calloc((size_t)s->nlist, sizeof *s->lrows);
+        if (s->nlist)
+            sim_schedule(sm, sim_now(sm), list_step, s, 0);
+        else
+            s->done = true;
         return 0;
     }
     if (s->c.experiment == EXP_PACKETS) {
@@ -817,6 +833,68 @@ static int report_cluster(sk_sim *s, out *o, json_t *sum, err *e)
     return 0;
 }
 
+/* Computes task size i: an event of its own, so that a bounded run (the
+ * fuzzer's, with its event and wall-clock budget) stops between sizes
+ * instead of inside a 2,048-RNIC inference. */
+static void list_step(sim *sm, void *obj, uint64_t arg)
+{
+    sk_sim *s = obj;
+    int i = (int)arg;
+    struct list_row *row = &s->lrows[i];
+    int g = s->f.gpus;
+    int n = s->list_rnics[i];
+    skel_par par = skel_par_default(n, g);
+    skel_ep *v = malloc((size_t)n * sizeof *v);
+    for (int l = 0; l < n; l++)
+        v[l] = (skel_ep){.host = l / g, .rail = l % g, .tor = (l / g / s->f.per_tor) * g + l % g};
+    uint32_t *buf = malloc((size_t)n * sizeof *buf);
+    size_t pairs[2] = {0}, mx[2] = {0};
+    for (int l = 0; l < n; l++)
+        for (int k = 0; k < 2; k++) {
+            size_t m = skel_targets(v, (size_t)n, (size_t)l, k ? SKEL_LIST_BASIC : SKEL_LIST_FULL,
+                                    buf);
+            pairs[k] += m;
+            if (m > mx[k])
+                mx[k] = m;
+        }
+    size_t len = (size_t)s->p.infer_after_s;
+    double *series = malloc((size_t)n * len * sizeof *series);
+    s->traffic.series(s->traffic.ctx, &par, g, s->env.seed + (uint64_t)n, 0, len, series);
+    uint32_t *off, *idx, *toff, *tidx;
+    int *stage = malloc((size_t)n * sizeof *stage);
+    double per = s->traffic.period ? s->traffic.period(s->traffic.ctx, &par, g) : s->period_s;
+    skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)s->p.stft_win,
+                                 (size_t)s->p.stft_hop, &off, &idx, stage);
+    skel_true_skeleton(&par, g, &toff, &tidx);
+    bool exact = c.ok && skel_same_skeleton((size_t)n, off, idx, toff, tidx);
+    size_t skp = 0, skmax = 0;
+    for (int l = 0; l < n; l++) {
+        size_t m = c.ok ? off[l + 1] - off[l] : 0;
+        if (!c.ok)      /* fallback: the Basic list */
+            m = skel_targets(v, (size_t)n, (size_t)l, SKEL_LIST_BASIC, buf);
+        skp += m;
+        if (m > skmax)
+            skmax = m;
+    }
+    *row = (struct list_row){.rnics = n, .par = par, .pairs = {pairs[0], pairs[1]},
+                             .mx = {mx[0], mx[1]}, .skp = skp, .skmax = skmax, .exact = exact};
+    s->nlist_done = i + 1;
+    free(off);
+    free(idx);
+    free(toff);
+    free(tidx);
+    free(stage);
+    free(series);
+    free(buf);
+    free(v);
+    if (i + 1 < s->nlist) {
+        sim_schedule(sm, sim_now(sm) + 1, list_step, s, (uint64_t)i + 1);
+    } else {
+        s->done = true;
+        sim_stop(sm);
+    }
+}
+
 static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
 {
     FILE *f = out_file(o, "lists.csv", e);
@@ -830,46 +908,14 @@ static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
                "skeleton_time_s,reduction_vs_basic,paper_full_time_s,paper_basic_time_s,"
                "paper_skeleton_time_s\n");
     json_t *rows = json_array();
-    int g = s->f.gpus;
-    for (int i = 0; i < s->nlist; i++) {
-        int n = s->list_rnics[i];
-        skel_par par = skel_par_default(n, g);
-        skel_ep *v = malloc((size_t)n * sizeof *v);
-        for (int l = 0; l < n; l++)
-            v[l] = (skel_ep){.host = l / g, .rail = l % g, .tor = (l / g / s->f.per_tor) * g + l % g};
-        uint32_t *buf = malloc((size_t)n * sizeof *buf);
-        size_t pairs[2] = {0}, mx[2] = {0};
-        for (int l = 0; l < n; l++)
-            for (int k = 0; k < 2; k++) {
-                size_t m = skel_targets(v, (size_t)n, (size_t)l,
-                                        k ? SKEL_LIST_BASIC : SKEL_LIST_FULL, buf);
-                pairs[k] += m;
-                if (m > mx[k])
-                    mx[k] = m;
-            }
-        size_t len = (size_t)s->p.infer_after_s;
-        double *series = malloc((size_t)n * len * sizeof *series);
-        s->traffic.series(s->traffic.ctx, &par, g, s->env.seed + (uint64_t)n, 0, len, series);
-        uint32_t *off, *idx, *toff, *tidx;
-        int *stage = malloc((size_t)n * sizeof *stage);
-        double per = s->traffic.period ? s->traffic.period(s->traffic.ctx, &par, g) : s->period_s;
-        skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)s->p.stft_win,
-                                     (size_t)s->p.stft_hop, &off, &idx, stage);
-        skel_true_skeleton(&par, g, &toff, &tidx);
-        bool exact = c.ok && skel_same_skeleton((size_t)n, off, idx, toff, tidx);
-        size_t skp = 0, skmax = 0;
-        for (int l = 0; l < n; l++) {
-            size_t m = c.ok ? off[l + 1] - off[l] : 0;
-            if (!c.ok)      /* fallback: the Basic list */
-                m = skel_targets(v, (size_t)n, (size_t)l, SKEL_LIST_BASIC, buf);
-            skp += m;
-            if (m > skmax)
-                skmax = m;
-        }
+    for (int i = 0; i < s->nlist_done; i++) {
+        const struct list_row *r = &s->lrows[i];
+        int n = r->rnics;
         double rate = s->p.rate;
-        double tf = (double)mx[0] / rate, tb = (double)mx[1] / rate, ts = (double)skmax / rate;
-        fprintf(f, "%d,%d,%d,%d,%zu,%zu,%zu,%d,%zu,%zu,%zu,", n, par.tp, par.pp, par.dp, pairs[0],
-                pairs[1], skp, exact, mx[0], mx[1], skmax);
+        double tf = (double)r->mx[0] / rate, tb = (double)r->mx[1] / rate,
+               ts = (double)r->skmax / rate;
+        fprintf(f, "%d,%d,%d,%d,%zu,%zu,%zu,%d,%zu,%zu,%zu,", n, r->par.tp, r->par.pp, r->par.dp,
+                r->pairs[0], r->pairs[1], r->skp, r->exact, r->mx[0], r->mx[1], r->skmax);
         csv_num(f, tf, false);
         csv_num(f, tb, false);
         csv_num(f, ts, false);
@@ -886,22 +932,14 @@ static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
         csv_num(f, pk, true);
         json_t *j = json_object();
         json_object_set_new(j, "rnics", json_integer(n));
-        json_object_set_new(j, "full_pairs", json_integer((json_int_t)pairs[0]));
-        json_object_set_new(j, "basic_pairs", json_integer((json_int_t)pairs[1]));
-        json_object_set_new(j, "skeleton_pairs", json_integer((json_int_t)skp));
-        json_object_set_new(j, "skeleton_exact", json_boolean(exact));
+        json_object_set_new(j, "full_pairs", json_integer((json_int_t)r->pairs[0]));
+        json_object_set_new(j, "basic_pairs", json_integer((json_int_t)r->pairs[1]));
+        json_object_set_new(j, "skeleton_pairs", json_integer((json_int_t)r->skp));
+        json_object_set_new(j, "skeleton_exact", json_boolean(r->exact));
         out_json_num(j, "full_time_s", tf);
         out_json_num(j, "basic_time_s", tb);
         out_json_num(j, "skeleton_time_s", ts);
         json_array_append_new(rows, j);
-        free(off);
-        free(idx);
-        free(toff);
-        free(tidx);
-        free(stage);
-        free(series);
-        free(buf);
-        free(v);
     }
     json_object_set_new(sum, "lists", rows);
     return 0;
@@ -924,6 +962,7 @@ static void sk_fini(void *st)
         for (int i = 0; i < s->nmethods * (int)s->c.runs; i++)
             skel_run_destroy(s->run[i]);
     free(s->run);
+    free(s->lrows);
     skel_fabric_fini(&s->f);
     skel_train_fini(&s->train);
     if (s->pk.n)
