@@ -67,7 +67,11 @@ typedef struct coll_world {
     size_t nslots, used;
     int *server;                /* per endpoint: its server's id, or -1
                                    until computed (hierarchical) */
+    struct coll_run *runs;      /* calls running (freed with the world if a
+                                   run stops before they complete) */
 } coll_world;
+
+static void run_free(struct coll_run *r);
 
 struct coll_comm {
     coll_world *w;
@@ -129,6 +133,8 @@ void coll_comm_destroy(coll_comm *c)
         return;
     coll_world *w = c->w;
     if (--w->refs == 0) {
+        while (w->runs)
+            run_free(w->runs);
         for (size_t i = 0; i < w->nslots; i++)
             if (w->slots[i].c)
                 network_close(w->net, w->slots[i].c);
@@ -258,7 +264,25 @@ struct coll_run {
     uint64_t wire_bytes;
     int64_t start_ps;
     bool aborted;
+    coll_world *w;
+    coll_run *prev, *next;      /* in w->runs */
 };
+
+/* Unlinks r from its world's running calls and frees it. */
+static void run_free(coll_run *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        r->w->runs = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    free(r->ops);
+    free(r->succ);
+    free(r->stack);
+    free(r->edges);
+    free(r);
+}
 
 enum { NONE = -1 };
 
@@ -657,10 +681,7 @@ static void run_finish(coll_run *r)
     r->c->w->active--;
     coll_done_fn fn = r->fn;
     void *ctx = r->ctx;
-    free(r->ops);
-    free(r->succ);
-    free(r->stack);
-    free(r);
+    run_free(r);
     if (fn)
         fn(ctx, &res);
 }
@@ -901,6 +922,11 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     finish_graph(r);
     r->left = r->nops;
     r->stack = xcalloc(r->nops + 1, sizeof *r->stack);
+    r->w = c->w;
+    r->next = c->w->runs;
+    if (r->next)
+        r->next->prev = r;
+    c->w->runs = r;
     c->w->active++;
     sim *s = network_sim(c->w->net);
     int64_t now = sim_now(s);
