@@ -45,6 +45,12 @@ typedef struct grp {
     trn_comm *what;             /* per instance */
     int64_t start_ps;           /* of the running instance */
     uint64_t bytes;             /* its size as run (bytes_scale applied) */
+    struct coll_ctx {           /* the running collective's callback context:
+                                   in the group, not allocated, so a run
+                                   stopped mid-call leaks nothing */
+        struct trn_rt *rt;
+        struct grp *g;
+    } cctx;
 } grp;
 
 typedef struct rank_st {
@@ -77,6 +83,8 @@ typedef struct trn_rt {
     trn_call_rec *calls;
     size_t ncalls, ccap;
     trn_ivs *tl_comp, *tl_comm; /* timeline ranks, whole run */
+    struct msg_ctx *msgs;       /* pipeline messages in flight (freed at
+                                   fini if the run stops before they land) */
 } trn_rt;
 
 static void step(trn_rt *rt, rank_st *x);
@@ -211,18 +219,10 @@ static void group_done(trn_rt *rt, grp *g, uint64_t bytes, double busbw)
     try_start(rt, g);
 }
 
-typedef struct coll_ctx {
-    trn_rt *rt;
-    grp *g;
-} coll_ctx;
-
 static void on_coll_done(void *ctx, const coll_result *r)
 {
-    coll_ctx *c = ctx;
-    trn_rt *rt = c->rt;
-    grp *g = c->g;
-    free(c);
-    group_done(rt, g, r->bytes, r->busbw_Bps);
+    struct coll_ctx *c = ctx;
+    group_done(c->rt, c->g, r->bytes, r->busbw_Bps);
 }
 
 static void ev_intra_done(sim *s, void *obj, uint64_t arg)
@@ -274,17 +274,14 @@ static void try_start(trn_rt *rt, grp *g)
     coll_args ca = {.type = coll_of(w->coll), .algo = j->algo, .bytes = bytes,
                     .channels = j->channels, .chunk_bytes = j->chunk_bytes,
                     .tag = j->idx * 16 + g->kind, .start_ps = g->start_ps};
-    coll_ctx *c = xmalloc(sizeof *c);
-    *c = (coll_ctx){rt, g};
+    g->cctx = (struct coll_ctx){rt, g};
     err e = {0};
-    if (coll_start(g->cc, &ca, on_coll_done, c, &e)) {
+    if (coll_start(g->cc, &ca, on_coll_done, &g->cctx, &e)) {
         /* an algorithm that does not fit this group (checked at configure
          * for the job's groups): fall back to the ring */
         ca.algo = COLL_ALGO_RING;
-        if (coll_start(g->cc, &ca, on_coll_done, c, &e)) {
-            free(c);
+        if (coll_start(g->cc, &ca, on_coll_done, &g->cctx, &e))
             group_done(rt, g, bytes, 0);
-        }
     }
 }
 
@@ -321,7 +318,18 @@ typedef struct msg_ctx {
     trn_rt *rt;
     int dst, dir, key;
     int64_t sent_ps;
+    struct msg_ctx *prev, *next;    /* in rt->msgs */
 } msg_ctx;
+
+static void msg_unlink(trn_rt *rt, msg_ctx *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        rt->msgs = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+}
 
 /* A message arrives.  A receiver waiting for it spent the time since it
  * was sent (or since it began to wait, if later) in communication; the
@@ -347,6 +355,7 @@ static void on_msg(void *ctx, network *n, const net_msg *m)
     trn_rt *rt = c->rt;
     int dst = c->dst, dir = c->dir, key = c->key;
     int64_t sent = c->sent_ps;
+    msg_unlink(rt, c);
     free(c);
     deliver(rt, dst, dir, key, sent);
 }
@@ -417,7 +426,10 @@ static void step(trn_rt *rt, rank_st *x)
                 break;
             }
             msg_ctx *c = xmalloc(sizeof *c);
-            *c = (msg_ctx){rt, peer, op->dir, op->key, now};
+            *c = (msg_ctx){rt, peer, op->dir, op->key, now, NULL, rt->msgs};
+            if (rt->msgs)
+                rt->msgs->prev = c;
+            rt->msgs = c;
             network_send(rt->net, j->eps[x->r], j->eps[peer], bytes, 0, j->idx * 16 + TRN_G_PP,
                          now, on_msg, c);
             break;
@@ -517,6 +529,11 @@ void trn_job_fini(trn_job *j)
     free(rt->tl_comm);
     free(rt->rk);
     coll_comm_destroy(rt->world);
+    while (rt->msgs) {
+        msg_ctx *c = rt->msgs;
+        msg_unlink(rt, c);
+        free(c);
+    }
     free(rt->it);
     free(rt->iter_done);
     free(rt->calls);
