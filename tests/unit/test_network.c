@@ -19,46 +19,8 @@
 
 #include "aisim/network.h"
 #include "aisim/units.h"
+#include "netfix.h"
 #include "testutil.h"
-
-/* A network on a fresh engine from the YAML of a `net` section. */
-typedef struct fixture {
-    cfg_doc *doc;
-    sim *s;
-    network *n;
-} fixture;
-
-static int fx_make(fixture *f, const char *yaml, err *e)
-{
-    memset(f, 0, sizeof *f);
-    int r = cfg_load_string("net.yaml", yaml, strlen(yaml), &f->doc, e);
-    if (r)
-        return r;
-    f->s = sim_create();
-    network_cfg c = {.pcap_max = 1000};
-    cfg_node *root = cfg_root(f->doc);
-    c.topology = cfg_get(root, "topology");
-    c.transport = cfg_get(root, "transport");
-    c.faults = cfg_get(root, "faults");
-    c.routing = NET_ROUTE_ECMP;
-    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
-    return network_create(&f->n, &c, root, "net", &env, e);
-}
-
-static void fx_open(fixture *f, const char *yaml)
-{
-    err e = {0};
-    if (fx_make(f, yaml, &e))
-        fail_msg("%s", e.msg);
-    network_start(f->n);
-}
-
-static void fx_free(fixture *f)
-{
-    network_destroy(f->n);
-    sim_destroy(f->s);
-    cfg_free(f->doc);
-}
 
 /* A star of four hosts at 10 Gbps, 1 us links, 1 MB buffers. */
 #define STAR "topology: {kind: star, hosts: 4, link: {rate: 10Gbps, delay: 1us, buffer: 1MB}}\n"

@@ -15,46 +15,8 @@
 #include "aisim/network.h"
 #include "aisim/rdma.h"
 #include "aisim/units.h"
+#include "netfix.h"
 #include "testutil.h"
-
-typedef struct fixture {
-    cfg_doc *doc;
-    sim *s;
-    network *n;
-} fixture;
-
-static int fx_routing = NET_ROUTE_ECMP;     /* for the next fx_make */
-
-static int fx_make(fixture *f, const char *yaml, err *e)
-{
-    memset(f, 0, sizeof *f);
-    int r = cfg_load_string("net.yaml", yaml, strlen(yaml), &f->doc, e);
-    if (r)
-        return r;
-    f->s = sim_create();
-    network_cfg c = {.pcap_max = 1000};
-    cfg_node *root = cfg_root(f->doc);
-    c.topology = cfg_get(root, "topology");
-    c.transport = cfg_get(root, "transport");
-    c.routing = fx_routing;
-    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
-    return network_create(&f->n, &c, root, "net", &env, e);
-}
-
-static void fx_open(fixture *f, const char *yaml)
-{
-    err e = {0};
-    if (fx_make(f, yaml, &e))
-        fail_msg("%s", e.msg);
-    network_start(f->n);
-}
-
-static void fx_free(fixture *f)
-{
-    network_destroy(f->n);
-    sim_destroy(f->s);
-    cfg_free(f->doc);
-}
 
 typedef struct log {
     int n;
@@ -97,7 +59,6 @@ static void test_write_meets_ideal_and_conserves(void **state)
     assert_int_equal(pkt_pool_live(network_pool(f.n)), 0);
     fx_free(&f);
 }
-
 
 /* A hook dropping the data packet of PSN `psn` once. */
 typedef struct dropper {
