@@ -21,6 +21,8 @@
 #include "aisim/units.h"
 #include "systems/skeleton/skel_pkt.h"
 
+#include "netfix.h"
+
 /* 4 servers x 2 GPUs, 2 servers per ToR (2 segments, 2 rails: 4 ToRs), 2
  * aggs; 100 Gbps NIC links, 1 us per link; datagrams. */
 #define FABRIC                                                                                \
@@ -29,37 +31,6 @@
     "  fabric_link: {rate: 100Gbps, delay: 1us, buffer: 1MB},\n"                              \
     "  nvlink: {rate: 1000Gbps, delay: 100ns, buffer: 1MB}}\n"                                \
     "transport: {name: dgram}\n"
-
-typedef struct fixture {
-    cfg_doc *doc;
-    sim *s;
-    network *n;
-} fixture;
-
-static void fx_open(fixture *f, const char *yaml)
-{
-    memset(f, 0, sizeof *f);
-    err e = {0};
-    if (cfg_load_string("skel.yaml", yaml, strlen(yaml), &f->doc, &e))
-        fail_msg("%s", e.msg);
-    f->s = sim_create();
-    network_cfg c = {.pcap_max = 1000};
-    cfg_node *root = cfg_root(f->doc);
-    c.topology = cfg_get(root, "topology");
-    c.transport = cfg_get(root, "transport");
-    c.faults = cfg_get(root, "faults");
-    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
-    if (network_create(&f->n, &c, root, "net", &env, &e))
-        fail_msg("%s", e.msg);
-    network_start(f->n);
-}
-
-static void fx_free(fixture *f)
-{
-    network_destroy(f->n);
-    sim_destroy(f->s);
-    cfg_free(f->doc);
-}
 
 enum { NEP = 8 };
 
