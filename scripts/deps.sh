@@ -5,6 +5,7 @@
 #
 #   scripts/deps.sh            build + test dependencies
 #   scripts/deps.sh fuzz       also the libFuzzer toolchain (clang)
+#   scripts/deps.sh valgrind   also valgrind (make test VALGRIND=1)
 #   scripts/deps.sh ns3        also ns-3 3.37 and what building against it
 #                              needs (scripts/ns3-compare.sh)
 set -eu
@@ -14,6 +15,7 @@ libpcap-dev libopenblas-dev libglpk-dev coinor-libipopt-dev zlib1g-dev \
 gnuplot-nox libfftw3-dev libopenmpi-dev openmpi-bin"
 case "${1:-}" in
 fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;
+valgrind) PKGS="$PKGS valgrind" ;;
 ns3)
     # libns3-dev's pkg-config files name libgsl.so; python3 (compare.py) is
     # taken from Debian only when none is on the PATH.

@@ -3,13 +3,15 @@
 # ends with one line "N passed, N failed" over every test case of every
 # program.  Exits non-zero if any program failed or crashed.
 #
-# The environment variable AISIM names the aisim binary for the CLI tests.
+# The environment variable AISIM names the aisim binary for the CLI tests;
+# RUNNER, if set, is a command that runs each program (e.g. valgrind).
 set -u
 passed=0
 failed=0
 bad_progs=""
 for t in "$@"; do
-    out=$("$t" 2>&1)
+    # shellcheck disable=SC2086
+    out=$(${RUNNER:-} "$t" 2>&1)
     rc=$?
     printf '%s\n' "$out"
     p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$1} END {print s+0}')

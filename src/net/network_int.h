@@ -70,7 +70,9 @@ typedef struct msg_row {
     int64_t start_ps, finish_ps, ideal_ps;
     uint64_t delivered, retransmits, timeouts;
     uint8_t aborted, valid;
+    uint8_t pad[6];             /* named, so rows written whole have no undefined bytes */
 } msg_row;
+_Static_assert(sizeof(msg_row) == 80, "msg_row has no implicit padding");
 
 struct network {
     network_cfg cfg;
