@@ -279,19 +279,25 @@ skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_
                         resid[mem[a] * len + t] = series[mem[a] * len + t] - sum[t];
         }
         /* the pipeline: the chain of most co-varying groups, stage 0 at
-         * the end whose traffic starts first */
-        double *S = malloc((size_t)c.k * (size_t)c.k * sizeof *S);
+         * the end whose traffic starts first (without a valid cut the
+         * Basic list stays and the groups keep their numbers) */
         int *chain = malloc((size_t)c.k * sizeof *chain), *order = malloc((size_t)c.k * sizeof *order);
-        skel_group_similarity(series, len, mem, m, hosts, label, c.k, S);
-        skel_chain(S, c.k, chain);
-        int dir = skel_chain_direction(gm, c.k, len, period, chain, NULL);
+        int dir = 1;
+        for (int q = 0; q < c.k; q++)
+            chain[q] = q;
+        if (c.ok) {
+            double *S = malloc((size_t)c.k * (size_t)c.k * sizeof *S);
+            skel_group_similarity(series, len, mem, m, hosts, label, c.k, S);
+            skel_chain(S, c.k, chain);
+            dir = skel_chain_direction(gm, c.k, len, period, chain, NULL);
+            free(S);
+        }
         for (int q = 0; q < c.k; q++)
             order[chain[q]] = dir > 0 ? q : c.k - 1 - q;
         for (size_t a = 0; a < m; a++) {
             stage[mem[a]] = order[label[a]];
             group[mem[a]] = ngroups + order[label[a]];
         }
-        free(S);
         free(chain);
         free(order);
         free(gm);
