@@ -12,6 +12,10 @@
  *    are nearest; inference recovers the DP groups, DP = 8, TP x PP = 64,
  *    the pipeline order and the 9 targets (8 at the pipeline's ends) of a
  *    512-GPU TP8 PP8 DP8 task exactly from its simulated series;
+ *  - stage order (skel_order.c) against hand values: the groups'
+ *    similarity of four hand series (0.2959, -0.4082), the best chain
+ *    exact (5 groups) and by 2-opt (20 groups), the direction from the
+ *    onsets (votes 2 / -2) and, on a tie, from the later centroid;
  *  - detectors against hand-computed values: the 7-number summary, LOF
  *    (3.0952 and 0.875 on a 1-D set), the Z-test (z = 1.6, p = 0.1096),
  *    the log-normal fit and the long-term verdict;
@@ -31,6 +35,7 @@
 
 #include "aisim/skeleton.h"
 #include "systems/skeleton/skel_model.h"
+#include "systems/skeleton/skel_order.h"
 
 static void layout(skel_ep *v, int hosts, int rails, int per_tor)
 {
@@ -166,6 +171,100 @@ static void test_infer_512(void **state)
     free(x);
 }
 
+/* Similarity by hand: series summed over 2 samples, a0 = b0 (corr 1),
+ * corr(a1, b0) = corr(a1, b1) = corr(a0, a1) = -0.4 / sqrt(0.96),
+ * corr(a0, b1) = -2/3; S(a, b) = (1 - 0.4 / sqrt(0.96)) / 2 both ways,
+ * S(a, a) = a0's and a1's best other member of a. */
+static void test_group_similarity_hand(void **state)
+{
+    (void)state;
+    const double x[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, 0, 0, 1, 0}, {1, 0, 0, 1, 0, 0},
+                            {0, 0, 1, 0, 0, 1}};
+    size_t mem[4] = {0, 1, 2, 3};
+    int32_t host[4] = {0, 1, 2, 3};
+    int label[4] = {0, 0, 1, 1};
+    double S[4];
+    skel_group_similarity(&x[0][0], 6, mem, 4, host, label, 2, S);
+    double r = -0.4 / sqrt(0.96);
+    assert_float_equal(S[1], (1 + r) / 2, 1e-12);
+    assert_float_equal(S[2], (1 + r) / 2, 1e-12);
+    assert_float_equal(S[0], r, 1e-12);
+    /* b0 on a0's host: a0's best in b is b1 (-2/3), b0's best in a is a1 */
+    host[2] = 0;
+    skel_group_similarity(&x[0][0], 6, mem, 4, host, label, 2, S);
+    assert_float_equal(S[1], ((-2.0 / 3 + r) / 2 + (r + r) / 2) / 2, 1e-12);
+}
+
+/* The chain maximising neighbours' similarity: exact for 5 groups (the
+ * planted chain 3-0-4-1-2 with similarity 1, 0.5 elsewhere but one decoy
+ * 0.9 that no chain can use twice), and 2-opt for 20 groups
+ * (S = exp(-|pos(i) - pos(j)|) of a shuffled chain). */
+static void test_chain(void **state)
+{
+    (void)state;
+    enum { K = 5 };
+    const int planted[K] = {3, 0, 4, 1, 2};
+    double S[K * K];
+    for (int i = 0; i < K * K; i++)
+        S[i] = 0.5;
+    for (int i = 0; i + 1 < K; i++)
+        S[planted[i] * K + planted[i + 1]] = S[planted[i + 1] * K + planted[i]] = 1;
+    S[3 * K + 2] = S[2 * K + 3] = 0.9;
+    int order[20];
+    assert_float_equal(skel_chain(S, K, order), 4, 1e-12);
+    bool fwd = order[0] == planted[0];
+    for (int i = 0; i < K; i++)
+        assert_int_equal(order[i], planted[fwd ? i : K - 1 - i]);
+    enum { L = 20 };
+    int pos[L];
+    for (int i = 0; i < L; i++)
+        pos[i] = (7 * i + 3) % L;           /* a permutation of 0..19 */
+    double *T = malloc(L * L * sizeof *T);
+    for (int a = 0; a < L; a++)
+        for (int b = 0; b < L; b++)
+            T[a * L + b] = exp(-abs(pos[a] - pos[b]));
+    assert_float_equal(skel_chain(T, L, order), 19 * exp(-1), 1e-9);
+    fwd = pos[order[0]] == 0;
+    for (int i = 0; i < L; i++)
+        assert_int_equal(pos[order[i]], fwd ? i : L - 1 - i);
+    free(T);
+    assert_float_equal(skel_chain(S, 1, order), 0, 0);
+    assert_int_equal(order[0], 0);
+}
+
+/* Direction: 3 groups with a 10-s period, group g active (10 Gbit/s) in
+ * seconds 1 + g .. 5 of each period: onsets 1, 2, 3 s after the quiet
+ * part, two votes for the order 0-1-2.  A tie (2 groups starting
+ * together, 40-s period) goes to the group whose centroid is later:
+ * group 0 (seconds 1-4 and 7: 3.874 s) against group 1 (1-5: 3.5 s). */
+static void test_chain_direction(void **state)
+{
+    (void)state;
+    enum { LEN = 200 };
+    double gm[3 * LEN];
+    for (int g = 0; g < 3; g++)
+        for (int t = 0; t < LEN; t++)
+            gm[g * LEN + t] = (t % 10 >= 1 + g && t % 10 <= 5) ? 10 : 0;
+    int fwd[3] = {0, 1, 2}, rev[3] = {2, 1, 0}, votes;
+    assert_int_equal(skel_chain_direction(gm, 3, LEN, 10, fwd, &votes), 1);
+    assert_int_equal(votes, 2);
+    assert_int_equal(skel_chain_direction(gm, 3, LEN, 10, rev, &votes), -1);
+    assert_int_equal(votes, -2);
+    for (int t = 0; t < LEN; t++) {
+        gm[t] = (t % 40 >= 1 && t % 40 <= 4) || t % 40 == 7 ? 10 : 0;
+        gm[LEN + t] = t % 40 >= 1 && t % 40 <= 5 ? 10 : 0;
+    }
+    int two[2] = {0, 1}, owt[2] = {1, 0};
+    assert_float_equal(skel_burst_phase(gm, LEN, 40), 3.874, 1e-3);
+    assert_float_equal(skel_burst_phase(gm + LEN, LEN, 40), 3.5, 1e-9);
+    assert_int_equal(skel_chain_direction(gm, 2, LEN, 40, two, &votes), 1);
+    assert_int_equal(votes, 0);
+    assert_int_equal(skel_chain_direction(gm, 2, LEN, 40, owt, &votes), -1);
+    assert_int_equal(votes, 0);
+    /* no period to fold over: the chain as given */
+    assert_int_equal(skel_chain_direction(gm, 2, LEN, 0, owt, &votes), 1);
+}
+
 static void test_summary_lof_hand(void **state)
 {
     (void)state;
@@ -272,6 +371,9 @@ int main(void)
         cmocka_unit_test(test_stft),
         cmocka_unit_test(test_cluster_cannot_link),
         cmocka_unit_test(test_infer_512),
+        cmocka_unit_test(test_group_similarity_hand),
+        cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_chain_direction),
         cmocka_unit_test(test_summary_lof_hand),
         cmocka_unit_test(test_ztest_lognormal),
         cmocka_unit_test(test_replay_and_votes),

@@ -354,24 +354,49 @@ static void test_failures_from_file(void **state)
 }
 
 /* skeleton/train-lists: the lists inferred from a GPT-like job's RNIC
- * traffic equal the true skeleton at PP 2 and 4 (2 and 3 targets per
- * endpoint against Basic's 3 and 7); at PP 8 the groups are right (352
- * pairs, as true) but the order read from the burst phases is not
- * (docs/skeletonhunter.md). */
+ * traffic equal the true skeleton at TP 8 and PP 2, 4, 4, 8, 8 (64, 160,
+ * 576, 352 and 1,216 pairs; 2, 3, 5, 3 and 5 targets at most against
+ * Basic's 3, 7, 15, 15 and 31), the groups per rail = PP and the stage
+ * order forward (stage 0 first); at PP 16 the groups are not found (one
+ * per rail: the Basic list, 7,936 pairs).  A list_pp of the wrong length
+ * or a PP that does not divide the task is refused, naming the key. */
 static void test_example_train_lists(void **state)
 {
     (void)state;
     json_t *sum = tu_run("skeleton/train-lists", "train-lists", NULL, 0);
     json_t *rows = json_object_get(json_object_get(sum, "results"), "lists");
-    assert_int_equal(json_array_size(rows), 3);
-    static const double pairs[3] = {64, 160, 352}, tmax[3] = {2, 3, 3};
-    for (size_t i = 0; i < 3; i++) {
+    assert_int_equal(json_array_size(rows), 6);
+    static const double pairs[6] = {64, 160, 576, 352, 1216, 7936}, tmax[6] = {2, 3, 5, 3, 5, 31},
+                        pp[6] = {2, 4, 4, 8, 8, 16}, groups[6] = {2, 4, 4, 8, 8, 1},
+                        iter[6] = {32.28, 18.28, 18.29, 11.27, 11.28, 7.79};
+    for (size_t i = 0; i < 6; i++) {
         json_t *r = json_array_get(rows, i);
-        assert_int_equal(json_is_true(json_object_get(r, "skeleton_exact")), i < 2);
+        assert_int_equal(json_is_true(json_object_get(r, "skeleton_exact")), i < 5);
+        assert_float_equal(jnum(r, "pp"), pp[i], 0);
         assert_float_equal(jnum(r, "skeleton_pairs"), pairs[i], 0);
         assert_float_equal(jnum(r, "skeleton_time_s"), tmax[i], 0);
+        assert_float_equal(jnum(r, "groups_per_rail"), groups[i], 0);
+        assert_float_equal(jnum(r, "period_s"), iter[i] + 2, 0.005);
+        assert_string_equal(json_string_value(json_object_get(r, "stage_order")),
+                            i < 5 ? "forward" : "none");
     }
     json_decref(sum);
+    static const char *bad[2][2] = {
+        {"skeleton.list_pp=[2, 4]", "skeleton.list_pp: expected one PP per list_rnics size (6), found 2"},
+        {"skeleton.list_pp=[2, 4, 4, 8, 8, 3]",
+         "skeleton.list_pp[5]: expected a PP such that TP x PP (TP 8) divides the task's 256 "
+         "RNICs, found 3"}};
+    for (int i = 0; i < 2; i++) {
+        char dir[256];
+        snprintf(dir, sizeof dir, "%s/train-lists-bad", tu_tmp);
+        const char *sets[1] = {bad[i][0]};
+        run_opts o = {.scenario = "skeleton/train-lists", .out_dir = dir, .sets = sets, .nsets = 1};
+        err e = {0};
+        json_t *none = NULL;
+        assert_int_equal(run_scenario(&o, &none, NULL, &e), AISIM_EINVAL);
+        assert_non_null(strstr(e.msg, bad[i][1]));
+        assert_null(none);
+    }
 }
 
 /* skeleton/packets: 80 probes as datagram packets in 10 s, RTTs from the

@@ -18,6 +18,7 @@
 
 #include "aisim/skeleton.h"
 #include "systems/skeleton/skel_model.h"
+#include "systems/skeleton/skel_order.h"
 
 enum { G = 8 };
 
@@ -87,10 +88,8 @@ static void test_gpt_iteration(void **state)
 /* The skeleton inferred from 600 s of the job's series equals its true
  * one: 4 groups of 4 per rail (DP = 4, TP x PP = 32), every endpoint's
  * targets exactly its DP peers and same-rail pipeline neighbours (4 at
- * the pipeline's ends, 5 inside), the stage order a chain: the gradient
- * all-reduce of the last stage comes first in 1F1B, so the order read
- * from the burst phases runs backwards (a chain's direction does not
- * change the skeleton). */
+ * the pipeline's ends, 5 inside), and the stage order the job's own:
+ * stage 0 is the end whose traffic starts first in the iteration. */
 static void test_gpt_skeleton(void **state)
 {
     (void)state;
@@ -117,7 +116,7 @@ static void test_gpt_skeleton(void **state)
     skel_true_skeleton(&p, G, &toff, &tidx);
     for (int l = 0; l < N; l++) {
         int pos = (l / G) % 4;
-        assert_int_equal(stage[l], 3 - pos);
+        assert_int_equal(stage[l], pos);
         assert_int_equal(off[l + 1] - off[l], pos == 0 || pos == 3 ? 4 : 5);
     }
     assert_true(skel_same_skeleton(N, off, idx, toff, tidx));
@@ -130,11 +129,122 @@ static void test_gpt_skeleton(void **state)
     skel_train_fini(&t);
 }
 
+/* Rail 0's group means by true stage (k x len) of a job's series x. */
+static double *stage_means(const double *x, const skel_par *p, size_t len)
+{
+    int H = p->pp, R = p->dp;
+    double *gm = calloc((size_t)H * len, sizeof *gm);
+    for (int r = 0; r < R; r++)
+        for (int h = 0; h < H; h++)
+            for (size_t t = 0; t < len; t++)
+                gm[(size_t)h * len + t] += x[(size_t)((r * H + h) * G) * len + t] / R;
+    return gm;
+}
+
+/* 1F1B at PP 8 (TP8 PP8 DP2, 128 RNICs, 11.27-s iterations: stages 0.16 s
+ * apart in the forward pass, under the 1-s sampling): the exact skeleton,
+ * 8 groups of 2 per rail in the job's stage order, each endpoint's
+ * targets its DP peer and its replica's pipeline neighbours (2 at the
+ * ends, 3 inside).  Under it, the two steps: the neighbours' similarity
+ * is the largest of each group's (the chain through it is the pipeline),
+ * and the onsets vote for stage 0 first, whichever way the chain is read;
+ * at PP 2 the onsets tie (both stages carry the first transfer) and the
+ * later all-reduce names stage 0. */
+static void test_gpt_skeleton_pp8(void **state)
+{
+    (void)state;
+    enum { N = 128, H = 8 };
+    const size_t len = 600;
+    skel_train t = gpt();
+    skel_par p = {.tp = 8, .pp = H, .dp = 2, .ep = 1};
+    double *x = malloc(N * len * sizeof *x);
+    skel_traffic_train(&t, &p, G, 7, 0, len, x);
+    double per = skel_train_period(&t, &p, G);
+    assert_float_equal(per, 11.27 + 2, 0.01);
+    skel_ep v[N];
+    layout(v, N / G);
+    uint32_t *off, *idx, *toff, *tidx;
+    int stage[N];
+    skel_clusters c = skel_infer(x, N, len, v, per, 64, 32, &off, &idx, stage);
+    assert_true(c.ok);
+    assert_int_equal(c.dp, 2);
+    assert_int_equal(c.k, H);
+    skel_true_skeleton(&p, G, &toff, &tidx);
+    for (int l = 0; l < N; l++) {
+        int pos = (l / G) % H;
+        assert_int_equal(stage[l], pos);
+        assert_int_equal(off[l + 1] - off[l], pos == 0 || pos == H - 1 ? 2 : 3);
+    }
+    assert_true(skel_same_skeleton(N, off, idx, toff, tidx));
+    /* rail 0's similarity, groups labelled in a shuffled order: each
+     * stage's best match is a neighbour, the chain is the pipeline */
+    static const int perm[H] = {5, 2, 7, 0, 3, 6, 1, 4};
+    size_t mem[N / G];
+    int32_t host[N / G];
+    int label[N / G];
+    for (int i = 0; i < N / G; i++) {
+        mem[i] = (size_t)i * G;
+        host[i] = i;
+        label[i] = perm[i % H];
+    }
+    double S[H * H];
+    skel_group_similarity(x, len, mem, N / G, host, label, H, S);
+    for (int a = 0; a < H; a++) {
+        int best = -1;
+        for (int b = 0; b < H; b++)
+            if (b != perm[a] && (best < 0 || S[perm[a] * H + b] > S[perm[a] * H + best]))
+                best = b;
+        assert_true((a > 0 && best == perm[a - 1]) || (a + 1 < H && best == perm[a + 1]));
+        for (int b = 0; b < H; b++)
+            assert_float_equal(S[a * H + b], S[b * H + a], 1e-12);
+    }
+    int chain[H], fwd[H], rev[H], votes;
+    skel_chain(S, H, chain);
+    bool ahead = chain[0] == perm[0];
+    for (int i = 0; i < H; i++) {
+        assert_int_equal(chain[i], perm[ahead ? i : H - 1 - i]);
+        fwd[i] = perm[i];
+        rev[i] = perm[H - 1 - i];
+    }
+    double *gs = stage_means(x, &p, len), *gm = malloc(H * len * sizeof *gm);
+    for (int h = 0; h < H; h++)
+        memcpy(gm + (size_t)perm[h] * len, gs + (size_t)h * len, len * sizeof *gm);
+    free(gs);
+    assert_int_equal(skel_chain_direction(gm, H, len, per, fwd, &votes), 1);
+    assert_true(votes >= 4);
+    assert_int_equal(skel_chain_direction(gm, H, len, per, rev, &votes), -1);
+    assert_true(votes <= -4);
+    free(gm);
+    free(off);
+    free(idx);
+    free(toff);
+    free(tidx);
+    /* PP 2: no onset vote, the tie-break */
+    skel_par p2 = {.tp = 8, .pp = 2, .dp = 2, .ep = 1};
+    skel_traffic_train(&t, &p2, G, 7, 0, len, x);
+    per = skel_train_period(&t, &p2, G);
+    gm = stage_means(x, &p2, len);
+    int two[2] = {0, 1}, owt[2] = {1, 0};
+    assert_int_equal(skel_chain_direction(gm, 2, len, per, two, &votes), 1);
+    assert_int_equal(votes, 0);
+    assert_int_equal(skel_chain_direction(gm, 2, len, per, owt, &votes), -1);
+    c = skel_infer(x, 32, len, v, per, 64, 32, &off, &idx, stage);
+    assert_true(c.ok);
+    for (int l = 0; l < 32; l++)
+        assert_int_equal(stage[l], (l / G) % 2);
+    free(gm);
+    free(off);
+    free(idx);
+    free(x);
+    skel_train_fini(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpt_iteration),
         cmocka_unit_test(test_gpt_skeleton),
+        cmocka_unit_test(test_gpt_skeleton_pp8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,9 +17,11 @@
  *     TP x PP = N / DP.  Clustering runs per rail: the Basic list already
  *     confines traffic that crosses hosts to one rail, and it keeps the
  *     cost at O((N/8)^3) per rail instead of O(N^3).
- *  3. Order: each group's bursts are folded over the iteration period; the
- *     circular centroid orders the groups, the largest circular gap marks
- *     the pipeline's start.
+ *  3. Order (skel_order.c): the pipeline is the chain through the groups
+ *     whose members' series co-vary most with their neighbours' (both ends
+ *     of a transfer carry it in the same seconds), exact over subsets up
+ *     to 16 groups; stage 0 is the end whose traffic starts first after
+ *     the iteration's quiet part (the series folded over the period).
  *  4. Skeleton: an endpoint's group peers, plus in each adjacent stage the
  *     member whose deviations from its group's mean series correlate best
  *     with the endpoint's own (both ends of an activation transfer carry
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #include "aisim/skeleton.h"
+#include "systems/skeleton/skel_order.h"
 
 size_t skel_stft_features(const double *series, size_t len, size_t win, size_t hop, double *feat)
 {
@@ -219,17 +222,6 @@ double skel_burst_phase(const double *series, size_t len, double period)
 
 /* ---- the whole inference -------------------------------------------------- */
 
-typedef struct grp {
-    double phase;
-    int id;
-} grp;
-
-static int cmp_grp(const void *a, const void *b)
-{
-    const grp *x = a, *y = b;
-    return (x->phase > y->phase) - (x->phase < y->phase);
-}
-
 skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_ep *eps,
                          double period, size_t win, size_t hop, uint32_t **off_out,
                          uint32_t **idx_out, int *stage)
@@ -247,7 +239,6 @@ skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_
     int32_t *hosts = malloc(n * sizeof *hosts);
     int *label = malloc(n * sizeof *label);
     double *resid = malloc(n * len * sizeof *resid);  /* series - group mean */
-    double *sum = malloc(len * sizeof *sum);
     int ngroups = 0;
     for (size_t i = 0; i < n; i++)
         stage[i] = 0;
@@ -268,8 +259,10 @@ skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_
             first = c;
         else if (c.k != first.k || c.dp != first.dp || !c.ok)
             agree = false;
-        grp *g = malloc((size_t)c.k * sizeof *g);
+        /* group means; residuals for the neighbour matching */
+        double *gm = malloc((size_t)c.k * len * sizeof *gm);
         for (int q = 0; q < c.k; q++) {
+            double *sum = gm + (size_t)q * len;
             memset(sum, 0, len * sizeof *sum);
             int cnt = 0;
             for (size_t a = 0; a < m; a++)
@@ -278,36 +271,37 @@ skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_
                     for (size_t t = 0; t < len; t++)
                         sum[t] += series[mem[a] * len + t];
                 }
-            g[q] = (grp){.phase = skel_burst_phase(sum, len, period), .id = q};
+            for (size_t t = 0; t < len; t++)
+                sum[t] /= cnt;
             for (size_t a = 0; a < m; a++)
                 if (label[a] == q)
                     for (size_t t = 0; t < len; t++)
-                        resid[mem[a] * len + t] = series[mem[a] * len + t] - sum[t] / cnt;
+                        resid[mem[a] * len + t] = series[mem[a] * len + t] - sum[t];
         }
-        qsort(g, (size_t)c.k, sizeof *g, cmp_grp);
-        /* the pipeline starts after the largest circular gap */
-        int start = 0;
-        double gapmax = -1;
-        for (int q = 0; q < c.k; q++) {
-            double prev = g[(q + c.k - 1) % c.k].phase;
-            double gap = g[q].phase - prev;
-            if (gap <= 0)
-                gap += period;
-            if (gap > gapmax) {
-                gapmax = gap;
-                start = q;
-            }
-        }
-        int *order = malloc((size_t)c.k * sizeof *order);
+        /* the pipeline: the chain of most co-varying groups, stage 0 at
+         * the end whose traffic starts first (without a valid cut the
+         * Basic list stays and the groups keep their numbers) */
+        int *chain = malloc((size_t)c.k * sizeof *chain), *order = malloc((size_t)c.k * sizeof *order);
+        int dir = 1;
         for (int q = 0; q < c.k; q++)
-            order[g[(start + q) % c.k].id] = q;
+            chain[q] = q;
+        if (c.ok) {
+            double *S = malloc((size_t)c.k * (size_t)c.k * sizeof *S);
+            skel_group_similarity(series, len, mem, m, hosts, label, c.k, S);
+            skel_chain(S, c.k, chain);
+            dir = skel_chain_direction(gm, c.k, len, period, chain, NULL);
+            free(S);
+        }
+        for (int q = 0; q < c.k; q++)
+            order[chain[q]] = dir > 0 ? q : c.k - 1 - q;
         for (size_t a = 0; a < m; a++) {
             stage[mem[a]] = order[label[a]];
             group[mem[a]] = ngroups + order[label[a]];
         }
-        ngroups += c.k;
+        free(chain);
         free(order);
-        free(g);
+        free(gm);
+        ngroups += c.k;
     }
     first.ok = first.ok && agree;
     /* skeleton: group peers + best-matching member of the adjacent stages */
@@ -355,6 +349,5 @@ skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_
     free(hosts);
     free(label);
     free(resid);
-    free(sum);
     return first;
 }

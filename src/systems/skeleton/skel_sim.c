@@ -31,7 +31,7 @@ typedef struct sk_cfg {
     int64_t servers, gpus, per_tor, aggs;
     int64_t duration_ps;
     int64_t runs;
-    cfg_node *methods, *tasks, *task_gpus, *scheduled, *weights, *list_rnics, *net;
+    cfg_node *methods, *tasks, *task_gpus, *scheduled, *weights, *list_rnics, *list_pp, *net;
     const char *fail_file, *trace_src, *trace_dst;
     double fail_rate;
     int64_t mttr_ps[3];
@@ -208,6 +208,8 @@ static const cfg_key sk_keys[] = {
     {.name = "trace_dst", .type = CFG_STR, .off = F(trace_dst), .def = "\"\""},
     {.name = "list_rnics", .type = CFG_NODE, .off = F(list_rnics),
      .def = "[32, 64, 128, 256, 512, 1024, 2048]", .help = "lists: task sizes (RNICs)"},
+    {.name = "list_pp", .type = CFG_NODE, .off = F(list_pp), .def = "[]",
+     .help = "lists: PP of each size (TP = gpus_per_server, DP the rest); [] = the default"},
     {.name = "probe", .type = CFG_MAPOF, .def = "{}", .sub = probe_keys, .help = "probes"},
     {.name = "detect", .type = CFG_MAPOF, .def = "{}", .sub = detect_keys, .help = "detection"},
     {.name = "localize", .type = CFG_MAPOF, .def = "{}", .sub = loc_keys, .help = "localization"},
@@ -279,6 +281,9 @@ typedef struct sk_sim {
     int nmethods;
     int *list_rnics;
     int nlist;
+    int *list_pp;               /* PP per size, or NULL: skel_par_default */
+    int nlist_pp;
+    skel_par *list_par;
     struct list_row *lrows;     /* lists: one per task size, computed by events */
     int nlist_done;
     skel_run **run;             /* nmethods x runs */
@@ -539,11 +544,36 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
                            cfg_path_index(q, sizeof q, p, (size_t)i),
                            "expected a multiple of %lld up to the cluster's %d RNICs, found %d",
                            (long long)c->gpus, cluster_gpus, s->list_rnics[i]);
+    }
+    /* the parallelism of each size: given PP, or the default */
+    char pp_path[256];
+    cfg_path(pp_path, sizeof pp_path, path, "list_pp");
+    if ((r = int_list(c->list_pp, pp_path, "pipeline stages per task size", 1, &s->list_pp,
+                      &s->nlist_pp, e)))
+        return r;
+    if (s->nlist_pp && s->nlist_pp != s->nlist)
+        return cfg_err(e, AISIM_EINVAL, c->list_pp, pp_path,
+                       "expected one PP per list_rnics size (%d), found %d", s->nlist,
+                       s->nlist_pp);
+    s->list_par = calloc((size_t)s->nlist + 1, sizeof *s->list_par);
+    for (int i = 0; i < s->nlist; i++) {
         skel_par lp = skel_par_default(s->list_rnics[i], (int)c->gpus);
-        if (c->experiment == EXP_LISTS &&
-            (r = train_fits(s, &lp, cfg_at(c->list_rnics, (size_t)i),
-                            cfg_path_index(q, sizeof q, p, (size_t)i), e)))
+        const cfg_node *at = cfg_at(c->list_rnics, (size_t)i);
+        cfg_path_index(q, sizeof q, p, (size_t)i);
+        if (s->nlist_pp) {
+            int pp = s->list_pp[i], tp = (int)c->gpus;
+            at = cfg_at(c->list_pp, (size_t)i);
+            cfg_path_index(q, sizeof q, pp_path, (size_t)i);
+            lp = (skel_par){.tp = tp, .pp = pp, .dp = s->list_rnics[i] / (tp * pp), .ep = 1};
+            if (s->list_rnics[i] % (tp * pp) || skel_par_check(&lp, s->list_rnics[i], tp))
+                return cfg_err(e, AISIM_EINVAL, at, q,
+                               "expected a PP such that TP x PP (TP %d) divides the task's %d "
+                               "RNICs, found %d",
+                               tp, s->list_rnics[i], pp);
+        }
+        if (c->experiment == EXP_LISTS && (r = train_fits(s, &lp, at, q, e)))
             return r;
+        s->list_par[i] = lp;
     }
     /* failures */
     char fp[256];
@@ -654,7 +684,14 @@ struct list_row {
     size_t pairs[2], mx[2];     /* full mesh, Basic: pairs and longest list */
     size_t skp, skmax;          /* the inferred skeleton's */
     bool exact;
+    double period_s;            /* the iteration period folded over */
+    int groups, idp;            /* inferred groups per rail, DP (0: not inferred) */
+    int order;                  /* LIST_ORDER_* (none: groups not the stages) */
 };
+
+/* The inferred stage order against the true positions. */
+enum { LIST_ORDER_NONE, LIST_ORDER_FORWARD, LIST_ORDER_REVERSED, LIST_ORDER_WRONG };
+static const char *const list_order_names[] = {"none", "forward", "reversed", "wrong"};
 
 static void list_step(sim *sm, void *obj, uint64_t arg);
 
@@ -843,7 +880,7 @@ static void list_step(sim *sm, void *obj, uint64_t arg)
     struct list_row *row = &s->lrows[i];
     int g = s->f.gpus;
     int n = s->list_rnics[i];
-    skel_par par = skel_par_default(n, g);
+    skel_par par = s->list_par[i];
     skel_ep *v = malloc((size_t)n * sizeof *v);
     for (int l = 0; l < n; l++)
         v[l] = (skel_ep){.host = l / g, .rail = l % g, .tor = (l / g / s->f.per_tor) * g + l % g};
@@ -876,8 +913,20 @@ static void list_step(sim *sm, void *obj, uint64_t arg)
         if (m > skmax)
             skmax = m;
     }
+    /* stage of local endpoint l: its host's position in the replica */
+    int H = par.tp * par.pp / g, order = LIST_ORDER_NONE;
+    if (c.ok && c.k == H) {
+        bool fwd = true, rev = true;
+        for (int l = 0; l < n; l++) {
+            fwd &= stage[l] == (l / g) % H;
+            rev &= stage[l] == H - 1 - (l / g) % H;
+        }
+        order = fwd ? LIST_ORDER_FORWARD : rev ? LIST_ORDER_REVERSED : LIST_ORDER_WRONG;
+    }
     *row = (struct list_row){.rnics = n, .par = par, .pairs = {pairs[0], pairs[1]},
-                             .mx = {mx[0], mx[1]}, .skp = skp, .skmax = skmax, .exact = exact};
+                             .mx = {mx[0], mx[1]}, .skp = skp, .skmax = skmax, .exact = exact,
+                             .period_s = per, .groups = c.ok ? c.k : 0, .idp = c.ok ? c.dp : 0,
+                             .order = order};
     s->nlist_done = i + 1;
     free(off);
     free(idx);
@@ -906,7 +955,7 @@ static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
     fprintf(f, "rnics,tp,pp,dp,full_pairs,basic_pairs,skeleton_pairs,skeleton_exact,"
                "full_targets_max,basic_targets_max,skeleton_targets_max,full_time_s,basic_time_s,"
                "skeleton_time_s,reduction_vs_basic,paper_full_time_s,paper_basic_time_s,"
-               "paper_skeleton_time_s\n");
+               "paper_skeleton_time_s,period_s,groups_per_rail,inferred_dp,stage_order\n");
     json_t *rows = json_array();
     for (int i = 0; i < s->nlist_done; i++) {
         const struct list_row *r = &s->lrows[i];
@@ -929,7 +978,9 @@ static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
             }
         csv_num(f, pf, false);
         csv_num(f, pb, false);
-        csv_num(f, pk, true);
+        csv_num(f, pk, false);
+        csv_num(f, r->period_s, false);
+        fprintf(f, "%d,%d,%s\n", r->groups, r->idp, list_order_names[r->order]);
         json_t *j = json_object();
         json_object_set_new(j, "rnics", json_integer(n));
         json_object_set_new(j, "full_pairs", json_integer((json_int_t)r->pairs[0]));
@@ -939,6 +990,11 @@ static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
         out_json_num(j, "full_time_s", tf);
         out_json_num(j, "basic_time_s", tb);
         out_json_num(j, "skeleton_time_s", ts);
+        json_object_set_new(j, "pp", json_integer(r->par.pp));
+        out_json_num(j, "period_s", r->period_s);
+        json_object_set_new(j, "groups_per_rail", json_integer(r->groups));
+        json_object_set_new(j, "inferred_dp", json_integer(r->idp));
+        json_object_set_new(j, "stage_order", json_string(list_order_names[r->order]));
         json_array_append_new(rows, j);
     }
     json_object_set_new(sum, "lists", rows);
@@ -971,6 +1027,8 @@ static void sk_fini(void *st)
     free(s->task_gpus);
     free(s->faults);
     free(s->list_rnics);
+    free(s->list_pp);
+    free(s->list_par);
 }
 
 static const plot_spec sk_plots[] = {
