@@ -155,7 +155,7 @@ static void fluid_ring(coll_run *r, const int *rk, int nr, const uint64_t *seg, 
             ph->done[to] = f;
         }
         if (ph->next_start)     /* the first sub-buffer through */
-            ph->next_start[a] = wait_op(r, a, chan, st,
+            ph->next_start[to] = wait_op(r, to, chan, st,
                                         (int64_t)(alone + (double)extra - (K - 1) * tx[i] + 0.5));
     }
     free(pre);
@@ -163,6 +163,117 @@ static void fluid_ring(coll_run *r, const int *rk, int nr, const uint64_t *seg, 
     free(tx);
     free(d);
     free(b);
+}
+
+/* Halving-doubling (collective.c's halving_doubling, Rabenseifner) as
+ * phases of one flow per rank each, every step's whole bytes in one
+ * message, overlapped as the step run's sub-buffers overlap them: step i+1
+ * of rank v starts once the first sub-buffer of its step i has arrived
+ * from its partner (head: tx_i + d_i, tx_i one sub-buffer's message on
+ * the wire), and ends no earlier than the partner's step i end plus the
+ * last sub-buffer's way to v (tail: tx_{i+1} + d_{i+1}), as the step run's
+ * dependencies are on arrivals into v; the steps' flows share the
+ * NIC by max-min meanwhile.  The extra ranks of a non-power of two fold in
+ * before and out after: two more such phases. */
+static void fluid_hd(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t subs)
+{
+    const coll_args *a = &r->a;
+    int n = p->n, pw = 1, lg = 0;
+    while (2 * pw <= n) {
+        pw *= 2;
+        lg++;
+    }
+    bool rs = a->type != COLL_ALLGATHER, ag = a->type != COLL_REDUCE_SCATTER;
+    int rem = n - pw;
+    uint64_t elem = (uint64_t)a->elem_bytes;
+    int *lo = xcalloc((size_t)pw, sizeof *lo), *len = xcalloc((size_t)pw, sizeof *len);
+    int *start = xcalloc((size_t)pw, sizeof *start), *done = xcalloc((size_t)pw, sizeof *done);
+    int *nstart = xcalloc((size_t)pw, sizeof *nstart), *ndone = xcalloc((size_t)pw,
+                                                                          sizeof *ndone);
+    int *flow = xcalloc((size_t)pw, sizeof *flow);
+    int64_t *tail = xcalloc((size_t)pw, sizeof *tail);
+    uint64_t *pre = xcalloc((size_t)pw + 1, sizeof *pre);
+    for (int j = 0; j < pw; j++)
+        pre[j + 1] = pre[j] + coll_split(bytes, (uint64_t)pw, (uint64_t)j, elem);
+#define REAL(v) ((v) < rem ? 2 * (v) : (v) + rem)
+    for (int v = 0; v < pw; v++) {
+        lo[v] = ag && !rs ? v : 0;
+        len[v] = ag && !rs ? 1 : pw;
+        start[v] = done[v] = NONE;
+    }
+    for (int v = 0; v < rem; v++) {     /* fold in: 2v+1 gives 2v its data */
+        double d, ppb;
+        hop_figures(r, 2 * v + 1, 2 * v, chan, &d, &ppb);
+        done[v] = coll_add_op(r, 2 * v + 1, 2 * v, chan, bytes);
+        start[v] = wait_op(r, 2 * v, chan, NONE,
+                           (int64_t)(ppb * (double)bytes / (double)subs + d + 0.5));
+    }
+    for (int k = 0; k < (rs ? lg : 0) + (ag ? lg : 0); k++) {
+        bool halving = rs && k < lg;
+        int i = halving ? k : (rs ? 2 * lg - 1 - k : lg - 1 - k);
+        int dist = pw >> (i + 1);
+        for (int v = 0; v < pw; v++) {
+            int w = v ^ dist, slo = lo[v], cnt = len[v];
+            if (halving) {
+                cnt /= 2;
+                slo = (v & dist) == 0 ? lo[v] + cnt : lo[v];
+            }
+            uint64_t b = pre[slo + cnt] - pre[slo];
+            double d, ppb;
+            hop_figures(r, REAL(v), REAL(w), chan, &d, &ppb);
+            double tx = ppb * (double)b / (double)subs;
+            /* w's next step waits for this flow's first sub-buffer; its
+             * end there for the last one, sent once v's own step ended */
+            flow[v] = coll_add_op(r, REAL(v), REAL(w), chan, b);
+            coll_add_dep(r, start[v], flow[v]);
+            nstart[w] = wait_op(r, REAL(w), chan, start[v], (int64_t)(tx + d + 0.5));
+            tail[v] = (int64_t)(tx + d + 0.5);
+            if (halving) {
+                if ((v & dist) != 0)
+                    lo[v] += cnt;
+                len[v] = cnt;
+            }
+        }
+        for (int v = 0; v < pw; v++) {
+            int w = v ^ dist;
+            if (done[w] != NONE) {
+                int t = wait_op(r, REAL(v), chan, done[w], tail[w]);
+                ndone[v] = wait_op(r, REAL(v), chan, flow[w], 0);
+                coll_add_dep(r, t, ndone[v]);
+            } else {
+                ndone[v] = flow[w];
+            }
+            if (!halving) {
+                lo[v] = lo[v] < lo[w] ? lo[v] : lo[w];
+            }
+        }
+        for (int v = 0; v < pw; v++) {
+            if (!halving)
+                len[v] *= 2;
+            done[v] = ndone[v];
+            start[v] = nstart[v];
+        }
+    }
+    for (int v = 0; ag && v < rem; v++) {  /* fold out: 2v hands 2v+1 the result */
+        double d, ppb;
+        hop_figures(r, 2 * v, 2 * v + 1, chan, &d, &ppb);
+        int o = coll_add_op(r, 2 * v, 2 * v + 1, chan, bytes);
+        coll_add_dep(r, start[v], o);
+        int t = wait_op(r, 2 * v + 1, chan, done[v],
+                        (int64_t)(ppb * (double)bytes / (double)subs + d + 0.5));
+        int j = wait_op(r, 2 * v + 1, chan, o, 0);
+        coll_add_dep(r, t, j);
+    }
+#undef REAL
+    free(lo);
+    free(len);
+    free(start);
+    free(done);
+    free(nstart);
+    free(ndone);
+    free(flow);
+    free(tail);
+    free(pre);
 }
 
 bool coll_fluid_build(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t subs)
@@ -207,6 +318,10 @@ bool coll_fluid_build(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t s
         free(d2);
         free(s3);
         free(d3);
+        return true;
+    }
+    if (a->algo == COLL_ALGO_HD) {
+        fluid_hd(r, p, bytes, chan, subs);
         return true;
     }
     if (!ring || (a->type != COLL_ALLREDUCE && a->type != COLL_REDUCE_SCATTER &&

@@ -116,26 +116,30 @@ static void test_fluid_hierarchical_matches_steps(void **state)
     assert_true(ff == 64 * 3 * 6);              /* 3 phases x 64 ranks x 6 sizes */
 }
 
-/* Halving-doubling on a 16-host star: each of its 2 log2 16 steps one
- * message of the step's bytes; the step run hides all but one step's
- * latency d behind its sub-buffers, so fluid - step = (2 log2 n - 1) d
- * exactly (d = 2.12 us here: 1 us + 1 us of wire, a 1 500-byte packet at
- * 100 Gbps), within 1 % from 16 MiB on, equal at 1 MiB (one sub-buffer). */
+/* Halving-doubling on a 16-host star: its 2 log2 16 steps as phases of
+ * one flow per rank, overlapped as the step run's sub-buffers overlap
+ * them: within 1 % at every size from 64 KiB (latency-bound) to 64 MiB
+ * (measured: equal to the nanosecond), 8 messages per rank and call.
+ * On 12 hosts (4 fold in and out) the fluid run is faster, within 12 %
+ * (docs/flow-level.md). */
 static void test_fluid_halving_doubling_matches_steps(void **state)
 {
     (void)state;
     const char *sets[] = {"collective.topology.hosts=16",
                           "collective.sweep.algorithm=halving_doubling",
-                          "collective.sweep.min_bytes=1MiB", "collective.sweep.max_bytes=64MiB"};
+                          "collective.sweep.min_bytes=64KiB", "collective.sweep.max_bytes=64MiB",
+                          "collective.sweep.step_factor=16"};
     double fs, ff;
     both("ai/allreduce-flow", "hd16", sets, NSETS(sets), &fs, &ff);
-    assert_true(fabs(rel("hd16", 1u << 20)) < 1e-6);
-    for (uint64_t s = 16u << 20; s <= 64u << 20; s *= 4)
+    for (uint64_t s = 64u << 10; s <= 64u << 20; s *= 16)
         assert_true(fabs(rel("hd16", s)) < 0.01);
-    double d_us = 2e-6 * 1e6 + 1500 * 8 / 100e9 * 1e6;
-    double diff = nccl_time_us("hd16-fluid", 4u << 20) - nccl_time_us("hd16-step", 4u << 20);
-    assert_true(fabs(diff - 7 * d_us) < 0.01);
-    assert_true(ff == 16 * 8 * 4);              /* 8 steps x 16 ranks x 4 sizes */
+    assert_true(ff == 16 * 8 * 3);              /* 8 steps x 16 ranks x 3 sizes */
+    const char *odd[] = {"collective.topology.hosts=12",
+                         "collective.sweep.algorithm=halving_doubling",
+                         "collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB"};
+    both("ai/allreduce-flow", "hd12", odd, NSETS(odd), &fs, &ff);
+    double r = rel("hd12", 16u << 20);
+    assert_true(r < 0 && r > -0.12);
 }
 
 /* The fluid ring against the formula 2(N-1)/N S/B (8 hosts, 100 G star,
