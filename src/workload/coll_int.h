@@ -24,6 +24,7 @@ typedef struct coll_world {
     size_t nslots, used;
     int *server;                /* per endpoint: its server's id, or -1
                                    until computed (hierarchical) */
+    int *server_slot;           /* scratch by server id: -1 (group_servers) */
     struct coll_run *runs;      /* calls running (freed with the world if a
                                    run stops before they complete) */
 } coll_world;

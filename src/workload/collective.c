@@ -117,6 +117,7 @@ void coll_comm_destroy(coll_comm *c)
                 network_close(w->net, w->slots[i].c);
         free(w->slots);
         free(w->server);
+        free(w->server_slot);
         free(w);
     }
     free(c->eps);
@@ -198,6 +199,10 @@ static const int *world_servers(coll_world *w)
     topo *t = network_topo(w->net);
     size_t ne = network_endpoints(w->net), nl = topo_links(t);
     w->server = xcalloc(ne, sizeof *w->server);
+    /* ids are below 2 x nodes (a switch's node id, or nodes + a host's) */
+    w->server_slot = xmalloc(2 * topo_nodes(t) * sizeof *w->server_slot);
+    for (size_t i = 0; i < 2 * topo_nodes(t); i++)
+        w->server_slot[i] = -1;
     for (size_t h = 0; h < ne; h++)
         w->server[h] = (int)topo_nodes(t) + topo_host_node(t, (int)h);
     for (size_t l = 0; l < nl; l++) {
@@ -506,15 +511,18 @@ static int group_servers(const coll_comm *c, int *servers, int *local, int *grid
     int n = c->n, ns = 0;
     int *id = xcalloc((size_t)n, sizeof *id), *cnt = xcalloc((size_t)n, sizeof *cnt);
     int *which = xcalloc((size_t)n, sizeof *which);
+    int *slot = c->w->server_slot;  /* server id -> its index here, or -1 */
     for (int i = 0; i < n; i++) {
-        int s = srv[c->eps[i]], k = 0;
-        while (k < ns && id[k] != s)
-            k++;
-        if (k == ns)
+        int s = srv[c->eps[i]];
+        if (slot[s] < 0) {
+            slot[s] = ns;
             id[ns++] = s;
-        which[i] = k;
-        cnt[k]++;
+        }
+        which[i] = slot[s];
+        cnt[slot[s]]++;
     }
+    for (int k = 0; k < ns; k++)
+        slot[id[k]] = -1;
     int rc = 0, G = cnt[0];
     for (int i = 0; i < n; i++)
         if (cnt[which[i]] != G) {
