@@ -20,9 +20,11 @@
  *   (S-1) max(K tx, tx + d) + K tx + d for S steps; the fluid flow alone
  *   takes S K tx + d; the difference,
  *       extra = (S - 1) max(0, d - (K - 1) tx),
- *   is added after the flow's arrival (an operation delay).  Bandwidth-
- *   bound rings (K tx > d) get nothing; a 10^5-rank ring whose segments
- *   are a few hundred bytes gets its 2(n-1) step latencies.
+ *   is added after the flow's arrival (an operation delay).  Hops differ
+ *   (NVLink, NIC): then the (S-1)(tx + d) is the chain of the S hops that
+ *   end at the flow's own, summed around the ring (fluid_ring).
+ *   Bandwidth-bound rings (K tx > d) get nothing; a 10^5-rank ring whose
+ *   segments are a few hundred bytes gets its 2(n-1) step latencies.
  *
  * The hierarchical all-reduce is three ring phases (reduce-scatter over
  * NVLink, a ring per rail, all-gather over NVLink) that the step run
@@ -30,8 +32,9 @@
  * sub-buffer has come through (head: the phase's time less (K-1) tx, since
  * the ring's rounds serve the sub-buffers in turn) and a rank's phase
  * ends no earlier than its previous phase's end plus one sub-buffer's way
- * through this one (tail: S (tx + d)).  Those are the operations' delays
- * (zero-byte operations with a delay, joins).
+ * through this one (tail: its chain).  Halving-doubling's steps are
+ * phases too (fluid_hd).  Those are the operations' delays (zero-byte
+ * operations with a delay, joins).
  *
  * All figures come from the empty network (network_flow_path): under
  * contention the flows' rates are max-min's, the added latencies are not
@@ -39,9 +42,9 @@
  * slowest neighbour every step, the fluid flows run at their own rates for
  * the whole call (docs/flow-level.md measures by how much).
  *
- * Cost: per rank one flow per ring phase (and three delay or join
- * operations per phase of the hierarchical algorithm), independent of n
- * and of the number of sub-buffers.
+ * Cost: per rank one flow per phase (and up to three delay or join
+ * operations), independent of the number of sub-buffers: 3 flows per rank
+ * for a hierarchical all-reduce, 2 log2 n for halving-doubling.
  */
 #include <math.h>
 #include <string.h>
