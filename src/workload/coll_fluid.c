@@ -75,9 +75,11 @@ typedef struct phase {
 } phase;
 
 /* The empty network's latency d (ps) and time per byte of the flow from
- * rank a to rank b on channel chan, its channels sharing the NIC (ps/B);
+ * rank a to rank b on channel chan, `share` flows of the call sharing its
+ * link (ps/B);
  * 0, 0 if the network has no such figures. */
-static void hop_figures(coll_run *r, int a, int b, int chan, double *d_ps, double *ps_per_byte)
+static void hop_figures(coll_run *r, int a, int b, int chan, double *d_ps, double *ps_per_byte,
+                        int share)
 {
     coll_world *w = r->c->w;
     conn *k = coll_world_conn(w, r->c->eps[a], r->c->eps[b], chan, r->a.prio);
@@ -86,7 +88,7 @@ static void hop_figures(coll_run *r, int a, int b, int chan, double *d_ps, doubl
     *d_ps = *ps_per_byte = 0;
     if (network_flow_path(w->net, k, &rate, &d) && rate > 0) {
         *d_ps = (double)d;
-        *ps_per_byte = (double)r->a.channels * 8e12 / rate;
+        *ps_per_byte = (double)share * 8e12 / rate;
     }
 }
 
@@ -119,7 +121,7 @@ static double cyc_sum(const double *pre, int n, int hi, int q, int cnt)
  * max(K S tx_i + d_i, chain_i + (K-1) tx_i) there (both bounds exact when
  * every hop is alike: the file's header); the flow alone the first. */
 static void fluid_ring(coll_run *r, const int *rk, int nr, const uint64_t *seg, int chan,
-                       uint64_t subs, const phase *ph)
+                       uint64_t subs, const int *share, const phase *ph)
 {
     int S = ph->steps, q = S / nr, rem = S % nr;
     double K = (double)subs;
@@ -135,7 +137,8 @@ static void fluid_ring(coll_run *r, const int *rk, int nr, const uint64_t *seg, 
         int hi = ((i + ph->off) % nr + nr) % nr;
         b[i] = (uint64_t)llround(cyc_sum(pre, nr, hi, q, rem));
         double ppb;
-        hop_figures(r, rk[i], rk[(i + 1) % nr], chan, &d[i], &ppb);
+        hop_figures(r, rk[i], rk[(i + 1) % nr], chan, &d[i], &ppb,
+                    share ? share[i] : r->a.channels);
         tx[i] = S > 0 ? ppb * (double)b[i] / ((double)S * K) : 0;
         vpre[i + 1] = vpre[i] + tx[i] + d[i];
     }
@@ -206,7 +209,7 @@ static void fluid_hd(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t su
     }
     for (int v = 0; v < rem; v++) {     /* fold in: 2v+1 gives 2v its data */
         double d, ppb;
-        hop_figures(r, 2 * v + 1, 2 * v, chan, &d, &ppb);
+        hop_figures(r, 2 * v + 1, 2 * v, chan, &d, &ppb, r->a.channels);
         done[v] = coll_add_op(r, 2 * v + 1, 2 * v, chan, bytes);
         start[v] = wait_op(r, 2 * v, chan, NONE,
                            (int64_t)(ppb * (double)bytes / (double)subs + d + 0.5));
@@ -223,7 +226,7 @@ static void fluid_hd(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t su
             }
             uint64_t b = pre[slo + cnt] - pre[slo];
             double d, ppb;
-            hop_figures(r, REAL(v), REAL(w), chan, &d, &ppb);
+            hop_figures(r, REAL(v), REAL(w), chan, &d, &ppb, r->a.channels);
             double tx = ppb * (double)b / (double)subs;
             /* w's next step waits for this flow's first sub-buffer; its
              * end there for the last one, sent once v's own step ended */
@@ -259,7 +262,7 @@ static void fluid_hd(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t su
     }
     for (int v = 0; ag && v < rem; v++) {  /* fold out: 2v hands 2v+1 the result */
         double d, ppb;
-        hop_figures(r, 2 * v, 2 * v + 1, chan, &d, &ppb);
+        hop_figures(r, 2 * v, 2 * v + 1, chan, &d, &ppb, r->a.channels);
         int o = coll_add_op(r, 2 * v, 2 * v + 1, chan, bytes);
         coll_add_dep(r, start[v], o);
         int t = wait_op(r, 2 * v + 1, chan, done[v],
@@ -279,6 +282,43 @@ static void fluid_hd(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t su
     free(pre);
 }
 
+/* How many of the call's channels send over the link of position i's hop
+ * in channel chan's ring (p->rk), for each i: channels whose rings are
+ * laid over servers (coll_ring_order) leave a GPU by NVLink in some and by
+ * its NIC in others, so a hop shares its link with the channels whose
+ * next hop from the same rank is of the same kind (inside its server or
+ * not); without servers every channel's ring is the same. */
+static int *ring_shares(plan *p, int chan, int channels)
+{
+    int n = p->n;
+    int *share = xcalloc((size_t)n, sizeof *share);
+    if (!p->grouped || p->servers < 2 || p->local < 2 || channels < 2) {
+        for (int i = 0; i < n; i++)
+            share[i] = channels;
+        return share;
+    }
+    int *srv = xcalloc((size_t)n, sizeof *srv);
+    int *kind = xcalloc((size_t)n * 2, sizeof *kind);  /* per rank: hops inside, out */
+    for (int m = 0; m < p->servers; m++)
+        for (int l = 0; l < p->local; l++)
+            srv[p->grid[m * p->local + l]] = m;
+    for (int ch = 0; ch < channels; ch++) {
+        coll_ring_order(p, ch);
+        for (int i = 0; i < n; i++) {
+            int a = p->rk[i], b = p->rk[(i + 1) % n];
+            kind[2 * a + (srv[a] != srv[b])]++;
+        }
+    }
+    coll_ring_order(p, chan);
+    for (int i = 0; i < n; i++) {
+        int a = p->rk[i], b = p->rk[(i + 1) % n];
+        share[i] = kind[2 * a + (srv[a] != srv[b])];
+    }
+    free(srv);
+    free(kind);
+    return share;
+}
+
 bool coll_fluid_build(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t subs)
 {
     const coll_args *a = &r->a;
@@ -295,7 +335,7 @@ bool coll_fluid_build(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t s
         phase rs = {.steps = G - 1, .done = d1, .next_start = s2};
         if (G > 1)
             for (int m = 0; m < M; m++)
-                fluid_ring(r, &p->grid[m * G], G, p->seg, chan, subs, &rs);
+                fluid_ring(r, &p->grid[m * G], G, p->seg, chan, subs, NULL, &rs);
         else
             for (int i = 0; i < n; i++)
                 d1[i] = s2[i] = NONE;
@@ -306,7 +346,7 @@ bool coll_fluid_build(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t s
                 p->col[m] = p->grid[m * G + l];
                 p->seg2[m] = coll_split(p->seg[(l + 1) % G], (uint64_t)M, (uint64_t)m, elem);
             }
-            fluid_ring(r, p->col, M, p->seg2, chan, subs, &rail);
+            fluid_ring(r, p->col, M, p->seg2, chan, subs, NULL, &rail);
         }
         if (M == 1)
             for (int i = 0; i < n; i++) {
@@ -315,7 +355,7 @@ bool coll_fluid_build(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t s
             }
         phase ag = {.steps = G - 1, .off = 1, .start = s3, .prev_done = d2, .done = d3};
         for (int m = 0; G > 1 && m < M; m++)
-            fluid_ring(r, &p->grid[m * G], G, p->seg, chan, subs, &ag);
+            fluid_ring(r, &p->grid[m * G], G, p->seg, chan, subs, NULL, &ag);
         free(d1);
         free(s2);
         free(d2);
@@ -333,6 +373,8 @@ bool coll_fluid_build(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t s
     for (int j = 0; j < n; j++)
         p->seg[j] = coll_split(bytes, (uint64_t)n, (uint64_t)j, elem);
     phase ph = {.steps = a->type == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1, .done = p->out};
-    fluid_ring(r, p->rk, n, p->seg, chan, subs, &ph);
+    int *share = ring_shares(p, chan, a->channels);
+    fluid_ring(r, p->rk, n, p->seg, chan, subs, share, &ph);
+    free(share);
     return true;
 }

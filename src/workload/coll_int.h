@@ -81,6 +81,7 @@ typedef struct plan {
     int *parent, *kids, *kid0, *order, *map[2];
     /* hierarchical: servers x local ranks */
     int servers, local;
+    bool grouped;               /* grid is valid (equal servers) */
     int *grid;                  /* grid[m * local + l]: rank */
     int *col, *o1, *o2;         /* scratch per server / per rank */
     uint64_t *seg2;

@@ -850,6 +850,7 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     int bad[2];
     p.grid = xcalloc(sz, sizeof *p.grid);
     bool grouped = group_servers(c, &p.servers, &p.local, p.grid, bad) == 0;
+    p.grouped = grouped;
     if (n > 1) {
         uint64_t unit = coll_sub_unit(a, n, &p) * a->chunk_bytes;
         for (int ch = 0; ch < a->channels; ch++) {
