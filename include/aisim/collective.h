@@ -43,6 +43,12 @@
  *                  all-reduce per rail (same local index) across servers,
  *                  intra-server all-gather over NVLink
  *   auto           ring (the default)
+ * Fluid mode (coll_args.fluid, flow plane only): a ring's 2(n-1) steps
+ * become one flow per rank to its neighbour carrying the bytes of all of
+ * them, halving-doubling's steps one message each (no sub-buffers), the
+ * hierarchical algorithm three such ring phases overlapped as the
+ * pipeline of sub-buffers overlaps them; the latency the steps would add
+ * is added (coll_fluid.c, docs/flow-level.md).
  * Every algorithm runs on `channels` parallel instances, each on its own
  * share of the data and its own connections (NCCL's channels); each
  * share is cut into chunks of at most `chunk_bytes`, and a chunk moves on
@@ -123,6 +129,10 @@ typedef struct coll_args {
     int root;                   /* broadcast root, send/recv sender (rank) */
     int peer;                   /* send/recv receiver (rank) */
     int64_t start_ps;           /* when it starts; before now: now */
+    bool fluid;                 /* fluid mode (flow plane only): each phase of
+                                   steps with one pattern is one flow per rank
+                                   carrying all their bytes, the steps'
+                                   latency added (docs/flow-level.md) */
 } coll_args;
 
 /* The outcome of one call, handed to its callback. */

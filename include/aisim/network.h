@@ -123,6 +123,13 @@ conn *network_connect(network *n, int src, int dst, int prio);
  * first message on c) or at once (later ones, behind those in flight). */
 uint64_t network_send_on(network *n, conn *c, uint64_t bytes, int64_t tag, int64_t start_ps,
                          net_done_fn fn, void *ctx);
+/* At flow level (net.plane: flow): the rate a flow of c gets alone on
+ * the empty network (payload bit/s: its path's slowest link as the plane
+ * offers it, capped by rate_cap) into *rate_bps and the time a byte takes
+ * from sent to received (propagation and the first packet's serialisation
+ * but at the slowest hop) into *delay_ps; returns true.  At packet level
+ * false (nothing written).  The fluid collectives' step latency. */
+bool network_flow_path(network *n, const conn *c, double *rate_bps, int64_t *delay_ps);
 /* Says that no more messages will be sent on c: it is freed once idle, as
  * the connections of network_send() are. */
 void network_close(network *n, conn *c);

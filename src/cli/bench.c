@@ -239,6 +239,8 @@ static const bcase cases[] = {
      "rdma/fattree-permutation", {NULL}},
     {"flow", "scenario net/flow-fattree, flow level, k=16", 3, 0, 0, 0, "net/flow-fattree",
      {NULL}},
+    {"fluid16k", "scenario ai/allreduce-100k-flow at 16 384 GPUs, fluid, 1 GiB", 3, 0, 0, 0,
+     "ai/allreduce-100k-flow", {"collective.topology.servers=2048", NULL}},
     {"stellar-rdma", "scenario stellar/rdma-permutation, OBS-128 over RoCEv2", 3, 0, 0, 0,
      "stellar/rdma-permutation", {NULL}},
 };

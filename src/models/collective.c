@@ -10,7 +10,7 @@
  *              sample_interval, sample_ports: the network, as for `net`
  *   sweep      {op, algorithm, ranks, min_bytes, max_bytes, step_factor,
  *              iters, warmup_iters, datatype, redop, channels, chunk, root,
- *              peer, prio, start}
+ *              peer, prio, start, fluid}
  *
  * The run ends when the sweep's last call has completed (or at the
  * scenario's stop time).  Tables: nccl_tests.csv and nccl_tests.txt (the

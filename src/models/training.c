@@ -15,6 +15,7 @@
  *              inside one server as a timer at that bus bandwidth
  *              (analytical, default) or as packets over NVLink (packet)
  *   algorithm, channels, chunk     of every collective (collective.h)
+ *   fluid      plane: flow only: the collectives in fluid mode (collective.h)
  *   gpu_tflops, efficiency         the GPU (generated compute, MFU)
  *   bytes_scale  multiplies every message size (small smoke runs; 1: off)
  *   timeline_ranks  ranks per job whose compute/communication bars go to
@@ -54,6 +55,7 @@ typedef struct trn_cfg {
     int comm, intra, algo;
     int64_t intra_bps, net_bps, channels, chunk, timeline;
     double tflops, eff, scale;
+    bool fluid;
     cfg_node *jobs;
 } trn_cfg;
 
@@ -77,6 +79,9 @@ static const cfg_key trn_keys[] = {
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 64, .help = "parallel rings / trees"},
     {.name = "chunk", .type = CFG_SIZE, .off = offsetof(trn_cfg, chunk), .def = "512KiB",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "largest message of a collective"},
+    {.name = "fluid", .type = CFG_BOOL, .off = offsetof(trn_cfg, fluid), .def = "false",
+     .help = "plane: flow only: every collective fluid (a ring phase one flow per rank, "
+     "the steps' latency added; docs/flow-level.md)"},
     {.name = "gpu_tflops", .type = CFG_FLOAT, .off = offsetof(trn_cfg, tflops), .def = "312",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "peak dense TFLOP/s of a GPU (A100 bf16: 312)"},
     {.name = "efficiency", .type = CFG_FLOAT, .off = offsetof(trn_cfg, eff), .def = "0.5",
@@ -439,6 +444,7 @@ static int job_configure(trn_model_st *m, int i, cfg_node *jn, const char *jp, b
     j->algo = (enum coll_algo)m->cfg.algo;
     j->channels = (int)m->cfg.channels;
     j->chunk_bytes = (uint64_t)m->cfg.chunk;
+    j->fluid = m->cfg.fluid;
     j->bytes_scale = m->cfg.scale;
     j->intra_analytical = m->cfg.intra == 0;
     j->intra_Bps = (double)m->cfg.intra_bps / 8;
@@ -453,6 +459,12 @@ static int trn_configure(void *st, cfg_node *sec, const char *path, const model_
     int r = cfg_bind(sec, path, trn_keys, &m->cfg, e);
     if (r)
         return r;
+    if (m->cfg.fluid && m->cfg.net.plane != NET_PLANE_FLOW) {
+        char kp[256];
+        return cfg_err(e, AISIM_EINVAL, cfg_get(sec, "fluid"), cfg_path(kp, sizeof kp, path,
+                       "fluid"), "a fluid collective needs the flow plane (plane: flow); "
+                       "found plane: packet, whose messages are packets");
+    }
     if ((r = network_create(&m->n, &m->cfg.net, sec, path, env, e)))
         return r;
     servers(m);

@@ -31,6 +31,7 @@ typedef struct sweep_cfg {
     cfg_node *ranks;
     int64_t min_bytes, max_bytes, chunk, start, iters, warmup, channels, root, peer, prio;
     double factor;
+    bool fluid;
 } sweep_cfg;
 
 static const cfg_key sweep_keys[] = {
@@ -73,6 +74,9 @@ static const cfg_key sweep_keys[] = {
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 7, .help = "traffic class"},
     {.name = "start", .type = CFG_TIME, .off = offsetof(sweep_cfg, start), .def = "0s",
      .flags = CFG_MIN, .min = 0, .help = "start of the first call"},
+    {.name = "fluid", .type = CFG_BOOL, .off = offsetof(sweep_cfg, fluid), .def = "false",
+     .help = "flow plane only: each ring phase one flow per rank carrying all its steps' "
+     "bytes, the steps' latency added (docs/flow-level.md)"},
     {0},
 };
 
@@ -153,10 +157,11 @@ static int sweep_configure(void *st, network *n, cfg_node *node, const char *pat
     free(eps);
     /* Every call's arguments, checked now: the largest size stands for all. */
     coll_args a = {.type = w->c.type, .algo = w->c.algo, .bytes = (uint64_t)w->c.max_bytes,
-                   .root = (int)w->c.root, .peer = (int)w->c.peer};
+                   .root = (int)w->c.root, .peer = (int)w->c.peer, .fluid = w->c.fluid};
     if ((r = coll_check(w->comm, &a, e))) {
         /* coll_check's message starts with the key it is about. */
-        const char *key = strncmp(e->msg, "root", 4) == 0   ? "root"
+        const char *key = strncmp(e->msg, "fluid", 5) == 0  ? "fluid"
+                        : strncmp(e->msg, "root", 4) == 0   ? "root"
                         : strncmp(e->msg, "peer", 4) == 0   ? "peer"
                         : strncmp(e->msg, "bytes", 5) == 0  ? "max_bytes"
                                                             : "algorithm";
@@ -211,7 +216,7 @@ static void next_call(sweep_wl *w, int64_t at)
                    .elem_bytes = dtype_bytes[w->c.dtype], .channels = (int)w->c.channels,
                    .chunk_bytes = (uint64_t)w->c.chunk, .prio = (int)w->c.prio,
                    .tag = (int64_t)w->ncalls, .root = (int)w->c.root, .peer = (int)w->c.peer,
-                   .start_ps = at};
+                   .start_ps = at, .fluid = w->c.fluid};
     /* Checked at configure time for the largest size; the others differ
      * only in bytes > 0. */
     if (coll_start(w->comm, &a, on_call, w, &w->fail))

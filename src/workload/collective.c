@@ -28,6 +28,7 @@
 
 #include "aisim/collective.h"
 #include "aisim/units.h"
+#include "workload/coll_int.h"
 
 const char *const coll_type_names[] = {"all_reduce", "reduce_scatter", "all_gather",
                                        "all_to_all", "broadcast", "send_recv", NULL};
@@ -52,32 +53,8 @@ double coll_busbw_factor(enum coll_type type, int n)
 
 /* ---- communicators ----------------------------------------------------- */
 
-/* A persistent connection, by (src endpoint, dst endpoint, channel, class). */
-typedef struct conn_slot {
-    int32_t src, dst, chan, prio;
-    conn *c;                    /* NULL: empty slot */
-} conn_slot;
-
-/* What a communicator and its sub-communicators share. */
-typedef struct coll_world {
-    network *net;
-    int refs;                   /* communicators using it */
-    size_t active;              /* calls running */
-    conn_slot *slots;           /* open addressing, power-of-two size */
-    size_t nslots, used;
-    int *server;                /* per endpoint: its server's id, or -1
-                                   until computed (hierarchical) */
-    struct coll_run *runs;      /* calls running (freed with the world if a
-                                   run stops before they complete) */
-} coll_world;
 
 static void run_free(struct coll_run *r);
-
-struct coll_comm {
-    coll_world *w;
-    int n;                      /* ranks */
-    int *eps;                   /* endpoint of each rank */
-};
 
 static coll_comm *comm_new(coll_world *w, int n)
 {
@@ -140,6 +117,7 @@ void coll_comm_destroy(coll_comm *c)
                 network_close(w->net, w->slots[i].c);
         free(w->slots);
         free(w->server);
+        free(w->server_slot);
         free(w);
     }
     free(c->eps);
@@ -180,7 +158,7 @@ static uint64_t slot_hash(int32_t s, int32_t d, int32_t ch, int32_t p)
 }
 
 /* The persistent connection of (src, dst, chan, prio), opened on first use. */
-static conn *world_conn(coll_world *w, int src, int dst, int chan, int prio)
+conn *coll_world_conn(coll_world *w, int src, int dst, int chan, int prio)
 {
     if (2 * (w->used + 1) > w->nslots) {
         size_t nn = w->nslots ? 2 * w->nslots : 64;
@@ -221,6 +199,10 @@ static const int *world_servers(coll_world *w)
     topo *t = network_topo(w->net);
     size_t ne = network_endpoints(w->net), nl = topo_links(t);
     w->server = xcalloc(ne, sizeof *w->server);
+    /* ids are below 2 x nodes (a switch's node id, or nodes + a host's) */
+    w->server_slot = xmalloc(2 * topo_nodes(t) * sizeof *w->server_slot);
+    for (size_t i = 0; i < 2 * topo_nodes(t); i++)
+        w->server_slot[i] = -1;
     for (size_t h = 0; h < ne; h++)
         w->server[h] = (int)topo_nodes(t) + topo_host_node(t, (int)h);
     for (size_t l = 0; l < nl; l++) {
@@ -239,34 +221,6 @@ static const int *world_servers(coll_world *w)
 
 /* ---- the graph --------------------------------------------------------- */
 
-typedef struct coll_run coll_run;
-
-typedef struct op {
-    coll_run *run;
-    int32_t src, dst;           /* ranks */
-    int32_t chan;
-    int32_t deps;               /* arrivals still awaited; -1: handed over */
-    uint64_t bytes;
-    uint32_t succ, nsucc;       /* its successors: run->succ[succ ..] */
-} op;
-
-struct coll_run {
-    coll_comm *c;
-    coll_args a;
-    coll_done_fn fn;
-    void *ctx;
-    op *ops;
-    size_t nops, capops, left;
-    uint32_t *succ;             /* CSR of successors */
-    uint32_t *stack;            /* worklist of arrived operations */
-    uint32_t (*edges)[2];       /* while building: (from, to) */
-    size_t nedges, capedges;
-    uint64_t wire_bytes;
-    int64_t start_ps;
-    bool aborted;
-    coll_world *w;
-    coll_run *prev, *next;      /* in w->runs */
-};
 
 /* Unlinks r from its world's running calls and frees it. */
 static void run_free(coll_run *r)
@@ -284,21 +238,19 @@ static void run_free(coll_run *r)
     free(r);
 }
 
-enum { NONE = -1 };
-
-static int add_op(coll_run *r, int src, int dst, int chan, uint64_t bytes)
+int coll_add_op(coll_run *r, int src, int dst, int chan, uint64_t bytes)
 {
     if (r->nops == r->capops) {
         r->capops = r->capops ? 2 * r->capops : 64;
         r->ops = xrealloc(r->ops, r->capops * sizeof *r->ops);
     }
-    assert(src != dst && r->nops < UINT32_MAX);
+    assert((src != dst || bytes == 0) && r->nops < UINT32_MAX);
     r->ops[r->nops] = (op){.run = r, .src = src, .dst = dst, .chan = chan, .bytes = bytes};
     return (int)r->nops++;
 }
 
 /* Operation `to` waits for `from` to arrive (nothing if from is NONE). */
-static void add_dep(coll_run *r, int from, int to)
+void coll_add_dep(coll_run *r, int from, int to)
 {
     if (from == NONE)
         return;
@@ -336,7 +288,7 @@ static void finish_graph(coll_run *r)
 
 /* Part i of `parts` of `total` bytes, in whole elements (the leftover
  * bytes of a partial element go to the last part). */
-static uint64_t split(uint64_t total, uint64_t parts, uint64_t i, uint64_t elem)
+uint64_t coll_split(uint64_t total, uint64_t parts, uint64_t i, uint64_t elem)
 {
     uint64_t units = total / elem, b = (units / parts + (i < units % parts)) * elem;
     return i == parts - 1 ? b + total % elem : b;
@@ -361,8 +313,8 @@ static void ring(coll_run *r, const int *rk, int nr, int steps, int off, const u
     for (int s = 0; s < steps; s++) {
         for (int i = 0; i < nr; i++) {
             int to = (i + 1) % nr, sg = ((i + off - s) % nr + nr) % nr;
-            sent[i] = add_op(r, rk[i], rk[to], chan, seg[sg]);
-            add_dep(r, s == 0 ? in[i] : prev[(i - 1 + nr) % nr], sent[i]);
+            sent[i] = coll_add_op(r, rk[i], rk[to], chan, seg[sg]);
+            coll_add_dep(r, s == 0 ? in[i] : prev[(i - 1 + nr) % nr], sent[i]);
             last[to] = sent[i];
         }
         int *t = prev;
@@ -388,21 +340,6 @@ static void bit_tree(int n, int *parent)
     }
 }
 
-/* Layouts computed once per call and shared by its sub-buffers. */
-typedef struct plan {
-    int n;
-    int *rk;                    /* 0..n-1 */
-    int *none;                  /* NONE x max(n, ...) */
-    int *out;                   /* scratch */
-    uint64_t *seg;              /* scratch: segment bytes */
-    /* trees: positions, their parent and children (CSR), depth order */
-    int *parent, *kids, *kid0, *order, *map[2];
-    /* hierarchical: servers x local ranks */
-    int servers, local;
-    int *grid;                  /* grid[m * local + l]: rank */
-    int *col, *o1, *o2;         /* scratch per server / per rank */
-    uint64_t *seg2;
-} plan;
 
 static void plan_trees(plan *p, int root)
 {
@@ -453,18 +390,18 @@ static void tree(coll_run *r, const plan *p, const int *map, bool up, uint64_t b
     if (up)
         for (int k = n - 1; k >= 1; k--) {         /* children first */
             int q = p->order[k];
-            upop[q] = add_op(r, map[q], map[p->parent[q]], chan, bytes);
+            upop[q] = coll_add_op(r, map[q], map[p->parent[q]], chan, bytes);
             for (int c = p->kid0[q]; c < p->kid0[q + 1]; c++)
-                add_dep(r, upop[p->kids[c]], upop[q]);
+                coll_add_dep(r, upop[p->kids[c]], upop[q]);
         }
     for (int k = 1; k < n; k++) {
         int q = p->order[k], u = p->parent[q];
-        down[q] = add_op(r, map[u], map[q], chan, bytes);
+        down[q] = coll_add_op(r, map[u], map[q], chan, bytes);
         if (p->parent[u] >= 0)
-            add_dep(r, down[u], down[q]);
+            coll_add_dep(r, down[u], down[q]);
         else if (up)
             for (int c = p->kid0[u]; c < p->kid0[u + 1]; c++)
-                add_dep(r, upop[p->kids[c]], down[q]);
+                coll_add_dep(r, upop[p->kids[c]], down[q]);
     }
 }
 
@@ -486,7 +423,7 @@ static void halving_doubling(coll_run *r, plan *p, enum hd_mode mode, uint64_t b
     int rem = n - pw, *last = p->out, *lo = p->o1, *len = p->o2, *sent = p->col;
     uint64_t elem = (uint64_t)r->a.elem_bytes;
     for (int j = 0; j < pw; j++)
-        p->seg[j] = split(bytes, (uint64_t)pw, (uint64_t)j, elem);
+        p->seg[j] = coll_split(bytes, (uint64_t)pw, (uint64_t)j, elem);
 #define REAL(v) ((v) < rem ? 2 * (v) : (v) + rem)
     for (int v = 0; v < pw; v++) {
         last[v] = NONE;
@@ -494,7 +431,7 @@ static void halving_doubling(coll_run *r, plan *p, enum hd_mode mode, uint64_t b
         len[v] = mode == HD_AG ? 1 : pw;
     }
     for (int v = 0; v < rem; v++)
-        last[v] = add_op(r, 2 * v + 1, 2 * v, chan, bytes);
+        last[v] = coll_add_op(r, 2 * v + 1, 2 * v, chan, bytes);
     for (int i = 0; mode != HD_AG && i < lg; i++) {
         int d = pw >> (i + 1);
         for (int v = 0; v < pw; v++) {
@@ -503,8 +440,8 @@ static void halving_doubling(coll_run *r, plan *p, enum hd_mode mode, uint64_t b
             uint64_t b = 0;
             for (int j = slo; j < slo + half; j++)
                 b += p->seg[j];
-            sent[v] = add_op(r, REAL(v), REAL(v ^ d), chan, b);
-            add_dep(r, last[v], sent[v]);
+            sent[v] = coll_add_op(r, REAL(v), REAL(v ^ d), chan, b);
+            coll_add_dep(r, last[v], sent[v]);
             if (!keep_lo)
                 lo[v] += half;
             len[v] = half;
@@ -518,8 +455,8 @@ static void halving_doubling(coll_run *r, plan *p, enum hd_mode mode, uint64_t b
             uint64_t b = 0;
             for (int j = lo[v]; j < lo[v] + len[v]; j++)
                 b += p->seg[j];
-            sent[v] = add_op(r, REAL(v), REAL(v ^ d), chan, b);
-            add_dep(r, last[v], sent[v]);
+            sent[v] = coll_add_op(r, REAL(v), REAL(v ^ d), chan, b);
+            coll_add_dep(r, last[v], sent[v]);
         }
         for (int v = 0; v < pw; v++) {
             int w = v ^ d;
@@ -531,8 +468,8 @@ static void halving_doubling(coll_run *r, plan *p, enum hd_mode mode, uint64_t b
             len[v] *= 2;
     }
     for (int v = 0; v < rem; v++) {
-        int o = add_op(r, 2 * v, 2 * v + 1, chan, bytes);
-        add_dep(r, last[v], o);
+        int o = coll_add_op(r, 2 * v, 2 * v + 1, chan, bytes);
+        coll_add_dep(r, last[v], o);
     }
 #undef REAL
 }
@@ -546,7 +483,7 @@ static void hierarchical(coll_run *r, plan *p, uint64_t bytes, int chan)
     int M = p->servers, G = p->local;
     uint64_t elem = (uint64_t)r->a.elem_bytes;
     for (int l = 0; l < G; l++)
-        p->seg[l] = split(bytes, (uint64_t)G, (uint64_t)l, elem);
+        p->seg[l] = coll_split(bytes, (uint64_t)G, (uint64_t)l, elem);
     for (int m = 0; m < M; m++)     /* reduce-scatter: o1[m * G + l] */
         ring(r, &p->grid[m * G], G, G - 1, 0, p->seg, chan, p->none, &p->o1[m * G]);
     for (int l = 0; l < G; l++) {   /* per rail: o2[m * G + l] */
@@ -554,7 +491,7 @@ static void hierarchical(coll_run *r, plan *p, uint64_t bytes, int chan)
         for (int m = 0; m < M; m++) {
             col[m] = p->grid[m * G + l];
             in[m] = p->o1[m * G + l];
-            p->seg2[m] = split(p->seg[(l + 1) % G], (uint64_t)M, (uint64_t)m, elem);
+            p->seg2[m] = coll_split(p->seg[(l + 1) % G], (uint64_t)M, (uint64_t)m, elem);
         }
         ring(r, col, M, 2 * (M - 1), 0, p->seg2, chan, in, res);
         for (int m = 0; m < M; m++)
@@ -574,15 +511,18 @@ static int group_servers(const coll_comm *c, int *servers, int *local, int *grid
     int n = c->n, ns = 0;
     int *id = xcalloc((size_t)n, sizeof *id), *cnt = xcalloc((size_t)n, sizeof *cnt);
     int *which = xcalloc((size_t)n, sizeof *which);
+    int *slot = c->w->server_slot;  /* server id -> its index here, or -1 */
     for (int i = 0; i < n; i++) {
-        int s = srv[c->eps[i]], k = 0;
-        while (k < ns && id[k] != s)
-            k++;
-        if (k == ns)
+        int s = srv[c->eps[i]];
+        if (slot[s] < 0) {
+            slot[s] = ns;
             id[ns++] = s;
-        which[i] = k;
-        cnt[k]++;
+        }
+        which[i] = slot[s];
+        cnt[slot[s]]++;
     }
+    for (int k = 0; k < ns; k++)
+        slot[id[k]] = -1;
     int rc = 0, G = cnt[0];
     for (int i = 0; i < n; i++)
         if (cnt[which[i]] != G) {
@@ -620,7 +560,7 @@ int coll_check(const coll_comm *c, const coll_args *a, err *e)
     if (a->elem_bytes < 0 || a->channels < 0 || a->channels > 1024)
         return ERR(e, AISIM_ERANGE, "elem_bytes, channels: expected >= 0 (channels <= 1024), "
                    "found %d, %d", a->elem_bytes, a->channels);
-    int n = c->n;
+    int n = c->n, rc;
     bool ok;
     switch (a->algo) {
     case COLL_ALGO_AUTO:
@@ -655,6 +595,8 @@ int coll_check(const coll_comm *c, const coll_args *a, err *e)
                        "server; found %d on the server of rank 0, %d on that of rank %d", g,
                        bad[1], bad[0]);
     }
+    if (a->fluid && (rc = coll_fluid_check(c, a, e)))
+        return rc;
     if ((a->type == COLL_BROADCAST || a->type == COLL_SENDRECV) &&
         (a->root < 0 || a->root >= n))
         return ERR(e, AISIM_ERANGE, "root: expected a rank 0 .. %d, found %d", n - 1, a->root);
@@ -692,14 +634,17 @@ static void on_msg(void *ctx, network *n, const net_msg *m);
 static void send_op(coll_run *r, op *o)
 {
     coll_world *w = r->c->w;
-    conn *k = world_conn(w, r->c->eps[o->src], r->c->eps[o->dst], o->chan, r->a.prio);
+    conn *k = coll_world_conn(w, r->c->eps[o->src], r->c->eps[o->dst], o->chan, r->a.prio);
     network_send_on(w->net, k, o->bytes, r->a.tag, sim_now(network_sim(w->net)), on_msg, o);
 }
 
+static void settled(sim *s, void *obj, uint64_t arg);
+
 /* o has arrived: its successors that wait for nothing more are sent, or,
- * if empty (a segment of no elements), arrive at once: a worklist, not
- * recursion, so that long chains of them neither deepen the stack nor
- * finish the run under a caller that still reads it. */
+ * if empty (a segment of no elements, a fluid join), arrive at once (or
+ * after their delay): a worklist, not recursion, so that long chains of
+ * them neither deepen the stack nor finish the run under a caller that
+ * still reads it. */
 static void arrived(coll_run *r, op *o)
 {
     size_t top = 0;
@@ -713,28 +658,39 @@ static void arrived(coll_run *r, op *o)
             if (--s->deps > 0)
                 continue;
             s->deps = -1;           /* handed over: run_begin skips it */
-            if (s->bytes == 0)
-                r->stack[top++] = (uint32_t)(s - r->ops);
-            else
+            if (s->bytes > 0)
                 send_op(r, s);
+            else if (s->delay_ps > 0)
+                sim_schedule_in(network_sim(r->c->w->net), s->delay_ps, settled, s, 0);
+            else
+                r->stack[top++] = (uint32_t)(s - r->ops);
         }
     }
     if (r->left == 0)
         run_finish(r);
 }
 
+/* o's delay after its arrival (or its dependencies) has passed. */
+static void settled(sim *s, void *obj, uint64_t arg)
+{
+    (void)s, (void)arg;
+    op *o = obj;
+    arrived(o->run, o);
+}
+
 static void on_msg(void *ctx, network *n, const net_msg *m)
 {
-    (void)n;
     op *o = ctx;
     if (m->aborted)
         o->run->aborted = true;
-    arrived(o->run, o);
+    if (o->delay_ps > 0)
+        sim_schedule_in(network_sim(n), o->delay_ps, settled, o, 0);
+    else
+        arrived(o->run, o);
 }
 
 static void run_begin(sim *s, void *obj, uint64_t arg)
 {
-    (void)s;
     (void)arg;
     coll_run *r = obj;
     /* One more count in `left` keeps the run alive while the first
@@ -747,6 +703,8 @@ static void run_begin(sim *s, void *obj, uint64_t arg)
         o->deps = -1;
         if (o->bytes > 0)
             send_op(r, o);
+        else if (o->delay_ps > 0)
+            sim_schedule_in(s, o->delay_ps, settled, o, 0);
         else
             arrived(r, o);
     }
@@ -761,7 +719,7 @@ static void run_begin(sim *s, void *obj, uint64_t arg)
  * joins two GPUs of the same rail (its ToR, not the aggregation layer;
  * the closing hop too when G divides the number of servers), and channels
  * start on different rails. */
-static void ring_order(plan *p, int ch)
+void coll_ring_order(plan *p, int ch)
 {
     int M = p->servers, G = p->local, k = 0;
     if (M < 2 || G < 2)
@@ -774,7 +732,7 @@ static void ring_order(plan *p, int ch)
 }
 
 /* Sub-buffer size per algorithm: the largest message is about a chunk. */
-static uint64_t sub_unit(const coll_args *a, int n, const plan *p)
+uint64_t coll_sub_unit(const coll_args *a, int n, const plan *p)
 {
     switch (a->type) {
     case COLL_ALLREDUCE:
@@ -800,7 +758,7 @@ static void build(coll_run *r, plan *p, uint64_t bytes, int chan)
     case COLL_ALLREDUCE:
         if (a->algo == COLL_ALGO_TREE) {
             for (int k = 0; k < 2; k++)
-                tree(r, p, p->map[k], true, split(bytes, 2, (uint64_t)k, (uint64_t)a->elem_bytes),
+                tree(r, p, p->map[k], true, coll_split(bytes, 2, (uint64_t)k, (uint64_t)a->elem_bytes),
                      chan);
             return;
         }
@@ -821,15 +779,15 @@ static void build(coll_run *r, plan *p, uint64_t bytes, int chan)
             return;
         }
         for (int j = 0; j < n; j++)
-            p->seg[j] = split(bytes, (uint64_t)n, (uint64_t)j, (uint64_t)a->elem_bytes);
+            p->seg[j] = coll_split(bytes, (uint64_t)n, (uint64_t)j, (uint64_t)a->elem_bytes);
         ring(r, p->rk, n, a->type == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1, 0, p->seg, chan,
              p->none, p->out);
         return;
     case COLL_ALLTOALL:
         for (int i = 1; i < n; i++)
             for (int s = 0; s < n; s++)
-                add_op(r, s, (s + i) % n, chan,
-                       split(bytes, (uint64_t)n, (uint64_t)((s + i) % n),
+                coll_add_op(r, s, (s + i) % n, chan,
+                       coll_split(bytes, (uint64_t)n, (uint64_t)((s + i) % n),
                              (uint64_t)a->elem_bytes));
         return;
     case COLL_BROADCAST:
@@ -840,14 +798,14 @@ static void build(coll_run *r, plan *p, uint64_t bytes, int chan)
             while (p->rk[at] != a->root)
                 at++;
             for (int h = 0; h + 1 < n; h++) {
-                int o = add_op(r, p->rk[(at + h) % n], p->rk[(at + h + 1) % n], chan, bytes);
-                add_dep(r, prev, o);
+                int o = coll_add_op(r, p->rk[(at + h) % n], p->rk[(at + h + 1) % n], chan, bytes);
+                coll_add_dep(r, prev, o);
                 prev = o;
             }
         }
         return;
     default:
-        add_op(r, a->root, a->peer, chan, bytes);
+        coll_add_op(r, a->root, a->peer, chan, bytes);
         return;
     }
 }
@@ -892,16 +850,26 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     int bad[2];
     p.grid = xcalloc(sz, sizeof *p.grid);
     bool grouped = group_servers(c, &p.servers, &p.local, p.grid, bad) == 0;
+    p.grouped = grouped;
     if (n > 1) {
-        uint64_t unit = sub_unit(a, n, &p) * a->chunk_bytes;
+        uint64_t unit = coll_sub_unit(a, n, &p) * a->chunk_bytes;
         for (int ch = 0; ch < a->channels; ch++) {
             if (grouped)
-                ring_order(&p, ch);
-            uint64_t cb = split(a->bytes, (uint64_t)a->channels, (uint64_t)ch,
+                coll_ring_order(&p, ch);
+            uint64_t cb = coll_split(a->bytes, (uint64_t)a->channels, (uint64_t)ch,
                                 (uint64_t)a->elem_bytes);
             uint64_t subs = cb / unit + (cb % unit != 0);
+            if (a->fluid) {
+                if (coll_fluid_build(r, &p, cb, ch, subs))
+                    continue;
+                /* halving-doubling, all-to-all, send/recv: each step one
+                 * message of its whole bytes (trees and the broadcast
+                 * chain stay pipelined: docs/flow-level.md) */
+                if (a->algo != COLL_ALGO_TREE && a->type != COLL_BROADCAST)
+                    subs = 1;
+            }
             for (uint64_t k = 0; k < subs; k++)
-                build(r, &p, split(cb, subs, k, (uint64_t)a->elem_bytes), ch);
+                build(r, &p, coll_split(cb, subs, k, (uint64_t)a->elem_bytes), ch);
         }
     }
     free(p.rk);

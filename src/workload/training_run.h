@@ -34,6 +34,7 @@ typedef struct trn_job {
     enum coll_algo algo;
     int channels;
     uint64_t chunk_bytes;
+    bool fluid;                     /* collectives in fluid mode */
     double bytes_scale;
     bool intra_analytical;          /* groups inside one server: formula */
     double intra_Bps;               /* their bus bandwidth */

@@ -145,6 +145,8 @@ static void fl_pcap(const conn *c, const pkt *p, pcap_l4 *h)
     memset(h, 0, sizeof *h);
 }
 
+static const transport_ops flow_plane;
+
 /* ---- flows in the solver ---------------------------------------------- */
 
 /* Brings fc's sent bytes and its links' counters to now, at its rate. */
@@ -229,6 +231,38 @@ static void add_hop(fl_conn *fc, uint32_t l, double w, size_t *cap)
     fc->hw[fc->nh++] = w;
 }
 
+/* The delay of a byte from sent to received on route fwd, and the
+ * slowest port's line rate on it (*slowest). */
+static int64_t path_delay(network *n, const route *fwd, int64_t *slowest)
+{
+    size_t len;
+    const int32_t *hops = topo_route_path(n->t, fwd, &len);
+    *slowest = INT64_MAX;
+    for (size_t i = 0; i < len; i++) {
+        int64_t r = topo_link_port(n->t, hops[i] >> 1, hops[i] & 1)->cfg.rate_bps;
+        *slowest = r < *slowest ? r : *slowest;
+    }
+    uint32_t full = n->payload + n->header;
+    return topo_route_ideal_ps(fwd, n->payload, n->payload, n->header) -
+           units_tx_time_ps(full, *slowest);
+}
+
+bool network_flow_path(network *n, const conn *c, double *rate_bps, int64_t *delay_ps)
+{
+    if (n->ops != &flow_plane)
+        return false;
+    /* a connection that has not sent yet: the route it will take */
+    const route *fwd = c->fwd ? c->fwd : topo_route_ecmp(n->t, c->src, c->dst, c->path_key);
+    if (!fwd)
+        return false;
+    const flownet *f = n->tp;
+    int64_t slowest;
+    *delay_ps = path_delay(n, fwd, &slowest);
+    double r = (double)slowest * f->goodput * f->k.efficiency;
+    *rate_bps = f->k.rate_cap > 0 && (double)f->k.rate_cap < r ? (double)f->k.rate_cap : r;
+    return true;
+}
+
 /* fc's links now: its route, or every equal-cost path when spraying; and
  * the delay of a byte from sent to received, from its route. */
 static void take_path(flownet *f, fl_conn *fc)
@@ -249,15 +283,8 @@ static void take_path(flownet *f, fl_conn *fc)
         for (size_t i = 0; i < len; i++)
             add_hop(fc, (uint32_t)hops[i], 1.0 / (double)np, &cap);
     }
-    const int32_t *hops = topo_route_path(f->t, c->fwd, &len);
-    int64_t slowest = INT64_MAX;
-    for (size_t i = 0; i < len; i++) {
-        int64_t r = topo_link_port(f->t, hops[i] >> 1, hops[i] & 1)->cfg.rate_bps;
-        slowest = r < slowest ? r : slowest;
-    }
-    uint32_t full = n->payload + n->header;
-    fc->delay_ps = topo_route_ideal_ps(c->fwd, n->payload, n->payload, n->header) -
-                   units_tx_time_ps(full, slowest);
+    int64_t slowest;
+    fc->delay_ps = path_delay(n, c->fwd, &slowest);
 }
 
 static void enter(flownet *f, fl_conn *fc)
