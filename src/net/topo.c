@@ -81,6 +81,8 @@ typedef struct tnode {
     node_fwd fwd;               /* the forwarder (switches, and hosts as senders) */
     shbuf *sb;                  /* switches: shared buffer pool, or NULL */
     bool has_intra;             /* has an intra-host (NVLink) link: a GPU or NVSwitch */
+    bool stub;                  /* a switch whose links all go to hosts (an NVSwitch):
+                                   its distance row is computed, not stored (dist_to) */
 } tnode;
 
 /* One direction of a link: its egress port and its wire, each on its own
@@ -603,6 +605,12 @@ int topo_finish(topo *t, err *e)
                 in->wire.stamp_in = 1;
             }
     }
+    for (size_t u = 0; u < t->nnodes; u++) {
+        tnode *n = t->node[u];
+        n->stub = n->kind == NODE_SWITCH && n->nadj > 0;
+        for (uint32_t i = 0; i < n->nadj && n->stub; i++)
+            n->stub = t->node[n->adj[i].other]->kind == NODE_HOST;
+    }
     t->dist = xcalloc(t->nnodes, sizeof *t->dist);
     t->dist_epoch = xcalloc(t->nnodes, sizeof *t->dist_epoch);
     t->bfs = xmalloc(t->nnodes * sizeof *t->bfs);
@@ -794,14 +802,19 @@ static const uint32_t *dist_row(topo *t, int32_t root)
  * DV_ROWS) all go to switches shares their rows: its distance from node v
  * is 1 + the least of its switches' distances (over the links routing sees
  * up), exactly what a BFS from D gives, since hosts do not forward.  So a
- * fat tree needs a row per edge switch, a dual-plane fabric one per ToR
- * and NVSwitch, not one per GPU.  Other hosts (a direct host-host link,
- * more links) have a row of their own. */
+ * fat tree needs a row per edge switch, a dual-plane fabric one per ToR,
+ * not one per GPU.  A stub switch (an NVSwitch: every link goes to a host)
+ * has no row: hosts do not forward, so its BFS reaches only itself (0) and
+ * the hosts on its up links (1), which dv computes; a 100,000-GPU fabric
+ * would otherwise hold a row of every node per server (6 GB).  Other hosts
+ * (a direct host-host link, more links) have a row of their own. */
 #define DV_ROWS 4
 
 typedef struct dview {
+    const topo *t;
     const uint32_t *row[DV_ROWS];   /* rows to take the least of */
-    uint32_t nrow;              /* 0: the destination is cut off */
+    int32_t stub[DV_ROWS];      /* and stub switches, as rows computed in dv */
+    uint32_t nrow, nstub;       /* both 0: the destination is cut off */
     int32_t dst;                /* destination node */
     uint32_t off;               /* added to row values: 1 if rooted at D's switches */
 } dview;
@@ -810,7 +823,7 @@ typedef struct dview {
 
 static dview dist_to(topo *t, int dst_host)
 {
-    dview v = {.dst = t->host_node[dst_host], .off = 1};
+    dview v = {.t = t, .dst = t->host_node[dst_host], .off = 1};
     const tnode *n = t->node[v.dst];
     bool shared = n->nadj <= DV_ROWS;
     for (uint32_t i = 0; i < n->nadj && shared; i++)
@@ -820,9 +833,15 @@ static dview dist_to(topo *t, int dst_host)
         v.off = 0;
         return v;
     }
-    for (uint32_t i = 0; i < n->nadj; i++)
-        if (t->link[n->adj[i].link]->route_up)
-            v.row[v.nrow++] = dist_row(t, n->adj[i].other);
+    for (uint32_t i = 0; i < n->nadj; i++) {
+        int32_t s = n->adj[i].other;
+        if (!t->link[n->adj[i].link]->route_up)
+            continue;
+        if (t->node[s]->stub)
+            v.stub[v.nstub++] = s;
+        else
+            v.row[v.nrow++] = dist_row(t, s);
+    }
     return v;
 }
 
@@ -834,6 +853,16 @@ static uint32_t dv(const dview *v, int32_t node)
     for (uint32_t i = 0; i < v->nrow; i++)
         if (v->row[i][node] < m)
             m = v->row[i][node];
+    for (uint32_t i = 0; i < v->nstub && m > 1; i++) {
+        const tnode *n = v->t->node[node];
+        if (node == v->stub[i]) {
+            m = 0;
+        } else if (n->kind == NODE_HOST) {
+            for (uint32_t j = 0; j < n->nadj; j++)
+                if (n->adj[j].other == v->stub[i] && v->t->link[n->adj[j].link]->route_up)
+                    m = 1;
+        }
+    }
     return m == DIST_INF ? DV_INF : m + v->off;
 }
 
