@@ -173,8 +173,10 @@ static pkt *rr_pop(port_rr *r, unsigned c)
  * it. */
 static inline wire *pfc_ingress(const port *q, const pkt *p)
 {
+    if (!q->pfc_in)             /* first: p->in may be on a line of p not yet read */
+        return NULL;
     wire *w = p->in;
-    return q->pfc_in && w && w->pfc_on ? w : NULL;
+    return w && w->pfc_on ? w : NULL;
 }
 
 static void pfc_cross(port *q, wire *w, int c);

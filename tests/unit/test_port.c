@@ -194,14 +194,21 @@ static void test_port_ecn_step_marks_above_k(void **state)
     bed_fini(&b);
 }
 
+/* RED from min to max bytes, on the instantaneous queue (weight 1). */
+static port_cfg red_cfg(int64_t min, int64_t max, double max_p)
+{
+    port_cfg cfg = base_cfg;
+    cfg.red_min_bytes = min;
+    cfg.red_max_bytes = max;
+    cfg.red_max_p = max_p;
+    cfg.red_weight = 1.0;
+    return cfg;
+}
+
 static void test_port_red_drops_non_ect_and_marks_ect(void **state)
 {
     (void)state;
-    port_cfg cfg = base_cfg;
-    cfg.red_min_bytes = 1500;
-    cfg.red_max_bytes = 2000;
-    cfg.red_max_p = 0.1;
-    cfg.red_weight = 1.0;       /* average = instantaneous: deterministic */
+    port_cfg cfg = red_cfg(1500, 2000, 0.1);   /* instantaneous: deterministic */
     bed b;
     bed_init(&b, &cfg, 0);
     for (int i = 0; i < 6; i++)
@@ -215,6 +222,36 @@ static void test_port_red_drops_non_ect_and_marks_ect(void **state)
     assert_int_equal(b.c.n, 5);
     for (int i = 0; i < 5; i++)
         assert_int_equal(!!(b.c.flags[i] & PKT_F_CE), b.c.seq[i] == 3 || b.c.seq[i] == 5);
+    bed_fini(&b);
+}
+
+/* RED on the instantaneous queue (weight 1) between min and max: 100
+ * ECN-capable packets of 1000 B at once, packet k meeting (k-1) x 1000 B;
+ * from 2000 B on each arrival draws once and is marked with probability
+ * (q - 2000) / 98000.  Replaying the same stream by hand gives the same
+ * marks packet by packet: below min nothing is drawn (the fast path),
+ * at min and above exactly one draw per arrival. */
+static void test_port_red_instantaneous_marks_as_drawn(void **state)
+{
+    (void)state;
+    port_cfg cfg = red_cfg(2000, 100000, 1);
+    bed b;
+    bed_init(&b, &cfg, 0);
+    for (int i = 0; i < 100; i++)
+        send(&b, 1000, 0, PKT_F_ECT, (uint64_t)i);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 100);
+    rng r;
+    rng_init(&r, 1, "test.port", 0);            /* bed_init's stream */
+    int marks = 0;
+    for (int k = 0; k < 100; k++) {
+        double q = k > 0 ? (k - 1) * 1000.0 : 0;
+        int m = q >= 2000 && rng_u01(&r) < (q - 2000) / 98000;
+        assert_int_equal(!!(b.c.flags[k] & PKT_F_CE), m);
+        marks += m;
+    }
+    assert_int_equal(b.q.stat_mark_pkts, marks);
+    assert_true(marks > 30 && marks < 70);      /* about half of 97 draws */
     bed_fini(&b);
 }
 
@@ -278,11 +315,7 @@ static void test_port_marks_at_dequeue_on_the_queue_left_behind(void **state)
     assert_int_equal(first, 1);
     assert_int_equal(last, 15);
     assert_int_equal(n, 15);
-    port_cfg red = base_cfg;
-    red.red_min_bytes = 4500;
-    red.red_max_bytes = 4600;
-    red.red_max_p = 0.5;
-    red.red_weight = 1;
+    port_cfg red = red_cfg(4500, 4600, 0.5);
     burst_marks(&red, 0, &first, &last, &n);
     assert_int_equal(first, 6);
     assert_int_equal(last, 19);
@@ -975,6 +1008,7 @@ int main(void)
         cmocka_unit_test(test_port_drop_tail_counts_and_conserves),
         cmocka_unit_test(test_port_ecn_step_marks_above_k),
         cmocka_unit_test(test_port_red_drops_non_ect_and_marks_ect),
+        cmocka_unit_test(test_port_red_instantaneous_marks_as_drawn),
         cmocka_unit_test(test_port_marks_at_dequeue_on_the_queue_left_behind),
         cmocka_unit_test(test_port_strict_priority_overtakes),
         cmocka_unit_test(test_port_failure_drops_queue_wire_and_arrivals),
