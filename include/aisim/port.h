@@ -36,6 +36,17 @@
  * buffer above XOFF: it must hold what arrives during the pause's round
  * trip, or drop-tail still drops.
  *
+ * Marking at dequeue (port_set_mark_dequeue).  By default a packet is
+ * marked as it joins its queue, on the bytes ahead of it.  A port may
+ * instead mark as a packet leaves its queue (its transmission starts), on
+ * the bytes of its class it leaves behind, as the HPCC ns-3 fork's switches
+ * do (SwitchNotifyDequeue: the egress count is decreased, then
+ * ShouldSendCN): the DCTCP step and RED, on ECN-capable packets only
+ * (others are left to drop-tail; RED's average is then updated as packets
+ * leave).  It uses the start-of-transmission callback (tap), so a port
+ * that marks at enqueue pays nothing for it; captures use that callback on
+ * host ports, so it is for switch ports.
+ *
  * Flow round robin (host NICs).  By default a port is FIFO per class.  A
  * host NIC may instead keep one queue per flow and serve the flows with
  * packets waiting in turn, one packet each (port_set_flow_rr), as a
@@ -193,6 +204,8 @@ typedef struct port {
                                            classes; a pause in force counts from
                                            pfc_since until its resume) */
     int64_t pfc_since[PORT_MAX_PRIO];   /* when class c's pause took effect */
+    int64_t deq_ecn_k_bytes;    /* marking at dequeue: cfg's ecn_k_bytes and */
+    int64_t deq_red_min_bytes;  /* red_min_bytes, moved here (cfg's read 0) */
 } port;
 
 /* Initialises a caller-owned port.  `name` must outlive it. */
@@ -202,6 +215,13 @@ void port_fini(port *q);
 /* Serves the port's flows round robin within each class (call before any
  * packet arrives). */
 void port_set_flow_rr(port *q);
+/* Marks at dequeue instead of enqueue (see above; before any packet
+ * arrives, on a port without a tap). */
+void port_set_mark_dequeue(port *q);
+/* True if the port ECN-marks (the DCTCP step or RED), at either point. */
+int port_marks_ecn(const port *q);
+/* True if RED is on at the port, at either point. */
+int port_red_on(const port *q);
 /* A source the port pulls packets from (see "Pulling sources" above). */
 struct port_source {
     /* The packet of class c to send now, or NULL (nothing ready; the source
@@ -246,15 +266,25 @@ typedef struct wire {
     sim_timer arrive;       /* the head's arrival */
     uint64_t stat_pkts;     /* packets carried */
     uint64_t stat_lost_bytes;   /* lost at failures (wire_drop_all) */
-    /* Cold (PFC only), after the fields every packet touches: */
-    port *src;              /* the port that feeds it, or NULL (set by
-                               topo_add_link): PFC pauses it */
-    /* PFC at the receiving switch, for packets that came over this wire: */
-    int64_t pfc_bytes[PORT_MAX_PRIO];   /* bytes it holds, per class */
+    /* PFC at the receiving switch, for packets that came over this wire,
+     * on a line of its own (class 0's count on it too): every packet the
+     * switch admits and sends touches it, and nothing else.  The feeding
+     * port's thresholds are copied here by wire_set_src, so that the
+     * accounting does not reach into that port's cold lines. */
+    _Alignas(64) int64_t pfc_xoff_bytes;    /* the feeding port's cfg */
+    int64_t pfc_xon_bytes;
+    port *src;              /* the port that feeds it, or NULL (wire_set_src,
+                               called by topo_add_link): PFC pauses it */
+    uint8_t pfc_on;         /* src runs PFC (pfc_xoff_bytes > 0) */
+    uint8_t pfc_nprio;      /* src's classes */
     uint8_t pfc_xoff[PORT_MAX_PRIO];    /* XOFF sent (in flight or in force) */
+    int64_t pfc_bytes[PORT_MAX_PRIO];   /* bytes it holds, per class */
 } wire;
 
 void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name);
+/* The port feeding w (its near end): PFC pauses it, with its thresholds
+ * (read from its cfg now: a port's cfg is fixed after port_init). */
+void wire_set_src(wire *w, port *src);
 /* The wire whose sink s is, or NULL if s is another element. */
 const wire *wire_of_sink(const sink *s);
 void wire_fini(wire *w);

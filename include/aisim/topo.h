@@ -196,6 +196,9 @@ void topo_set_shared_buffer(topo *t, int64_t bytes, double alpha, double pfc_alp
 /* Makes every host NIC serve its flows round robin (port.h) instead of
  * FIFO.  Call after building, before traffic. */
 void topo_set_nic_flow_rr(topo *t);
+/* Switch ports mark ECN at dequeue, on the queue a packet leaves behind
+ * (port_set_mark_dequeue; topology.mark_at: dequeue). */
+void topo_set_mark_dequeue(topo *t);
 /* A switch's shared pool, or NULL (a host, or no shared buffer). */
 const shbuf *topo_node_shbuf(const topo *t, int node);
 

@@ -4,6 +4,7 @@
  */
 #include "aisim/port.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,6 @@ static void port_recv(sink *self, pkt *p);
 static void port_done(sim *s, void *obj, uint64_t arg);
 static void pfc_event(sim *s, void *obj, uint64_t arg);
 static void shbuf_release(port *q, const pkt *p);
-static void pfc_account(port *q, const pkt *p, int64_t delta);
 
 const port *port_of_sink(const sink *s)
 {
@@ -165,6 +165,63 @@ static pkt *rr_pop(port_rr *r, unsigned c)
     return p;
 }
 
+/* The wire p came in over, if it is a PFC link into this port's switch,
+ * or NULL (no PFC here, p comes from the host's own NIC, or its link runs
+ * no PFC).  The wire p arrived over stamped it (p->in) and holds the
+ * thresholds of the port feeding it (wire_set_src): no position on the
+ * route is assumed, so other elements (hooks, encapsulations) may sit on
+ * it. */
+static inline wire *pfc_ingress(const port *q, const pkt *p)
+{
+    if (!q->pfc_in)             /* first: p->in may be on a line of p not yet read */
+        return NULL;
+    wire *w = p->in;
+    return w && w->pfc_on ? w : NULL;
+}
+
+static void pfc_cross(port *q, wire *w, int c);
+
+/* PFC accounting at the switch this port belongs to: `delta` bytes of p
+ * enter (> 0) or leave (< 0) its buffer, counted per class against the
+ * ingress wire (the switch's side of the link).  Crossing XOFF upwards
+ * sends a pause to the upstream port (the wire's src), falling to XON a
+ * resume, each one wire delay away.  Inline, with the thresholds on the
+ * wire's PFC line: per packet, one line and two comparisons unless a
+ * threshold may have been crossed (pfc_cross). */
+static inline __attribute__((always_inline)) void pfc_account(port *q, const pkt *p,
+                                                              int64_t delta)
+{
+    wire *w = pfc_ingress(q, p);
+    if (!w)
+        return;
+    int c = p->prio < w->pfc_nprio ? p->prio : w->pfc_nprio - 1;
+    int64_t b = w->pfc_bytes[c] += delta;
+    if (q->sb || (w->pfc_xoff[c] ? b <= w->pfc_xon_bytes : b > w->pfc_xoff_bytes))
+        pfc_cross(q, w, c);
+}
+
+/* The thresholds of class c at wire w (dynamic with the shared pool's
+ * pfc_alpha) and the pause or resume if crossed. */
+static void pfc_cross(port *q, wire *w, int c)
+{
+    int64_t xoff = w->pfc_xoff_bytes, xon = w->pfc_xon_bytes;
+    if (q->sb && q->sb->pfc_alpha > 0) {
+        double dyn = q->sb->pfc_alpha * (double)(q->sb->size_bytes - q->sb->used_bytes);
+        if (dyn < (double)xoff) {
+            int64_t d = (int64_t)dyn;
+            xon = d - (xoff - xon) > 0 ? d - (xoff - xon) : 0;
+            xoff = d;
+        }
+    }
+    if (!w->pfc_xoff[c] && w->pfc_bytes[c] > xoff) {
+        w->pfc_xoff[c] = 1;
+        sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, w->src, (uint64_t)c << 1 | 1);
+    } else if (w->pfc_xoff[c] && w->pfc_bytes[c] <= xon) {
+        w->pfc_xoff[c] = 0;
+        sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, w->src, (uint64_t)c << 1);
+    }
+}
+
 /* Takes the next packet of class c (which has one) off its queue: it
  * leaves the buffer, the shared pool and the PFC count of its ingress
  * (port.h: what a buffer holds). */
@@ -235,50 +292,6 @@ static void start_tx(port *q)
     }
 }
 
-/* The port that sent p over a PFC link into this port's switch, or NULL
- * (no PFC here, p comes from the host's own NIC, or its link runs no PFC).
- * The wire p arrived over stamped it (p->in) and knows the port feeding
- * it, whose cfg says whether the link runs PFC: no position on the route
- * is assumed, so other elements (hooks, encapsulations) may sit on it. */
-static port *pfc_upstream(const port *q, const pkt *p)
-{
-    if (!q->pfc_in || !p->in)
-        return NULL;
-    port *u = p->in->src;
-    return u && u->cfg.pfc_xoff_bytes > 0 ? u : NULL;
-}
-
-/* PFC accounting at the switch this port belongs to: `delta` bytes of p
- * enter (> 0) or leave (< 0) its buffer, counted per class against the
- * ingress wire (the switch's side of the link).  Crossing XOFF upwards
- * sends a pause to the upstream port (pfc_upstream), falling to XON a
- * resume, each one wire delay away. */
-static void pfc_account(port *q, const pkt *p, int64_t delta)
-{
-    port *u = pfc_upstream(q, p);
-    if (!u)
-        return;
-    wire *w = p->in;                    /* the ingress keeps the counts */
-    int c = p->prio < u->cfg.nprio ? p->prio : u->cfg.nprio - 1;
-    w->pfc_bytes[c] += delta;
-    int64_t xoff = u->cfg.pfc_xoff_bytes, xon = u->cfg.pfc_xon_bytes;
-    if (q->sb && q->sb->pfc_alpha > 0) {
-        double dyn = q->sb->pfc_alpha * (double)(q->sb->size_bytes - q->sb->used_bytes);
-        if (dyn < (double)xoff) {
-            int64_t d = (int64_t)dyn;
-            xon = d - (xoff - xon) > 0 ? d - (xoff - xon) : 0;
-            xoff = d;
-        }
-    }
-    if (!w->pfc_xoff[c] && w->pfc_bytes[c] > xoff) {
-        w->pfc_xoff[c] = 1;
-        sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, u, (uint64_t)c << 1 | 1);
-    } else if (w->pfc_xoff[c] && w->pfc_bytes[c] <= xon) {
-        w->pfc_xoff[c] = 0;
-        sim_schedule(q->s, sim_now(q->s) + w->delay_ps, pfc_event, u, (uint64_t)c << 1);
-    }
-}
-
 /* A pause (arg & 1) or resume of class arg >> 1 reaches port q. */
 static void pfc_event(sim *s, void *obj, uint64_t arg)
 {
@@ -299,20 +312,70 @@ static void pfc_event(sim *s, void *obj, uint64_t arg)
 }
 
 /* RED (Floyd & Jacobson 1993), simplified: the average of class c's queue
- * is updated on each of its arrivals (no idle-time correction); between min
- * and max the marking probability grows linearly to max_p; above max
- * everything is marked. */
-static int red_says_mark(port *q, unsigned c)
+ * is updated on each decision (each arrival; each departure when marking
+ * at dequeue), without idle-time correction; from min (`min`: cfg's
+ * red_min_bytes, or deq_red_min_bytes) to max the marking probability
+ * grows linearly to max_p; above max everything is marked. */
+static int red_says_mark_avg(port *q, unsigned c, int64_t min)
 {
     double *avg = &q->cls[c].red_avg;
     *avg += q->cfg.red_weight * ((double)q->cls[c].bytes - *avg);
-    if (*avg < (double)q->cfg.red_min_bytes)
+    if (*avg < (double)min)
         return 0;
     if (*avg >= (double)q->cfg.red_max_bytes)
         return 1;
-    double pr = q->cfg.red_max_p * (*avg - (double)q->cfg.red_min_bytes) /
-                (double)(q->cfg.red_max_bytes - q->cfg.red_min_bytes);
+    double pr = q->cfg.red_max_p * (*avg - (double)min) / (double)(q->cfg.red_max_bytes - min);
     return rng_u01(q->r) < pr;
+}
+
+/* With weight 1 (the instantaneous queue, as the HPCC fork's switches
+ * mark) the average is the queue itself, exactly (integers in doubles), so
+ * below min nothing is computed: the common case costs two comparisons. */
+static inline int red_says_mark(port *q, unsigned c, int64_t min)
+{
+    if (q->cfg.red_weight == 1 && q->cls[c].bytes < min)
+        return 0;
+    return red_says_mark_avg(q, c, min);
+}
+
+/* Marking at dequeue: p has left class c's queue and starts its
+ * transmission; the bytes it leaves behind decide (port.h).  The port owns
+ * p here: the callback's const is for captures. */
+static void mark_at_dequeue(void *ctx, const pkt *cp)
+{
+    port *q = ctx;
+    pkt *p = (pkt *)(uintptr_t)cp;
+    if (!(p->flags & PKT_F_ECT))
+        return;
+    unsigned c = p->prio < q->cfg.nprio ? p->prio : (unsigned)q->cfg.nprio - 1;
+    int mark = q->deq_ecn_k_bytes > 0 && q->cls[c].bytes > q->deq_ecn_k_bytes;
+    if (q->deq_red_min_bytes > 0 && red_says_mark(q, c, q->deq_red_min_bytes))
+        mark = 1;
+    if (mark) {
+        p->flags |= PKT_F_CE;
+        q->stat_mark_pkts++;
+    }
+}
+
+void port_set_mark_dequeue(port *q)
+{
+    assert(!q->tap && q->npkts == 0 && !q->tx);
+    assert(q->cfg.red_min_bytes == 0 || q->r);
+    q->deq_ecn_k_bytes = q->cfg.ecn_k_bytes;
+    q->deq_red_min_bytes = q->cfg.red_min_bytes;
+    q->cfg.ecn_k_bytes = q->cfg.red_min_bytes = 0;
+    q->tap = mark_at_dequeue;
+    q->tap_ctx = q;
+}
+
+int port_marks_ecn(const port *q)
+{
+    return q->cfg.ecn_k_bytes > 0 || q->deq_ecn_k_bytes > 0 || port_red_on(q);
+}
+
+int port_red_on(const port *q)
+{
+    return q->cfg.red_min_bytes > 0 || q->deq_red_min_bytes > 0;
 }
 
 static void drop(port *q, pkt *p)
@@ -334,7 +397,7 @@ static int shbuf_admit(port *q, const pkt *p, unsigned c)
         return 0;
     }
     if ((double)(q->cls[c].bytes + sz) > b->alpha * (double)(b->size_bytes - b->used_bytes) &&
-        !pfc_upstream(q, p)) {          /* lossless traffic is PFC's to bound */
+        !pfc_ingress(q, p)) {           /* lossless traffic is PFC's to bound */
         b->stat_dt_drops++;
         return 0;
     }
@@ -379,7 +442,7 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
      * (RFC 3168).  Both look at the packet's own queue (class c). */
     int ect = p->flags & PKT_F_ECT;
     int mark = ect && q->cfg.ecn_k_bytes > 0 && q->cls[c].bytes > q->cfg.ecn_k_bytes;
-    if (q->cfg.red_min_bytes > 0 && red_says_mark(q, c)) {
+    if (q->cfg.red_min_bytes > 0 && red_says_mark(q, c, q->cfg.red_min_bytes)) {
         if (!ect) {
             drop(q, p);
             return;

@@ -478,7 +478,7 @@ int topo_add_link(topo *t, int a, int b, const link_cfg *cfg)
         rng_init(&l->dir[d].r, t->seed, "topo.port", (uint64_t)id * 2 + (uint64_t)d);
         port_init(&l->dir[d].port, t->s, t->pool, &l->dir[d].r, &l->cfg.port, l->dir[d].port_name);
         wire_init(&l->dir[d].wire, t->s, cfg->delay_ps, l->dir[d].wire_name);
-        l->dir[d].wire.src = &l->dir[d].port;
+        wire_set_src(&l->dir[d].wire, &l->dir[d].port);
         /* Packets forwarded by entropy: port, its wire, the far node. */
         tnode *far = t->node[d ? a : b];
         l->dir[d].port.next = &l->dir[d].wire.base;
@@ -742,6 +742,17 @@ void topo_set_nic_flow_rr(topo *t)
         const tnode *n = t->node[t->host_node[h]];
         for (uint32_t j = 0; j < n->nadj; j++)
             port_set_flow_rr(&t->link[n->adj[j].link]->dir[n->adj[j].dir].port);
+    }
+}
+
+void topo_set_mark_dequeue(topo *t)
+{
+    for (size_t i = 0; i < t->nnodes; i++) {
+        const tnode *n = t->node[i];
+        if (n->kind == NODE_HOST)
+            continue;
+        for (uint32_t j = 0; j < n->nadj; j++)
+            port_set_mark_dequeue(&t->link[n->adj[j].link]->dir[n->adj[j].dir].port);
     }
 }
 

@@ -342,9 +342,11 @@ typedef struct topo_raw {
     cfg_node *host_list, *switch_list, *links;
     cfg_node *shared;
     int nic_sched;
+    int mark_at;
 } topo_raw;
 
 static const char *const nic_scheds[] = {"fifo", "round_robin", NULL};
+static const char *const mark_ats[] = {"enqueue", "dequeue", NULL};
 
 /* topology.shared_buffer */
 typedef struct shared_raw {
@@ -377,7 +379,10 @@ static const cfg_key shared_keys[] = {
              "{size, alpha}: switches share one buffer with dynamic thresholds"),            \
     {.name = "nic_scheduling", .type = CFG_ENUM, .off = offsetof(topo_raw, nic_sched),        \
      .choices = nic_scheds, .def = "fifo",                                                   \
-     .help = "host NICs: fifo, or round_robin among their flows"}
+     .help = "host NICs: fifo, or round_robin among their flows"},                           \
+    {.name = "mark_at", .type = CFG_ENUM, .off = offsetof(topo_raw, mark_at),                 \
+     .choices = mark_ats, .def = "enqueue",                                                  \
+     .help = "switches ECN-mark at enqueue (queue ahead) or dequeue (queue left behind)"}
 
 static const cfg_key dumbbell_keys[] = {
     KIND_KEY,
@@ -899,6 +904,8 @@ int topo_from_cfg(topo *t, cfg_node *n, const char *path, err *e)
         rc = apply_shared(t, r.shared, path, e);
     if (!rc && r.nic_sched == 1)
         topo_set_nic_flow_rr(t);
+    if (!rc && r.mark_at == 1)
+        topo_set_mark_dequeue(t);
     return rc;
 }
 
@@ -927,6 +934,7 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
         return rc;
     rp->shared = r.shared;
     rp->nic_sched = r.nic_sched;
+    rp->mark_at = r.mark_at;
     link_raw a, b;
     link_cfg la, lb;
     switch (r.kind) {

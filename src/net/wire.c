@@ -29,6 +29,15 @@ void wire_init(wire *w, sim *s, int64_t delay_ps, const char *name)
     sim_timer_init(&w->arrive, wire_arrive, w, 0);
 }
 
+void wire_set_src(wire *w, port *src)
+{
+    w->src = src;
+    w->pfc_on = src && src->cfg.pfc_xoff_bytes > 0;
+    w->pfc_xoff_bytes = src ? src->cfg.pfc_xoff_bytes : 0;
+    w->pfc_xon_bytes = src ? src->cfg.pfc_xon_bytes : 0;
+    w->pfc_nprio = src ? (uint8_t)src->cfg.nprio : 1;
+}
+
 void wire_fini(wire *w)
 {
     free(w->ring);

@@ -184,8 +184,8 @@ int rdma_net_ready(void *p, topo *t, const cfg_node *sec, const char *path, err 
         for (size_t l = 0; l < topo_links(t); l++)
             for (int d = 0; d < 2; d++) {
                 const port *q = topo_link_port(t, (int)l, d);
-                marks |= q->cfg.red_min_bytes > 0 || q->cfg.ecn_k_bytes > 0;
-                if (q->cfg.red_min_bytes > 0 && !(q->cfg.red_max_p > 0)) {
+                marks |= port_marks_ecn(q);
+                if (port_red_on(q) && !(q->cfg.red_max_p > 0)) {
                     char kp[600];
                     return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "cc"),
                                    cfg_path(kp, sizeof kp, path, "cc"),

@@ -194,14 +194,21 @@ static void test_port_ecn_step_marks_above_k(void **state)
     bed_fini(&b);
 }
 
+/* RED from min to max bytes, on the instantaneous queue (weight 1). */
+static port_cfg red_cfg(int64_t min, int64_t max, double max_p)
+{
+    port_cfg cfg = base_cfg;
+    cfg.red_min_bytes = min;
+    cfg.red_max_bytes = max;
+    cfg.red_max_p = max_p;
+    cfg.red_weight = 1.0;
+    return cfg;
+}
+
 static void test_port_red_drops_non_ect_and_marks_ect(void **state)
 {
     (void)state;
-    port_cfg cfg = base_cfg;
-    cfg.red_min_bytes = 1500;
-    cfg.red_max_bytes = 2000;
-    cfg.red_max_p = 0.1;
-    cfg.red_weight = 1.0;       /* average = instantaneous: deterministic */
+    port_cfg cfg = red_cfg(1500, 2000, 0.1);   /* instantaneous: deterministic */
     bed b;
     bed_init(&b, &cfg, 0);
     for (int i = 0; i < 6; i++)
@@ -216,6 +223,107 @@ static void test_port_red_drops_non_ect_and_marks_ect(void **state)
     for (int i = 0; i < 5; i++)
         assert_int_equal(!!(b.c.flags[i] & PKT_F_CE), b.c.seq[i] == 3 || b.c.seq[i] == 5);
     bed_fini(&b);
+}
+
+/* RED on the instantaneous queue (weight 1) between min and max: 100
+ * ECN-capable packets of 1000 B at once, packet k meeting (k-1) x 1000 B;
+ * from 2000 B on each arrival draws once and is marked with probability
+ * (q - 2000) / 98000.  Replaying the same stream by hand gives the same
+ * marks packet by packet: below min nothing is drawn (the fast path),
+ * at min and above exactly one draw per arrival. */
+static void test_port_red_instantaneous_marks_as_drawn(void **state)
+{
+    (void)state;
+    port_cfg cfg = red_cfg(2000, 100000, 1);
+    bed b;
+    bed_init(&b, &cfg, 0);
+    for (int i = 0; i < 100; i++)
+        send(&b, 1000, 0, PKT_F_ECT, (uint64_t)i);
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.c.n, 100);
+    rng r;
+    rng_init(&r, 1, "test.port", 0);            /* bed_init's stream */
+    int marks = 0;
+    for (int k = 0; k < 100; k++) {
+        double q = k > 0 ? (k - 1) * 1000.0 : 0;
+        int m = q >= 2000 && rng_u01(&r) < (q - 2000) / 98000;
+        assert_int_equal(!!(b.c.flags[k] & PKT_F_CE), m);
+        marks += m;
+    }
+    assert_int_equal(b.q.stat_mark_pkts, marks);
+    assert_true(marks > 30 && marks < 70);      /* about half of 97 draws */
+    bed_fini(&b);
+}
+
+/* Marking at dequeue (port_set_mark_dequeue), as the HPCC ns-3 fork's
+ * switches mark: a burst of 21 packets of 1000 B arrives at once, 20
+ * ECN-capable and a last one not; packet k meets (k-1) x 1000 B queued
+ * ahead (packet 0 goes into service at once) and, when it leaves, leaves
+ * (20-k) x 1000 B behind (packet 0: nothing; the others had not arrived).
+ * Threshold 4500 B, marked above it: at enqueue the tail, packets 6..19
+ * (14); at dequeue the head, 1..15 (15), the ones the fork marks (egress
+ * bytes > Kmax after the dequeue, switch-mmu.cc ShouldSendCN).  Also with RED (instantaneous queue, Kmin
+ * 4500 B, Kmax 4600 B: no queue length of the burst falls between them, so
+ * the draw never decides), and a packet that is not ECN-capable is neither
+ * marked nor dropped at dequeue. */
+static void burst_marks(const port_cfg *cfg, int at_dequeue, int *first, int *last, int *n)
+{
+    bed b;
+    bed_init(&b, cfg, 0);
+    if (at_dequeue) {
+        port_set_mark_dequeue(&b.q);
+        assert_true(port_marks_ecn(&b.q));
+        assert_int_equal(b.q.cfg.ecn_k_bytes + b.q.cfg.red_min_bytes, 0);
+    }
+    for (int i = 0; i < 20; i++)
+        send(&b, 1000, 0, PKT_F_ECT, (uint64_t)i);
+    send(&b, 1000, 0, 0, 20);                  /* not ECN-capable, last */
+    sim_run(b.s, SIM_TIME_MAX);
+    /* RED at enqueue drops it (19000 B ahead, above Kmax); at dequeue it
+     * is left to drop-tail */
+    int dropped = !at_dequeue && cfg->red_min_bytes > 0;
+    assert_int_equal(b.c.n, 21 - dropped);
+    assert_int_equal(b.q.stat_drop_pkts, dropped);
+    if (!dropped)
+        assert_int_equal(b.c.flags[20], 0);
+    *first = *last = -1;
+    *n = 0;
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(b.c.seq[i], i);
+        if (b.c.flags[i] & PKT_F_CE) {
+            if (*first < 0)
+                *first = i;
+            *last = i;
+            ++*n;
+        }
+    }
+    assert_int_equal((uint64_t)*n, b.q.stat_mark_pkts);
+    bed_fini(&b);
+}
+
+static void test_port_marks_at_dequeue_on_the_queue_left_behind(void **state)
+{
+    (void)state;
+    int first, last, n;
+    port_cfg step = base_cfg;
+    step.ecn_k_bytes = 4500;
+    burst_marks(&step, 0, &first, &last, &n);
+    assert_int_equal(first, 6);
+    assert_int_equal(last, 19);
+    assert_int_equal(n, 14);
+    burst_marks(&step, 1, &first, &last, &n);
+    assert_int_equal(first, 1);
+    assert_int_equal(last, 15);
+    assert_int_equal(n, 15);
+    port_cfg red = red_cfg(4500, 4600, 0.5);
+    burst_marks(&red, 0, &first, &last, &n);
+    assert_int_equal(first, 6);
+    assert_int_equal(last, 19);
+    assert_int_equal(n, 14);
+    burst_marks(&red, 1, &first, &last, &n);
+    assert_int_equal(first, 1);
+    assert_int_equal(last, 15);
+    assert_int_equal(n, 15);
 }
 
 static void test_port_strict_priority_overtakes(void **state)
@@ -341,7 +449,7 @@ static void incast_pair(int pfc, shbuf *sb, uint64_t *drops, uint64_t *delivered
     for (int i = 0; i < 2; i++) {
         port_init(&n[i], s, pool, NULL, &nic, "nic");
         wire_init(&w[i], s, US(1), "w");
-        w[i].src = &n[i];           /* what topo_add_link sets */
+        wire_set_src(&w[i], &n[i]);    /* what topo_add_link sets */
         sink *hops[] = {&n[i].base, &w[i].base, &q.base, &wq.base, &c.base};
         rt[i] = route_create(hops, 5);
         for (int k = 0; k < 200; k++) {
@@ -407,9 +515,9 @@ static void test_port_pfc_pauses_propagate_hop_by_hop(void **state)
     wire_init(&w0, s, US(1), "w0");
     wire_init(&w1, s, US(1), "w1");
     wire_init(&w2, s, US(1), "w2");
-    w0.src = &nic;                  /* what topo_add_link sets */
-    w1.src = &p1;
-    w2.src = &p2;
+    wire_set_src(&w0, &nic);      /* what topo_add_link sets */
+    wire_set_src(&w1, &p1);
+    wire_set_src(&w2, &p2);
     sink *hops[] = {&nic.base, &w0.base, &p1.base, &w1.base, &p2.base, &w2.base, &c.base};
     route *rt = route_create(hops, 7);
     for (int k = 0; k < 300; k++) {
@@ -721,7 +829,7 @@ static void test_port_pfc_pauses_only_the_congested_class(void **state)
     wire_init(&w0, s, US(1), "w0");
     wire_init(&ws, s, US(1), "ws");
     wire_init(&wf, s, US(1), "wf");
-    w0.src = &nic;                  /* what topo_add_link sets */
+    wire_set_src(&w0, &nic);      /* what topo_add_link sets */
     sink *h0[] = {&nic.base, &w0.base, &pf.base, &wf.base, &c[0].base};
     sink *h1[] = {&nic.base, &w0.base, &ps.base, &ws.base, &c[1].base};
     route *rt[2] = {route_create(h0, 5), route_create(h1, 5)};
@@ -823,8 +931,8 @@ static void test_port_pfc_finds_the_ingress_past_other_elements(void **state)
     port_init(&nic, h.s, h.pool, NULL, &host, "h->s");
     port_init(&sw, h.s, h.pool, NULL, &slow, "s->sink");
     sw.pfc_in = 1;
-    h.w[0]->src = &nic;
-    h.w[1]->src = &sw;
+    wire_set_src(h.w[0], &nic);
+    wire_set_src(h.w[1], &sw);
     sink *hops[] = {&nic.base, &h.pass->base, &h.w[0]->base, &sw.base, &h.w[1]->base,
                     &h.c.base};
     route *rt = route_create(hops, 6);
@@ -900,6 +1008,8 @@ int main(void)
         cmocka_unit_test(test_port_drop_tail_counts_and_conserves),
         cmocka_unit_test(test_port_ecn_step_marks_above_k),
         cmocka_unit_test(test_port_red_drops_non_ect_and_marks_ect),
+        cmocka_unit_test(test_port_red_instantaneous_marks_as_drawn),
+        cmocka_unit_test(test_port_marks_at_dequeue_on_the_queue_left_behind),
         cmocka_unit_test(test_port_strict_priority_overtakes),
         cmocka_unit_test(test_port_failure_drops_queue_wire_and_arrivals),
         cmocka_unit_test(test_port_pfc_makes_the_switch_lossless),

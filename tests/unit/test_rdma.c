@@ -196,6 +196,58 @@ static void test_dcqcn_two_to_one_converges(void **state)
     fx_free(&f);
 }
 
+/* topology.mark_at: dequeue moves the switch ports' marking to dequeue
+ * (port.h; test_port checks the packets it marks against the fork's rule)
+ * and leaves the hosts' ports alone.  A 16-to-1 burst of 20 packets per QP
+ * (no congestion control: the same packets either way, only the marks
+ * differ) through one switch port marking above 8 packets of 1062 B (DCTCP
+ * step K = 8500 B).  At enqueue every arrival but the first 10 meets more
+ * than 8 ahead (the first goes into service): 310 of 320, all judged by
+ * 30 us, when the burst has arrived.  At dequeue every departure but the
+ * first (nothing behind it yet) and the last 9 (8 or fewer behind) leaves
+ * more than 8 behind: 310 too, but judged as they leave, one per 0.85 us
+ * from 1.85 us: 34 started by 30 us, 33 of them marked. */
+static uint64_t burst_marks(const char *at, uint64_t *early)
+{
+    char y[512];
+    snprintf(y, sizeof y, "topology: {kind: star, hosts: 17, mark_at: %s, link: {rate: 10Gbps, "
+             "delay: 1us, buffer: 4MB, ecn_k: 8500B}}\n"
+             "transport: {name: rocev2, cc: none}\n", at);
+    fixture f;
+    fx_open(&f, y);
+    topo *t = network_topo(f.n);
+    const port *sw = topo_link_port(t, 0, 1), *host = topo_link_port(t, 0, 0);
+    int deq = strcmp(at, "dequeue") == 0;
+    assert_int_equal(sw->cfg.ecn_k_bytes, deq ? 0 : 8500);
+    assert_int_equal(sw->deq_ecn_k_bytes, deq ? 8500 : 0);
+    assert_int_equal(host->cfg.ecn_k_bytes, 8500);     /* hosts mark at enqueue */
+    assert_true(port_marks_ecn(sw) && port_marks_ecn(host));
+    log_t l = {0};
+    for (int i = 1; i <= 16; i++)
+        network_send(f.n, i, 0, 20 * 1000, 0, -1, 0, on_done, &l);
+    sim_run(f.s, 30 * PS_PER_US);
+    *early = sw->stat_mark_pkts;
+    sim_run(f.s, SIM_TIME_MAX);
+    assert_int_equal(l.n, 16);
+    assert_int_equal(sw->stat_tx_pkts, 320);
+    uint64_t marks = sw->stat_mark_pkts;
+    fx_free(&f);
+    return marks;
+}
+
+static void test_mark_at_dequeue_on_switch_ports(void **state)
+{
+    (void)state;
+    uint64_t e0, d0, enq = burst_marks("enqueue", &e0), deq = burst_marks("dequeue", &d0);
+    print_message("16-to-1 burst, K = 8500 B: %llu marked at enqueue (%llu by 30 us), "
+                  "%llu at dequeue (%llu by 30 us)\n", (unsigned long long)enq,
+                  (unsigned long long)e0, (unsigned long long)deq, (unsigned long long)d0);
+    assert_int_equal(enq, 310);
+    assert_int_equal(e0, 310);
+    assert_int_equal(deq, 310);
+    assert_int_equal(d0, 33);
+}
+
 /* 16-to-1 incast of 64 KB each on a star of 17 hosts at 10 Gbps with a
  * 400 KB buffer per port, no congestion control.  Lossless (PFC XOFF 16 KB,
  * XON 8 KB per ingress): no drop, pauses, every message complete.  Lossy:
@@ -886,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_go_back_n_vs_selective_repeat_on_the_wire),
         cmocka_unit_test(test_messages_on_one_qp_with_losses),
         cmocka_unit_test(test_dcqcn_two_to_one_converges),
+        cmocka_unit_test(test_mark_at_dequeue_on_switch_ports),
         cmocka_unit_test(test_incast_lossless_vs_lossy),
         cmocka_unit_test(test_hpcc_small_queue_high_utilisation),
         cmocka_unit_test(test_dctcp_and_timely_bound_the_queue),

@@ -808,7 +808,7 @@ static void test_topo_from_cfg_errors_name_the_location(void **state)
          "red_max_p, red_weight, priorities, pfc_xoff, pfc_xon"},
         {"topology: {kind: star, hosts: 3, link: {rate: 1Gbps}, spines: 2}\n",
          "t.yaml:1:55: topology.spines: unknown key; expected one of: kind, "
-         "hosts, link, shared_buffer, nic_scheduling"},
+         "hosts, link, shared_buffer, nic_scheduling, mark_at"},
         {"topology:\n  kind: custom\n  hosts: [a, b c]\n  links: []\n",
          "t.yaml:3:14: topology.hosts[1]: expected a node name (letters, "
          "digits, '_', '.', '-') or a server {name, gpus}, found \"b c\""},

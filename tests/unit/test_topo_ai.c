@@ -531,7 +531,7 @@ static void test_from_cfg_rail_errors(void **state)
          "  servers_per_tor: 2, aggs: 1, nic_link: {rate: 200Gbps}}\n",
          "t.yaml:1:62: topology.planes: unknown key; expected one of: kind, servers, "
          "gpus_per_server, rails, servers_per_tor, aggs, nic_link, fabric_link, "
-         "oversubscription, nvlink, shared_buffer, nic_scheduling"},
+         "oversubscription, nvlink, shared_buffer, nic_scheduling, mark_at"},
 #define CUSTOM_AB "topology:\n  kind: custom\n  hosts: [{name: a, gpus: 2}, b]\n" \
                   "  switches: [t]\n  link: {rate: 1Gbps}\n  links:\n"
         {CUSTOM_AB "    - {a: a, nic: 2, b: t}\n",
