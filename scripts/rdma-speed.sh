@@ -5,11 +5,11 @@
 # first level as this machine's and the last level modelled as a 1 MiB L2.
 # Prints, per packet-hop: instructions, first-level data misses and L2 data
 # misses (docs/benchmarks.md, "Issue 10's RDMA case").  About 2 minutes of
-# CPU in all on the CI-class machine.  Needs valgrind (not in
-# scripts/deps.sh: only this script uses it; apt-get install valgrind).
+# CPU in all on the CI-class machine.  Installs valgrind if it is missing
+# (scripts/deps.sh valgrind).
 set -eu
 aisim=${1:-build/aisim}
-command -v valgrind >/dev/null 2>&1 || { echo "rdma-speed: valgrind not found" >&2; exit 2; }
+"$(dirname "$0")/deps.sh" valgrind
 [ -x "$aisim" ] || { echo "rdma-speed: $aisim not built (make)" >&2; exit 2; }
 tmp=$(mktemp -d -t aisim-rdma-speed-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
