@@ -290,6 +290,11 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     topo_set_hash_seeds(n->t, c->hash_seeds == 1, 0x5eed);
     if ((r = conf_transport(n, c->transport, path, e)))
         return r;
+    if (c->routing != NET_ROUTE_ECMP && n->ops->spray_check &&
+        (r = n->ops->spray_check(n->tp, c->routing == NET_ROUTE_SPRAY_RR ? "spray_rr"
+                                                                        : "spray_random",
+                                 c->transport, cfg_path(sub, sizeof sub, path, "transport"), e)))
+        return r;
     n->ops->framing(n->tp, &n->payload, &n->header);
     n->hop_sojourn_ps = hop_sojourn(n);
     for (size_t l = 0; l < topo_links(n->t); l++)
@@ -639,8 +644,9 @@ conn *network_connect(network *n, int src, int dst, int prio)
     c->spray = n->cfg.routing == NET_ROUTE_SPRAY_RR       ? CONN_SPRAY_RR
                : n->cfg.routing == NET_ROUTE_SPRAY_RANDOM ? CONN_SPRAY_RANDOM
                                                           : CONN_PATH_FIXED;
-    if (c->spray == CONN_SPRAY_RANDOM)
-        rng_init(&c->spray_rng, n->seed, "net.spray", id);
+    /* Seeded for every connection: a transport that chooses paths itself
+     * (Stellar's OBS) draws from it too, so the run seed varies it. */
+    rng_init(&c->spray_rng, n->seed, "net.spray", id);
     c->src_fwd = topo_node_forwarder(n->t, topo_host_node(n->t, src));
     c->dst_node = (uint32_t)topo_host_node(n->t, dst);
     c->sprayer = (sink){conn_sprayer_recv, "conn.sprayer"};

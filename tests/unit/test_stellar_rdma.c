@@ -224,6 +224,7 @@ typedef struct wtap {
     int dropped;
     uint32_t ent[4];            /* entropies PSN drop_psn left the NIC with */
     int nent;
+    uint64_t ehash;             /* FNV-1a of the entropies leaving host 0, in order */
 } wtap;
 
 static int on_wire(hook *h, port *q, pkt *p)
@@ -237,6 +238,7 @@ static int on_wire(hook *h, port *q, pkt *p)
         w->up[atoi(sp + 7) & 7]++;
     if (strncmp(nm, "h0->", 4) == 0) {
         w->nic++;
+        w->ehash = (w->ehash ^ p->entropy) * 0x100000001b3ull;
         if (p->seq == w->drop_psn && w->nent < 4)
             w->ent[w->nent++] = p->entropy;
         if (p->seq == w->drop_psn && !w->dropped) {
@@ -261,7 +263,7 @@ static void on_done(void *ctx, network *n, const net_msg *m)
     *(int64_t *)ctx = m->aborted ? -1 : m->finish_ps - m->start_ps;
 }
 
-static qrun run_qp(const char *yaml, wtap *w)
+static qrun run_qp(const char *yaml, wtap *w, uint64_t seed)
 {
     err e = {0};
     cfg_doc *doc;
@@ -273,7 +275,8 @@ static qrun run_qp(const char *yaml, wtap *w)
     c.topology = cfg_get(root, "topology");
     c.transport = cfg_get(root, "transport");
     c.routing = NET_ROUTE_ECMP;
-    model_env env = {.sim = s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    model_env env = {.sim = s, .seed = seed, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    w->ehash = 0xcbf29ce484222325ull;
     network *n;
     if (network_create(&n, &c, root, "net", &env, &e))
         fail_msg("%s", e.msg);
@@ -327,7 +330,7 @@ static void test_choice_on_the_wire(void **state)
 {
     (void)state;
     wtap w = {.drop_psn = UINT64_MAX};
-    qrun r = run_qp(LS("obs"), &w);
+    qrun r = run_qp(LS("obs"), &w, 1);
     assert_true(r.fct_ps > 0);
     assert_int_equal(w.nic, 2000);
     assert_int_equal(w.up[0] + w.up[1] + w.up[2] + w.up[3] + w.up[4] + w.up[5] + w.up[6] +
@@ -345,11 +348,11 @@ static void test_choice_on_the_wire(void **state)
     int64_t clean = r.fct_ps;
 
     wtap ws = {.drop_psn = UINT64_MAX};
-    qrun rs = run_qp(LS("single"), &ws);
+    qrun rs = run_qp(LS("single"), &ws, 1);
     assert_int_equal(rs.busy_up, 1);
 
     wtap wl = {.drop_psn = 500};
-    qrun rl = run_qp(LS("obs"), &wl);
+    qrun rl = run_qp(LS("obs"), &wl, 1);
     assert_true(rl.fct_ps > 0);
     assert_int_equal(wl.dropped, 1);
     assert_int_equal(wl.nic, 2001);         /* the lost PSN alone resent */
@@ -363,6 +366,27 @@ static void test_choice_on_the_wire(void **state)
     assert_true(rl.fct_ps >= clean && rl.fct_ps < clean + 1000000);
     print_message("PSN 500 lost: resent once on entropy %u (was %u), FCT %.1f us against "
                   "%.1f us\n", wl.ent[1], wl.ent[0], rl.fct_ps / 1e6, clean / 1e6);
+}
+
+/* OBS's draws come from the run seed (through the connection's own
+ * stream): the same seed sends the same entropies in the same order, another
+ * seed others, each run as uniform over the uplinks. */
+static void test_obs_seeded_by_run(void **state)
+{
+    (void)state;
+    wtap a = {.drop_psn = UINT64_MAX}, b = a, c = a;
+    qrun ra = run_qp(LS("obs"), &a, 1), rb = run_qp(LS("obs"), &b, 1);
+    qrun rc = run_qp(LS("obs"), &c, 2);
+    assert_int_equal(a.ehash, b.ehash);
+    assert_memory_equal(a.up, b.up, sizeof a.up);
+    assert_int_equal(ra.fct_ps, rb.fct_ps);
+    assert_true(a.ehash != c.ehash);
+    assert_true(memcmp(a.up, c.up, sizeof a.up) != 0);
+    assert_int_equal(c.nic, 2000);
+    assert_true(rc.chi_up < 24 && rc.chi_paths < 200);
+    print_message("OBS seeds 1 and 2: uplink 0 carries %llu and %llu packets, chi2 %.1f and "
+                  "%.1f\n", (unsigned long long)a.up[0], (unsigned long long)c.up[0], ra.chi_up,
+                  rc.chi_up);
 }
 
 /* Fig. 12, small (stellar/rdma-paths): two NICs, 16 QPs of hashed
@@ -492,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_obs_against_single),
         cmocka_unit_test(test_lossy_link),
         cmocka_unit_test(test_choice_on_the_wire),
+        cmocka_unit_test(test_obs_seeded_by_run),
         cmocka_unit_test(test_path_count),
         cmocka_unit_test(test_allreduce),
         cmocka_unit_test(test_bad_input),

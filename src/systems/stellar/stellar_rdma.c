@@ -78,16 +78,12 @@ int rdma_mp_setup(rdma_tp *tp, cfg_node *sec, const char *path, const cfg_node *
 {
     char kp[600];
     cfg_path(kp, sizeof kp, path, "multipath");
-    if (tp->k.recovery != RDMA_SELECTIVE) {
-        const cfg_node *r = cfg_get(tsec, "recovery");
-        char rp[600];
-        return cfg_err(e, AISIM_EINVAL, r ? r : sec, cfg_path(rp, sizeof rp, path, "recovery"),
-                       "expected selective_repeat with multipath (spraying reorders packets, "
-                       "go-back-N drops every one out of order), found go_back_n");
-    }
+    int rc = rdma_need_selective(tp, "multipath", tsec, path, e);
+    if (rc)
+        return rc;
     smr_keys *k = xcalloc(1, sizeof *k);
     tp->mp = k;
-    int rc = cfg_bind(sec, kp, smr_schema, k, e);
+    rc = cfg_bind(sec, kp, smr_schema, k, e);
     if (rc)
         return rc;
     if (k->window % 64) {
@@ -157,8 +153,10 @@ static void init(rdma_qp *qp, void *v)
     st->pr.avoid_ps = k->avoid;
     st->pr.order_loss = k->order_loss;
     st->pr.loss_cut = k->loss_cut;
+    /* OBS's stream from the connection's own (seeded from the run's seed
+     * and the connection id), so that seeds give independent draws. */
     smp_qp_init(&st->q, &st->pr, smp_path_find(algo_names[k->algo]), qp->c.path_key,
-                qp->c.path_key, qp->c.id);
+                rng_next(&qp->c.spray_rng), qp->c.id);
     sim_timer_init(&st->rto_t, on_rto, qp, 0);
     st->rto_at = INT64_MAX;
     st->live = true;
