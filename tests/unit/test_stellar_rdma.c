@@ -12,8 +12,9 @@
  *  - one path per QP (`single`, ECMP on the QP hash) on the same seed: FCT
  *    p99 >= 1.5x OBS-128's; multi-QP ECMP (stellar/rdma-permutation-multiqp,
  *    4 QPs of 4 MB per write): all 64 complete, p99 > 1.2x OBS-128's and
- *    below single path's; ConnectX-7-like (multipath off, DCQCN): CNPs,
- *    fewer than 16 QPs done by 2 ms (OBS-128: all by 0.69 ms); the ToR uplinks' (max - min) load at 4 paths
+ *    below single path's; ConnectX-7-like (multipath off, DCQCN with
+ *    NVIDIA's defaults and a 20 us increase timer): CNPs, all 16 QPs done,
+ *    p99 > 1.5x OBS-128's and < 2x single path's; the ToR uplinks' (max - min) load at 4 paths
  *    above 128 paths' by > 3x;
  *  - a ToR uplink dropping 3 % of its packets (endless QPs, 2 ms): OBS-128
  *    keeps > 95 % of the clean run's goodput, with 50 to 1,000 PSNs resent
@@ -152,16 +153,20 @@ static void test_obs_against_single(void **state)
     /* the baselines: multi-QP ECMP (4 QPs of 4 MB per write) between OBS
      * and single path; ConnectX-7-like (one path, DCQCN) far behind */
     json_t *mq = tu_run("stellar/rdma-permutation-multiqp", "multiqp", NULL, 0);
-    const char *cx[] = {"net.transport.multipath=null", "stop=2ms"};
-    json_t *cx7 = tu_run(EX, "cx7", cx, 2);
+    const char *cx[] = {"net.transport.multipath=null"};
+    json_t *cx7 = tu_run(EX, "cx7", cx, 1);
     assert_int_equal(jnum(results(mq), "flows_completed"), 64);
     assert_true(jnum(results(mq), "fct_p99_s") > 1.2 * jnum(ro, "fct_p99_s"));
     assert_true(jnum(results(mq), "fct_p99_s") < jnum(rs, "fct_p99_s"));
-    assert_true(jnum(results(cx7), "flows_completed") < 16);
+    /* the tuned DCQCN (NVIDIA's defaults, 20 us timer) completes every QP,
+     * within 2 x single path's p99 (its collisions), behind OBS-128 */
+    assert_int_equal(jnum(results(cx7), "flows_completed"), 16);
     assert_true(jnum(results(cx7), "rdma_cnps") > 0);
-    print_message("baselines: multi-QP ECMP p99 %.1f us; CX7-like DCQCN %d of 16 done by 2 ms\n",
-                  jnum(results(mq), "fct_p99_s") * 1e6,
-                  (int)jnum(results(cx7), "flows_completed"));
+    assert_true(jnum(results(cx7), "fct_p99_s") > 1.5 * jnum(ro, "fct_p99_s"));
+    assert_true(jnum(results(cx7), "fct_p99_s") < 2 * jnum(rs, "fct_p99_s"));
+    print_message("baselines: multi-QP ECMP p99 %.1f us; CX7-like DCQCN 16 of 16 done, p99 "
+                  "%.1f us, %.0f CNPs\n", jnum(results(mq), "fct_p99_s") * 1e6,
+                  jnum(results(cx7), "fct_p99_s") * 1e6, jnum(results(cx7), "rdma_cnps"));
     json_decref(mq);
     json_decref(cx7);
     int n128, n4;
