@@ -23,8 +23,8 @@
  *    entropy, 1 ms): the sender ToR's uplink imbalance (max - min) / 200
  *    Gbps in the worse plane at 4 paths > 2.5x that at 128, 16 above 128,
  *    128 below 0.08; goodput > 95 % of the NIC's 400 Gbps;
- *  - stellar/rdma-allreduce at 16 MiB: bus bandwidth > 17.5 GB/s, no
- *    resend;
+ *  - stellar/rdma-allreduce at 16 MiB: bus bandwidth > 23.5 GB/s (the
+ *    RTT cap on the fabric's base RTT; 19.6 on each QP's own), no resend;
  *  - bad input: multipath on go-back-N, 0 or 257 paths, an unknown
  *    algorithm: exit 2 naming the key;
  *  - determinism: flows.csv and links.csv byte-identical on a rerun;
@@ -463,7 +463,9 @@ static void test_allreduce(void **state)
     assert_int_equal(sscanf(row + 1, "%lf,%lf,float,sum,-1,%lf,%lf,%lf", &size, &count, &t, &alg,
                             &bus), 5);
     assert_true(size == 16777216);
-    assert_true(bus > 17.5);
+    /* the RTT cap on the fabric's base RTT: DCQCN's 24.07 GB/s (19.6 with
+     * each QP's own base RTT, docs/stellar.md section 6) */
+    assert_true(bus > 23.5);
     print_message("RDMA OBS-128 ring all-reduce 16 MiB: bus bandwidth %.2f GB/s\n", bus);
     free(b);
     json_decref(r);
