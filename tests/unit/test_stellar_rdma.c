@@ -182,6 +182,69 @@ static void test_obs_against_single(void **state)
     json_decref(f);
 }
 
+/* queue_stats.csv of a run: over the ToR uplinks, the mean time-averaged
+ * queue of those that queued at all, the hottest one's, and the largest
+ * maximum; *n: uplinks. */
+typedef struct qstat {
+    double avg, hot, max;
+    int n;
+} qstat;
+
+static qstat uplink_queues(const char *sub)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s/queue_stats.csv", tu_tmp, sub);
+    char *b = tu_slurp(path, NULL);
+    qstat q = {0};
+    int busy = 0;
+    for (char *line = strtok(b, "\n"); line; line = strtok(NULL, "\n")) {
+        char pname[128];
+        double samples, avg, mxs, mx;
+        if (sscanf(line, "%127[^,],%lf,%lf,%lf,%lf", pname, &samples, &avg, &mxs, &mx) != 5)
+            continue;
+        assert_non_null(strstr(pname, ".agg"));
+        q.n++;
+        q.hot = avg > q.hot ? avg : q.hot;
+        q.max = mx > q.max ? mx : q.max;
+        if (mx > 0) {
+            busy++;
+            q.avg += avg;
+        }
+    }
+    free(b);
+    q.avg /= busy ? busy : 1;
+    return q;
+}
+
+/* Fig. 9 at the paper's scale (stellar/rdma-permutation-30: 30 servers,
+ * 120 RNICs, 16 MB each), seed 1: OBS-128 completes every write at >= 90 %
+ * of the port and keeps the ToR uplinks' time-averaged queue low; single
+ * path (per-QP ECMP) leaves uplinks idle and holds a hot one. */
+static void test_fig9_paper_scale(void **state)
+{
+    (void)state;
+    const char *single[] = {"net.transport.multipath.algo=single"};
+    json_t *o = tu_run("stellar/rdma-permutation-30", "p30", NULL, 0);
+    json_t *s = tu_run("stellar/rdma-permutation-30", "p30s", single, 1);
+    assert_int_equal(jnum(results(o), "flows_completed"), 120);
+    assert_int_equal(jnum(results(s), "flows_completed"), 120);
+    assert_true(jnum(results(o), "fct_p99_s") <= 16e6 * 8 / 180e9);
+    assert_true(jnum(results(s), "fct_p99_s") > 2 * jnum(results(o), "fct_p99_s"));
+    qstat qo = uplink_queues("p30"), qs = uplink_queues("p30s");
+    assert_int_equal(qo.n, 240);
+    assert_int_equal(qs.n, 240);
+    assert_true(qo.hot * 5 < qs.hot);           /* 4.9 against 75.3 KB */
+    assert_true(qo.avg * 1.5 < qs.avg);         /* 2.9 against 6.6 KB */
+    assert_true(qo.max * 4 < qs.max);           /* 42 against 401 KB */
+    print_message("Fig. 9, 30 servers: ToR uplinks' time-averaged queue OBS-128 %.2f KB (hottest "
+                  "%.1f, largest max %.1f), single path %.2f KB (hottest %.1f, largest %.1f); p99 "
+                  "%.0f against %.0f us\n", qo.avg / 1e3, qo.hot / 1e3, qo.max / 1e3, qs.avg / 1e3,
+                  qs.hot / 1e3, qs.max / 1e3, jnum(results(o), "fct_p99_s") * 1e6,
+                  jnum(results(s), "fct_p99_s") * 1e6);
+    json_decref(o);
+    json_decref(s);
+}
+
 static void test_lossy_link(void **state)
 {
     (void)state;
@@ -486,6 +549,51 @@ static void expect_bad(const char *set, const char *needle)
         fail_msg("message \"%s\" lacks \"%s\"", e.msg, needle);
 }
 
+/* Bus bandwidth (GB/s) in collectives.csv of run directory sub. */
+static double busbw(const char *sub)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s/collectives.csv", tu_tmp, sub);
+    char *b = tu_slurp(path, NULL);
+    char *row = strchr(b, '\n');
+    assert_non_null(row);
+    double v = -1;
+    int f = 0;
+    for (char *c = row + 1; *c && f < 9; c++)
+        if (*c == ',' && ++f == 9)
+            v = strtod(c + 1, NULL);
+    free(b);
+    assert_true(v > 0);
+    return v;
+}
+
+/* Fig. 11's example (stellar/rdma-lossy-allreduce: 128 GPUs, hierarchical
+ * all-reduce, 8 channels) at 16 MiB, OBS-128: clean, at > 150 GB/s of bus
+ * bandwidth and no resend; with its ToR uplink dropping 3 %, every rank
+ * completes, each lost data packet resent alone (resends between 1 and the
+ * port's drops, which include ACKs), slower: a loss costs its RTO (250 us)
+ * in a 0.2 ms collective (docs/stellar.md section 6, Fig. 11). */
+static void test_lossy_allreduce(void **state)
+{
+    (void)state;
+    const char *clean[] = {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB"};
+    const char *lossy[] = {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB",
+                           "collective.faults[0].rate=0.03"};
+    json_t *c = tu_run("stellar/rdma-lossy-allreduce", "f11c", clean, 2);
+    json_t *l = tu_run("stellar/rdma-lossy-allreduce", "f11l", lossy, 3);
+    double bc = busbw("f11c"), bl = busbw("f11l");
+    assert_int_equal(jnum(results(c), "rdma_retransmits"), 0);
+    assert_int_equal(jnum(results(l), "flows_aborted"), 0);
+    double rtx = jnum(results(l), "rdma_retransmits"), drops = jnum(results(l), "drops");
+    assert_true(bc > 150);
+    assert_true(rtx >= 1 && rtx <= drops);
+    assert_true(bl < bc);
+    print_message("Fig. 11 example, 16 MiB: bus bandwidth %.1f GB/s clean, %.1f with 3 %% loss "
+                  "(%.0f resent of %.0f dropped)\n", bc, bl, rtx, drops);
+    json_decref(c);
+    json_decref(l);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -522,10 +630,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_obs_against_single),
         cmocka_unit_test(test_lossy_link),
+        cmocka_unit_test(test_fig9_paper_scale),
         cmocka_unit_test(test_choice_on_the_wire),
         cmocka_unit_test(test_obs_seeded_by_run),
         cmocka_unit_test(test_path_count),
         cmocka_unit_test(test_allreduce),
+        cmocka_unit_test(test_lossy_allreduce),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_deterministic),
     };
