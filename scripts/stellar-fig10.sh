@@ -1,0 +1,59 @@
+#!/bin/sh
+# stellar-fig10.sh - Stellar's Fig. 10a/b, scaled (docs/stellar.md, "Fig. 10"):
+# the bus bandwidth of an all-reduce job measured while two background
+# all-reduce jobs share the dual-plane fabric, always on
+# (stellar/fig10-static) or on/off (stellar/fig10-onoff), per path-choice
+# algorithm and for the baselines, over SEEDS seeds (the seed changes the
+# switches' ECMP hashes, the QPs' planes and the on/off periods).  Prints
+# one table per figure: mean and 95 % confidence half-width (Student t)
+# over the seeds of the measured job's bus bandwidth (GB/s).
+#   scripts/stellar-fig10.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig10, 5, 2)
+set -eu
+AISIM=${AISIM:-build/aisim}
+OUT=${1:-out/stellar-fig10}
+SEEDS=${2:-5}
+JOBS=${3:-2}
+mkdir -p "$OUT"
+sw() { $AISIM sweep "$@" -q --force --seeds "$SEEDS" --jobs "$JOBS"; }
+# Fig. 10a: every algorithm at 128 paths, and the CX7-like baseline.
+sw stellar/fig10-static --out "$OUT/a-mp" \
+    --vary collective.transport.multipath.algo=obs,rr,dwrr,bestrtt,mprdma,single
+sw stellar/fig10-static --out "$OUT/a-cx7" --set collective.transport.multipath=null \
+    --vary collective.transport.cc=dcqcn
+# Fig. 10b: OBS and RR at 4 and 128 paths, single path, the CX7-like baseline.
+sw stellar/fig10-onoff --out "$OUT/b-mp" --vary collective.transport.multipath.algo=obs,rr \
+    --vary collective.transport.multipath.paths=128,4
+sw stellar/fig10-onoff --out "$OUT/b-mp1" --vary collective.transport.multipath.algo=single
+sw stellar/fig10-onoff --out "$OUT/b-cx7" --set collective.transport.multipath=null \
+    --vary collective.transport.cc=dcqcn
+# One table per figure from the sweeps' sweep.csv: the configuration is
+# every column before `seed`, the value the measured job's busbw.
+table() {
+    title=$1
+    shift
+    printf '\n%s\n\n| configuration | runs | busbw of the measured job (GB/s) | min | max |\n|---|---|---|---|---|\n' "$title"
+    for csv in "$@"; do
+        awk -F, '
+            NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "seed") s = i
+                          if ($i == "coll_jobs.jobs.measured.busbw_GBps") b = i }
+                      for (i = 1; i < s; i++) h[i] = $i; hn = NF; next }
+            # run_dir (after seed) holds commas: count the value from the end.
+            { k = ""; for (i = 1; i < s; i++) { sub(/.*\./, "", h[i]); k = k (i > 1 ? ", " : "") h[i] "=" $i }
+              $0 = $0; v = $(NF - (hn - b)); $b = v
+              if (k ~ /cc=dcqcn/) k = "CX7-like (multipath null, DCQCN)"
+              if (!(k in n)) order[++no] = k
+              n[k]++; sum[k] += $b; sq[k] += $b * $b
+              if (!(k in lo) || $b < lo[k]) lo[k] = $b; if ($b > hi[k]) hi[k] = $b }
+            END { for (j = 1; j <= no; j++) { k = order[j]; m = sum[k] / n[k]
+                      v = n[k] > 1 ? (sq[k] - n[k] * m * m) / (n[k] - 1) : 0; if (v < 0) v = 0
+                      t = n[k] == 2 ? 12.706 : n[k] == 3 ? 4.303 : n[k] == 4 ? 3.182 : n[k] == 5 ? 2.776 : 1.96
+                      printf "| %s | %d | %.2f +- %.2f | %.2f | %.2f |\n", k, n[k], m,
+                             t * sqrt(v / n[k]), lo[k], hi[k] } }' "$csv"
+    done
+}
+{
+    table "Fig. 10a (static background), stellar/fig10-static" "$OUT/a-mp/sweep.csv" \
+        "$OUT/a-cx7/sweep.csv"
+    table "Fig. 10b (on/off background), stellar/fig10-onoff" "$OUT/b-mp/sweep.csv" \
+        "$OUT/b-mp1/sweep.csv" "$OUT/b-cx7/sweep.csv"
+} | tee "$OUT/tables.md"
