@@ -1,49 +1,50 @@
 #!/bin/sh
-# stellar-fig9.sh - Stellar's Fig. 9 on RoCEv2 (docs/stellar.md section 6):
-# the permutation of RDMA WRITEs of stellar/rdma-permutation for every
-# path-choice algorithm at 4 and 128 paths, and the baselines (multi-QP
-# ECMP, ConnectX-7-like single path with DCQCN), over SEEDS seeds; prints
-# per configuration the ToR uplinks' maximum queue (average over the
-# uplinks, and the largest), the FCT p99 and the goodput, each as the mean
+# stellar-fig9.sh - Stellar's Fig. 9 on RoCEv2 at the paper's scale
+# (docs/stellar.md section 6): the 120 RDMA WRITEs of
+# stellar/rdma-permutation-30 (30 servers, 4 RNICs each, two segments) for
+# every path-choice algorithm at 4 and 128 paths, and the three baselines
+# (single path with per-QP ECMP is `algo: single`; multi-QP ECMP,
+# stellar/rdma-permutation-30-multiqp; ConnectX-7-like single path with
+# DCQCN, `multipath: null`), over SEEDS seeds.  Per configuration it prints
+# the ToR uplinks' time-averaged queue (queue_stats.csv: sampled every 2 us
+# over the run; averaged over the uplinks that queued at all, and the
+# hottest uplink's), the mean over the 240 uplinks of their largest queue
+# and the largest of all, the FCT p99 and the goodput, each as the mean
 # and the 95 % confidence half-width (Student t) over the seeds.
-#   scripts/stellar-fig9.sh [OUT_DIR] [SEEDS]      (default out/stellar-fig9, 3)
+# POST=1 only recomputes the table from OUT_DIR's runs.
+#   scripts/stellar-fig9.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig9, 5, 2)
 set -eu
 AISIM=${AISIM:-build/aisim}
 OUT=${1:-out/stellar-fig9}
-SEEDS=${2:-3}
+SEEDS=${2:-5}
+JOBS=${3:-2}
 mkdir -p "$OUT"
-$AISIM sweep stellar/rdma-permutation -q --force --out "$OUT/mp" --seeds "$SEEDS" \
-    --vary net.transport.multipath.algo=single,rr,obs,bestrtt,dwrr,mprdma \
-    --vary net.transport.multipath.paths=4,128
-$AISIM sweep stellar/rdma-permutation-multiqp -q --force --out "$OUT/multiqp" --seeds "$SEEDS" \
-    --vary net.transport.multipath.algo=single
-$AISIM sweep stellar/rdma-permutation -q --force --out "$OUT/cx7" --seeds "$SEEDS" \
+if [ "${POST:-0}" != 1 ]; then
+$AISIM sweep stellar/rdma-permutation-30 -q --force --out "$OUT/mp" --seeds "$SEEDS" --jobs "$JOBS" \
+    --vary net.transport.multipath.paths=128,4 \
+    --vary net.transport.multipath.algo=obs,rr,dwrr,mprdma,bestrtt,single
+$AISIM sweep stellar/rdma-permutation-30-multiqp -q --force --out "$OUT/multiqp" --seeds "$SEEDS" \
+    --jobs "$JOBS" --vary net.transport.multipath.algo=single
+$AISIM sweep stellar/rdma-permutation-30 -q --force --out "$OUT/cx7" --seeds "$SEEDS" --jobs "$JOBS" \
     --set net.transport.multipath=null --vary net.transport.cc=dcqcn
-# one line per run: configuration, avg and max ToR-uplink max queue, p99, goodput
+fi
+# one line per run: configuration, uplinks' time-averaged queue (mean), their
+# largest queue (mean and max), FCT p99, goodput
 num() { grep -o "\"$1\": *[0-9.e+-]*" "$2" | head -1 | sed 's/.*: *//'; }
 for d in "$OUT"/mp/*/ "$OUT"/multiqp/*/ "$OUT"/cx7/*/; do
     name=$(basename "$d" | sed 's/,seed=[0-9]*//')
-    case "$d" in *multiqp*) name="multi-QP ECMP (4 QPs, single)" ;; *cx7*) name="CX7-like DCQCN" ;; esac
+    case "$d" in
+        */multiqp/*) name="multi-QP ECMP (4 QPs, single)" ;;
+        */cx7/*) name="CX7-like DCQCN" ;;
+    esac
     awk -F, -v name="$name" -v p99="$(num fct_p99_s "$d/summary.json")" \
         -v gp="$(num goodput_bps "$d/summary.json")" '
         FNR == 1 { next }
-        $1 ~ /tor/ && $1 ~ /->.*agg/ { n++; s += $7; if ($7 > m) m = $7 }
-        END { printf "%s\t%.0f\t%.0f\t%s\t%s\n", name, s / n, m, p99, gp }' "$d/links.csv"
+        { n++; s += $5; if ($5 > m) m = $5; if ($3 > h) h = $3 }
+        $5 > 0 { nb++; a += $3 }
+        END { printf "%s\t%.1f\t%.1f\t%.0f\t%.0f\t%s\t%s\n", name, nb ? a / nb : 0, h, s / n, m,
+                     p99, gp }' "$d/queue_stats.csv"
 done > "$OUT/runs.tsv"
-awk -F'\t' '
-    function t95(n) { return n == 2 ? 12.706 : n == 3 ? 4.303 : n == 4 ? 3.182 : n == 5 ? 2.776 : 1.96 }
-    { k = $1; if (!(k in n)) order[++no] = k; n[k]++
-      for (i = 2; i <= 5; i++) { s[k, i] += $i; q[k, i] += $i * $i } }
-    END {
-      printf "| configuration | ToR uplink max queue, avg over uplinks (KB) | largest (KB) | FCT p99 (us) | goodput (Tbps) |\n|---|---|---|---|---|\n"
-      for (j = 1; j <= no; j++) {
-        k = order[j]; printf "| %s (n=%d)", k, n[k]
-        for (i = 2; i <= 5; i++) {
-          sc = i <= 3 ? 1e-3 : i == 4 ? 1e6 : 1e-12
-          m = s[k, i] / n[k]; v = n[k] > 1 ? (q[k, i] - n[k] * m * m) / (n[k] - 1) : 0
-          if (v < 0) v = 0
-          printf " | %.1f +- %.1f", m * sc, t95(n[k]) * sqrt(v / n[k]) * sc
-        }
-        printf " |\n"
-      }
-    }' "$OUT/runs.tsv"
+printf "| configuration | uplink queue, time average (KB) | hottest uplink, time average (KB) | uplink max queue, mean (KB) | largest (KB) | FCT p99 (us) | goodput (Tbps) |\n|---|---|---|---|---|---|---|\n"
+awk -F'\t' -f "$(dirname "$0")/meanci.awk" -v scales=1e-3,1e-3,1e-3,1e-3,1e6,1e-12 -v precs=2 \
+    "$OUT/runs.tsv"

@@ -55,7 +55,7 @@ typedef struct network network;
 /* The network's part of a scenario section, bound by the model that owns
  * the section (net.c lists the keys: topology, transport, hash_seeds,
  * routing, failures, faults, pcap, pcap_max_packets, sample_interval,
- * sample_ports, plane, flow). */
+ * sample_ports, sample_output, plane, flow). */
 typedef struct network_cfg {
     cfg_node *topology, *transport, *failures, *faults, *pcap, *sample_ports;
     cfg_node *flow;             /* the flow plane's keys (src/net/flow/flownet.h) */
@@ -64,6 +64,8 @@ typedef struct network_cfg {
     int routing;                /* enum network_routing */
     int64_t pcap_max;           /* records kept per capture */
     int64_t sample_ps;          /* queues.csv period, 0: off */
+    int sample_out;             /* 0: queues.csv rows and queue_stats.csv,
+                                   1: queue_stats.csv only */
 } network_cfg;
 
 enum network_routing { NET_ROUTE_ECMP, NET_ROUTE_SPRAY_RR, NET_ROUTE_SPRAY_RANDOM };

@@ -168,6 +168,8 @@ typedef struct smp_cc {
     double win_end;             /* bytes that close the current window */
     int64_t last_cut_ps;        /* the last decrease (one per RTT) */
     int64_t rtt_ps;             /* the last RTT sample (base RTT at first) */
+    int64_t cap_base_ps;        /* the RTT cap is rtt_cap x this (base RTT at
+                                   first; smp_cc_cap_base raises it) */
     uint64_t cuts_ecn, cuts_rtt, cuts_loss;     /* counters */
 } smp_cc;
 
@@ -176,6 +178,14 @@ void smp_cc_init(smp_cc *cc, const smp_params *pr);
 void smp_cc_ack(smp_cc *cc, uint32_t bytes, int64_t rtt_ps, bool ce, int64_t now_ps);
 /* A retransmission timeout: halves the window, at most once per RTT. */
 void smp_cc_loss(smp_cc *cc, int64_t now_ps);
+/* The fabric's base RTT, for the RTT cap: one target for every QP of a
+ * fabric, not 2x each QP's own path (a short path's budget would be below
+ * one ECN threshold, docs/stellar.md section 6); only ever raised. */
+static inline void smp_cc_cap_base(smp_cc *cc, int64_t base_ps)
+{
+    if (base_ps > cc->cap_base_ps)
+        cc->cap_base_ps = base_ps;
+}
 double smp_cc_min(const smp_cc *cc);
 double smp_cc_max(const smp_cc *cc);
 

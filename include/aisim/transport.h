@@ -68,7 +68,9 @@ struct conn {
     enum conn_spray spray;
     sink *src_fwd;              /* the source host's forwarder */
     uint32_t dst_node;          /* the destination's node id */
-    rng spray_rng;              /* this connection's own random stream */
+    rng spray_rng;              /* this connection's own random stream (run
+                                   seed, "net.spray", id): random spraying,
+                                   or a transport's own path choice */
     uint32_t spray_next;        /* next path index (round robin) */
     sink sprayer;               /* recv: conn_send_data (a data sink for
                                    transports that send through sinks) */
@@ -134,6 +136,12 @@ struct transport_ops {
     int (*net_ready)(void *tp, topo *t, const cfg_node *sec, const char *path, err *e);
     /* Writes the transport's own tables and summary keys at the report. */
     int (*report)(void *tp, out *o, json_t *summary, err *e);
+    /* Optional (NULL: packets may arrive in any order).  The network sprays
+     * the data packets (net.routing: spray_*, named by `routing`), which
+     * reorders them: a located error if the transport's keys cannot take
+     * that. */
+    int (*spray_check)(void *tp, const char *routing, const cfg_node *sec, const char *path,
+                       err *e);
 };
 
 /* Sends data packet p of c on its path: its route, or forwarded by a new

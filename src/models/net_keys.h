@@ -44,11 +44,16 @@
     {.name = "sample_interval", .type = CFG_TIME, .off = offsetof(T, F.sample_ps),           \
      .def = "0s", .flags = CFG_MIN, .min = 0, .help = "queues.csv period (0s: off)"},         \
     {.name = "sample_ports", .type = CFG_NODE, .off = offsetof(T, F.sample_ports),           \
-     .flags = CFG_OPTIONAL, .help = "a list of port names such as \"sw0->h0\""}
+     .flags = CFG_OPTIONAL, .help = "a list of port names such as \"sw0->h0\", or patterns "   \
+     "such as \"tor*->agg*\" (fnmatch)"},                                                     \
+    {.name = "sample_output", .type = CFG_ENUM, .off = offsetof(T, F.sample_out),            \
+     .def = "series", .choices = net_sample_outs, .help = "series: queues.csv and "           \
+     "queue_stats.csv; stats: queue_stats.csv only (per port, the sampled time average)"}
 
 static const char *const net_seed_modes[] __attribute__((unused)) = {"random", "equal", NULL};
 static const char *const net_routing_modes[] __attribute__((unused)) = {"ecmp", "spray_rr",
                                                                         "spray_random", NULL};
 static const char *const net_planes[] __attribute__((unused)) = {"packet", "flow", NULL};
+static const char *const net_sample_outs[] __attribute__((unused)) = {"series", "stats", NULL};
 
 #endif

@@ -11,6 +11,7 @@
  */
 #include "network_int.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,29 +183,49 @@ static int conf_pcap(network *n, cfg_node *pl, const char *path, err *e)
     return 0;
 }
 
-/* The `sample_ports` list: ports by name. */
+/* Adds port q to the sampled ports (once). */
+static void add_sport(network *n, port *q, size_t *cap)
+{
+    for (size_t j = 0; j < n->nsports; j++)
+        if (n->sports[j] == q)
+            return;
+    if (n->nsports == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        n->sports = xrealloc(n->sports, *cap * sizeof *n->sports);
+        n->sport_names = xrealloc(n->sport_names, *cap * sizeof *n->sport_names);
+    }
+    n->sports[n->nsports] = q;
+    n->sport_names[n->nsports++] = q->base.name;
+}
+
+/* The `sample_ports` list: ports by name, or every port a pattern with
+ * *, ? or [ matches (fnmatch), in link order. */
 static int conf_sample_ports(network *n, cfg_node *sp, const char *path, err *e)
 {
     char sub[512], sub2[512], found[96];
     long len = net_list(sp, path, "sample_ports", "port names", sub, sizeof sub, e);
     if (len <= 0)
         return (int)len;
-    n->nsports = (size_t)len;
-    n->sports = xcalloc(n->nsports + 1, sizeof *n->sports);
-    n->sport_names = xcalloc(n->nsports + 1, sizeof *n->sport_names);
-    for (size_t i = 0; i < n->nsports; i++) {
+    size_t cap = 0, before;
+    for (size_t i = 0; i < (size_t)len; i++) {
         const char *nm = cfg_scalar(cfg_at(sp, i));
-        for (size_t l = 0; nm && l < topo_links(n->t) && !n->sports[i]; l++)
-            for (int d = 0; d < 2; d++)
-                if (strcmp(topo_link_port(n->t, (int)l, d)->base.name, nm) == 0)
-                    n->sports[i] = topo_link_port(n->t, (int)l, d);
-        if (!n->sports[i])
+        bool pat = nm && strpbrk(nm, "*?[");
+        before = n->nsports;
+        for (size_t l = 0; nm && l < topo_links(n->t); l++)
+            for (int d = 0; d < 2; d++) {
+                port *q = topo_link_port(n->t, (int)l, d);
+                if (pat ? fnmatch(nm, q->base.name, 0) == 0 : strcmp(q->base.name, nm) == 0)
+                    add_sport(n, q, &cap);
+            }
+        if (n->nsports == before)
             return cfg_err(e, AISIM_EINVAL, cfg_at(sp, i),
-                           cfg_path_index(sub2, sizeof sub2, sub, i), "no port named %s; "
+                           cfg_path_index(sub2, sizeof sub2, sub, i), "no port %s %s; "
                            "ports are named FROM->TO, such as \"sw0->h0\"",
+                           pat ? "matches" : "named",
                            cfg_describe(cfg_at(sp, i), found, sizeof found));
-        n->sport_names[i] = nm;
     }
+    n->sq_sum = xcalloc(n->nsports, sizeof *n->sq_sum);
+    n->sq_max = xcalloc(n->nsports, sizeof *n->sq_max);
     return 0;
 }
 
@@ -290,6 +311,11 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     topo_set_hash_seeds(n->t, c->hash_seeds == 1, 0x5eed);
     if ((r = conf_transport(n, c->transport, path, e)))
         return r;
+    if (c->routing != NET_ROUTE_ECMP && n->ops->spray_check &&
+        (r = n->ops->spray_check(n->tp, c->routing == NET_ROUTE_SPRAY_RR ? "spray_rr"
+                                                                        : "spray_random",
+                                 c->transport, cfg_path(sub, sizeof sub, path, "transport"), e)))
+        return r;
     n->ops->framing(n->tp, &n->payload, &n->header);
     n->hop_sojourn_ps = hop_sojourn(n);
     for (size_t l = 0; l < topo_links(n->t); l++)
@@ -342,6 +368,8 @@ void network_destroy(network *n)
     free(n->fail_link);
     free(n->sports);
     free(n->sport_names);
+    free(n->sq_sum);
+    free(n->sq_max);
     free(n->ts);
     free(n);
 }
@@ -639,8 +667,9 @@ conn *network_connect(network *n, int src, int dst, int prio)
     c->spray = n->cfg.routing == NET_ROUTE_SPRAY_RR       ? CONN_SPRAY_RR
                : n->cfg.routing == NET_ROUTE_SPRAY_RANDOM ? CONN_SPRAY_RANDOM
                                                           : CONN_PATH_FIXED;
-    if (c->spray == CONN_SPRAY_RANDOM)
-        rng_init(&c->spray_rng, n->seed, "net.spray", id);
+    /* Seeded for every connection: a transport that chooses paths itself
+     * (Stellar's OBS) draws from it too, so the run seed varies it. */
+    rng_init(&c->spray_rng, n->seed, "net.spray", id);
     c->src_fwd = topo_node_forwarder(n->t, topo_host_node(n->t, src));
     c->dst_node = (uint32_t)topo_host_node(n->t, dst);
     c->sprayer = (sink){conn_sprayer_recv, "conn.sprayer"};
@@ -806,7 +835,14 @@ static void on_sample(sim *s, void *obj, uint64_t arg)
 {
     (void)arg;
     network *n = obj;
+    n->sq_n++;
     for (size_t i = 0; i < n->nsports; i++) {
+        int64_t b = port_backlog(n->sports[i]);
+        n->sq_sum[i] += b;
+        if (b > n->sq_max[i])
+            n->sq_max[i] = b;
+        if (n->cfg.sample_out)
+            continue;           /* queue_stats.csv only */
         if (n->ts_n == n->ts_cap) {
             n->ts_cap = n->ts_cap ? 2 * n->ts_cap : 1024;
             n->ts = xrealloc(n->ts, n->ts_cap * sizeof *n->ts);

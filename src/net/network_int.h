@@ -117,6 +117,9 @@ struct network {
     sim_timer sampler;
     net_qsample *ts;            /* every sample of every sampled port */
     size_t ts_n, ts_cap;
+    int64_t *sq_sum, *sq_max;   /* per sampled port: backlog summed and the
+                                   largest over the samples (queue_stats.csv) */
+    uint64_t sq_n;              /* samples per port */
 };
 
 /* The flows.csv row of message id, from memory or the spill file; 0, or

@@ -194,10 +194,33 @@ static int write_switches(network *n, out *o, err *e)
     return 0;
 }
 
+/* Per sampled port: the time average of its backlog over the samples (a
+ * sample every sample_interval from time 0, so the mean of the samples is
+ * the time average of the sampled backlog), the largest sample and the
+ * port's true largest queue. */
+static int write_queue_stats(network *n, out *o, err *e)
+{
+    if (!n->sq_n)
+        return 0;
+    FILE *f = out_file(o, "queue_stats.csv", e);
+    if (!f)
+        return e->code;
+    fprintf(f, "port,samples,avg_bytes,max_sampled_bytes,max_bytes\n");
+    for (size_t i = 0; i < n->nsports; i++) {
+        fprintf(f, "%s,%llu,", n->sport_names[i], (unsigned long long)n->sq_n);
+        net_csv_num(f, (double)n->sq_sum[i] / (double)n->sq_n, ",");
+        fprintf(f, "%lld,%lld\n", (long long)n->sq_max[i], (long long)n->sports[i]->stat_max_bytes);
+    }
+    return 0;
+}
+
 static int write_queues(network *n, out *o, err *e)
 {
     if (!n->ts_n)
-        return 0;
+        return write_queue_stats(n, o, e);
+    int r = write_queue_stats(n, o, e);
+    if (r)
+        return r;
     FILE *qf = out_file(o, "queues.csv", e);
     if (!qf)
         return e->code;

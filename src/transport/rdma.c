@@ -607,4 +607,5 @@ const transport_ops rocev2_transport = {
     .pcap = rdma_pcap,
     .net_ready = rdma_net_ready,
     .report = rdma_report,
+    .spray_check = rdma_spray_check,
 };

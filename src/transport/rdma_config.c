@@ -4,6 +4,7 @@
  * once the topology is built (rdma.h, docs/rdma.md lists every default with
  * its source).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "aisim/log.h"
@@ -150,6 +151,30 @@ void rdma_framing(const void *p, uint32_t *payload, uint32_t *header)
     *header = RDMA_HDR_BYTES;
 }
 
+
+/* Whatever reorders a QP's packets (the network's spraying, Stellar's
+ * multipath: `what`) needs selective repeat: go-back-N drops every packet
+ * that arrives out of order, so a sprayed QP would resend its window at
+ * almost every packet. */
+int rdma_need_selective(const rdma_tp *tp, const char *what, const cfg_node *sec,
+                        const char *path, err *e)
+{
+    if (tp->k.recovery == RDMA_SELECTIVE)
+        return 0;
+    const cfg_node *r = cfg_get(sec, "recovery");
+    char rp[600];
+    return cfg_err(e, AISIM_EINVAL, r ? r : sec, cfg_path(rp, sizeof rp, path, "recovery"),
+                   "expected selective_repeat with %s (spraying reorders packets, go-back-N "
+                   "drops every one out of order), found go_back_n", what);
+}
+
+int rdma_spray_check(void *p, const char *routing, const cfg_node *sec, const char *path,
+                     err *e)
+{
+    char what[64];
+    snprintf(what, sizeof what, "routing: %s", routing);
+    return rdma_need_selective(p, what, sec, path, e);
+}
 
 /* ---- the fabric --------------------------------------------------------- */
 

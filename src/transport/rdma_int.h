@@ -13,6 +13,12 @@ int rdma_setup(void **tpp, const void *bound, const cfg_node *sec, const char *p
 void rdma_teardown(void *tp);
 void rdma_framing(const void *tp, uint32_t *payload, uint32_t *header);
 int rdma_net_ready(void *tp, topo *t, const cfg_node *sec, const char *path, err *e);
+/* Selective repeat is required with `what` (a located error otherwise);
+ * the network's spraying (transport_ops.spray_check). */
+int rdma_need_selective(const rdma_tp *tp, const char *what, const cfg_node *sec,
+                        const char *path, err *e);
+int rdma_spray_check(void *tp, const char *routing, const cfg_node *sec, const char *path,
+                     err *e);
 void rdma_pcap(const conn *c, const pkt *p, pcap_l4 *h);
 
 /* PSN sets (rdma_bits.c). */

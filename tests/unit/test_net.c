@@ -215,6 +215,56 @@ static void test_net_dumbbell_dctcp_queue_near_k_newreno_fills(void **state)
  * its line rate once busy; drop counts never fall and end at most at the
  * run's total for the port.  fct_cdf.csv: per bucket, as many rows as the
  * summary counts flows, cdf rising to 1, both quantile columns sorted. */
+/* queue_stats.csv: two 500 KB datagram bursts at 10 Gbps each into the
+ * 10 Gbps bottleneck build a triangle of backlog (up to one burst, B wire
+ * bytes, in B / 10 Gbps, drained in as long): its time average times the
+ * sampled span is the triangle's area B^2 / 10 Gbps, within 3 %.  Ports by
+ * pattern; `sample_output: stats` keeps the averages and drops queues.csv,
+ * whose samples average to the same value in `series` mode. */
+static void test_net_queue_time_average(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.transport={name: dgram}", "net.topology.link.buffer=10MiB",
+                          "net.flows=[{src: h0, dst: h4, size: 500KB}, "
+                          "{src: h1, dst: h5, size: 500KB}]",
+                          "net.sample_interval=1us", "net.sample_ports=[\"left->r*\", \"left->h0\"]",
+                          "net.sample_output=stats"};
+    json_t *a = net_run("net/dumbbell", "qavg", sets, 6);
+    char p[256];
+    snprintf(p, sizeof p, "%s/qavg/queues.csv", tu_tmp);
+    assert_null(fopen(p, "r"));
+    double avg = csv_value("qavg", "queue_stats.csv", "left->right", 2);
+    double n = csv_value("qavg", "queue_stats.csv", "left->right", 1);
+    double mx = csv_value("qavg", "queue_stats.csv", "left->right", 4);
+    double B = (double)json_integer_value(res(a, "bytes_injected")) / 2;
+    double area = B * B / (10e9 / 8);           /* byte-seconds */
+    double got = avg * n * 1e-6;
+    print_message("bottleneck: time average %.0f B over %.0f samples, area %.4g B s against "
+                  "B^2 / C = %.4g; largest %.0f B (one burst %.0f B)\n", avg, n, got, area, mx, B);
+    assert_true(fabs(got - area) < 0.03 * area);
+    assert_true(fabs(mx - B) < 0.02 * B);
+    assert_true(csv_value("qavg", "queue_stats.csv", "left->h0", 2) == 0);
+    json_decref(a);
+    sets[5] = "net.sample_output=series";
+    json_t *b = net_run("net/dumbbell", "qser", sets, 6);
+    snprintf(p, sizeof p, "%s/qser/queues.csv", tu_tmp);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    char line[256], port[64];
+    double t, bytes, sum = 0;
+    int k = 0;
+    assert_non_null(fgets(line, sizeof line, f));
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%lf,%63[^,],%lf", &t, port, &bytes) == 3 &&
+            strcmp(port, "left->right") == 0) {
+            sum += bytes;
+            k++;
+        }
+    fclose(f);
+    assert_true(k == n && sum / k == csv_value("qser", "queue_stats.csv", "left->right", 2));
+    json_decref(b);
+}
+
 static void test_net_time_series_and_fct_cdf(void **state)
 {
     (void)state;
@@ -744,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_net_incast_reports_one_record_per_round),
         cmocka_unit_test(test_net_dumbbell_dctcp_queue_near_k_newreno_fills),
         cmocka_unit_test(test_net_time_series_and_fct_cdf),
+        cmocka_unit_test(test_net_queue_time_average),
         cmocka_unit_test(test_net_same_seed_same_tables),
         cmocka_unit_test(test_net_background_arrivals_follow_the_load),
         cmocka_unit_test(test_net_websearch_fcts_are_bounded_by_the_ideal),

@@ -516,6 +516,20 @@ static void test_cc(void **state)
     assert_int_equal(cc.cuts_rtt, 2);
     smp_cc_ack(&cc, 4096, US(19), false, US(200));              /* below the cap */
     assert_int_equal(cc.cuts_rtt, 2);
+    /* the fabric's base RTT (20 us, a longer path's) sets the cap for every
+     * QP: 3x this QP's base (30 us) no longer cuts, 50 us cuts by
+     * 0.5 x (50 - 40) / 50 = 1/10; the base is never lowered */
+    smp_cc fab;
+    smp_cc_init(&fab, &pr);
+    smp_cc_cap_base(&fab, US(20));
+    smp_cc_cap_base(&fab, US(5));
+    assert_int_equal(fab.cap_base_ps, US(20));
+    smp_cc_ack(&fab, 4096, US(30), false, US(100));
+    assert_int_equal(fab.cuts_rtt, 0);
+    double f0 = fab.cwnd_bytes, fgrow = 4096.0 * 4096 / f0;
+    smp_cc_ack(&fab, 4096, US(50), false, US(200));
+    assert_int_equal(fab.cuts_rtt, 1);
+    assert_float_equal(fab.cwnd_bytes, (f0 + fgrow) * 9 / 10, 1e-6);
     /* a timeout halves, once per RTT; the floor holds */
     w0 = cc.cwnd_bytes;
     smp_cc_loss(&cc, US(300));

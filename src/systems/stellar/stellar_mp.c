@@ -10,7 +10,8 @@
  * (bytes acked >= the window at its start) alpha += g (F - alpha), F the
  * marked fraction of the window's bytes, and if anything was marked the
  * window is multiplied by 1 - alpha / 2 (DCTCP, Alizadeh et al. 2010).  An
- * RTT sample above rtt_cap x base RTT cuts the window by
+ * RTT sample above rtt_cap x base RTT (the fabric's, smp_cc_cap_base:
+ * the QP's own until the glue says more) cuts the window by
  * beta x (rtt - target) / rtt (at most by half), and, with loss_cut, a
  * retransmission timeout halves it; these two cut at most once per RTT
  * (loss_cut is off by default: with 128 paths a loss says little about
@@ -105,6 +106,7 @@ void smp_cc_init(smp_cc *cc, const smp_params *pr)
     cc->win_end = cc->cwnd_bytes;
     cc->last_cut_ps = INT64_MIN / 2;
     cc->rtt_ps = pr->base_rtt_ps;
+    cc->cap_base_ps = pr->base_rtt_ps;
 }
 
 static bool may_cut(const smp_cc *cc, int64_t now_ps) { return now_ps - cc->last_cut_ps >= cc->rtt_ps; }
@@ -119,7 +121,7 @@ void smp_cc_ack(smp_cc *cc, uint32_t bytes, int64_t rtt_ps, bool ce, int64_t now
         cc->win_marked += bytes;
     else
         cc->cwnd_bytes += (double)pr->mss_bytes * bytes / cc->cwnd_bytes;
-    double target = pr->rtt_cap * (double)pr->base_rtt_ps;
+    double target = pr->rtt_cap * (double)cc->cap_base_ps;
     if (rtt_ps > 0 && (double)rtt_ps > target && may_cut(cc, now_ps)) {
         double f = pr->rtt_beta * ((double)rtt_ps - target) / (double)rtt_ps;
         cc->cwnd_bytes *= 1 - (f > 0.5 ? 0.5 : f);

@@ -19,8 +19,8 @@
  * PSN; a packet beyond the window is dropped unacknowledged.  The stream
  * is delivered up to the cumulative PSN.
  *
- * The OBS stream of a connection is seeded from its ECMP key (the
- * connection id), not from the run seed: setup() does not see the seed.
+ * The OBS stream of a connection is seeded from the connection's own
+ * random stream (transport.h: the run seed and the connection id).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,8 +281,8 @@ static void smpt_start(conn *c, int64_t at_ps, uint64_t bytes, int64_t base_rtt_
     d->pr.avoid_ps = k->avoid;
     d->pr.order_loss = k->order_loss;
     d->pr.loss_cut = k->loss_cut;
-    smp_qp_init(&d->q, &d->pr, smp_path_find(algo_names[k->algo]), c->path_key, c->path_key,
-                c->id);
+    smp_qp_init(&d->q, &d->pr, smp_path_find(algo_names[k->algo]), c->path_key,
+                rng_next(&c->spray_rng), c->id);
     smp_rxmap_init(&d->m, smp_params_window(&d->pr));
     d->live = true;
     d->size = bytes;

@@ -33,6 +33,8 @@ typedef struct smr_keys {
     int algo, out;
     int64_t paths, window, rto, avoid_after, avoid;
     bool order_loss, loss_cut;
+    int64_t cap_base_ps;        /* the largest data-packet RTT of the QPs
+                                   started so far: the RTT cap's base */
 } smr_keys;
 
 static const char *const algo_names[] = {"single", "rr", "obs", "bestrtt", "dwrr", "mprdma", NULL};
@@ -78,16 +80,12 @@ int rdma_mp_setup(rdma_tp *tp, cfg_node *sec, const char *path, const cfg_node *
 {
     char kp[600];
     cfg_path(kp, sizeof kp, path, "multipath");
-    if (tp->k.recovery != RDMA_SELECTIVE) {
-        const cfg_node *r = cfg_get(tsec, "recovery");
-        char rp[600];
-        return cfg_err(e, AISIM_EINVAL, r ? r : sec, cfg_path(rp, sizeof rp, path, "recovery"),
-                       "expected selective_repeat with multipath (spraying reorders packets, "
-                       "go-back-N drops every one out of order), found go_back_n");
-    }
+    int rc = rdma_need_selective(tp, "multipath", tsec, path, e);
+    if (rc)
+        return rc;
     smr_keys *k = xcalloc(1, sizeof *k);
     tp->mp = k;
-    int rc = cfg_bind(sec, kp, smr_schema, k, e);
+    rc = cfg_bind(sec, kp, smr_schema, k, e);
     if (rc)
         return rc;
     if (k->window % 64) {
@@ -140,10 +138,20 @@ static void path_hook(rdma_qp *qp, pkt *p)
     p->flags |= st->last.flags;
 }
 
+/* The round trip of a full data packet and its ACK on the empty network
+ * (the network's base RTT is a header-only packet's both ways). */
+static int64_t data_rtt(const rdma_qp *qp)
+{
+    if (!qp->c.fwd || !qp->c.rev)
+        return qp->base_rtt_ps;
+    return topo_route_ideal_ps(qp->c.fwd, qp->payload, qp->payload, RDMA_HDR_BYTES) +
+           topo_route_ideal_ps(qp->c.rev, 0, qp->payload, RDMA_ACK_BYTES);
+}
+
 static void init(rdma_qp *qp, void *v)
 {
     smr_st *st = v;
-    const smr_keys *k = qp->tp->mp;
+    smr_keys *k = qp->tp->mp;
     smp_params_default(&st->pr);
     st->pr.paths = (uint32_t)k->paths;
     st->pr.out = k->out ? SMP_OUT_HASH : SMP_OUT_PATHIDX;
@@ -157,8 +165,20 @@ static void init(rdma_qp *qp, void *v)
     st->pr.avoid_ps = k->avoid;
     st->pr.order_loss = k->order_loss;
     st->pr.loss_cut = k->loss_cut;
+    /* OBS's stream from the connection's own (seeded from the run's seed
+     * and the connection id), so that seeds give independent draws. */
     smp_qp_init(&st->q, &st->pr, smp_path_find(algo_names[k->algo]), qp->c.path_key,
-                qp->c.path_key, qp->c.id);
+                rng_next(&qp->c.spray_rng), qp->c.id);
+    /* The RTT cap's base is the fabric's (the longest data-packet round
+     * trip of the QPs started so far, raised at every ACK as longer paths
+     * start), so every QP of a run gets the same target, as papers.md 2(f)
+     * sets one cap for the CC; with each QP's own header-only base RTT, a
+     * QP inside one ToR (4 us) had a queueing budget below one ECN threshold
+     * (docs/stellar.md section 6: the all-reduce at 16 MiB). */
+    int64_t d = data_rtt(qp);
+    if (d > k->cap_base_ps)
+        k->cap_base_ps = d;
+    smp_cc_cap_base(&st->q.cc, k->cap_base_ps);
     sim_timer_init(&st->rto_t, on_rto, qp, 0);
     st->rto_at = INT64_MAX;
     st->live = true;
@@ -214,6 +234,7 @@ static void ack(rdma_qp *qp, void *v, const pkt *a)
     smr_st *st = v;
     if (a->h.rdma.op != RDMA_OP_ACK && a->h.rdma.op != RDMA_OP_NACK)
         return;
+    smp_cc_cap_base(&st->q.cc, ((const smr_keys *)qp->tp->mp)->cap_base_ps);
     uint64_t psn = acked_psn(&st->q, a);
     smp_ack x = {.psn = psn, .cum = a->seq, .sent_ps = (int64_t)a->h.rdma.ts_ps,
                  .ce = a->flags & PKT_F_ECE};
