@@ -5,8 +5,9 @@
 # (stellar/fig10-static) or on/off (stellar/fig10-onoff), per path-choice
 # algorithm and for the baselines, over SEEDS seeds (the seed changes the
 # switches' ECMP hashes, the QPs' planes and the on/off periods).  Prints
-# one table per figure: mean and 95 % confidence half-width (Student t)
-# over the seeds of the measured job's bus bandwidth (GB/s).
+# one table per figure: mean and 95 % confidence half-width (Student t,
+# scripts/meanci.awk) over the seeds of the measured job's bus bandwidth
+# (GB/s).
 #   scripts/stellar-fig10.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig10, 5, 2)
 set -eu
 AISIM=${AISIM:-build/aisim}
@@ -26,34 +27,28 @@ sw stellar/fig10-onoff --out "$OUT/b-mp" --vary collective.transport.multipath.a
 sw stellar/fig10-onoff --out "$OUT/b-mp1" --vary collective.transport.multipath.algo=single
 sw stellar/fig10-onoff --out "$OUT/b-cx7" --set collective.transport.multipath=null \
     --vary collective.transport.cc=dcqcn
-# One table per figure from the sweeps' sweep.csv: the configuration is
-# every column before `seed`, the value the measured job's busbw.
-table() {
-    title=$1
-    shift
-    printf '\n%s\n\n| configuration | runs | busbw of the measured job (GB/s) | min | max |\n|---|---|---|---|---|\n' "$title"
+# One line per run from the sweeps' sweep.csv: the configuration (every
+# column before `seed`, last key component) and the measured job's busbw;
+# run_dir (after seed) holds commas, so the value is counted from the end.
+runs() {
     for csv in "$@"; do
         awk -F, '
             NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "seed") s = i
                           if ($i == "coll_jobs.jobs.measured.busbw_GBps") b = i }
-                      for (i = 1; i < s; i++) h[i] = $i; hn = NF; next }
-            # run_dir (after seed) holds commas: count the value from the end.
-            { k = ""; for (i = 1; i < s; i++) { sub(/.*\./, "", h[i]); k = k (i > 1 ? ", " : "") h[i] "=" $i }
-              $0 = $0; v = $(NF - (hn - b)); $b = v
+                      for (i = 1; i < s; i++) { h[i] = $i; sub(/.*\./, "", h[i]) }
+                      hn = NF; next }
+            { k = ""; for (i = 1; i < s; i++) k = k (i > 1 ? ", " : "") h[i] "=" $i
               if (k ~ /cc=dcqcn/) k = "CX7-like (multipath null, DCQCN)"
-              if (!(k in n)) order[++no] = k
-              n[k]++; sum[k] += $b; sq[k] += $b * $b
-              if (!(k in lo) || $b < lo[k]) lo[k] = $b; if ($b > hi[k]) hi[k] = $b }
-            END { for (j = 1; j <= no; j++) { k = order[j]; m = sum[k] / n[k]
-                      v = n[k] > 1 ? (sq[k] - n[k] * m * m) / (n[k] - 1) : 0; if (v < 0) v = 0
-                      t = n[k] == 2 ? 12.706 : n[k] == 3 ? 4.303 : n[k] == 4 ? 3.182 : n[k] == 5 ? 2.776 : 1.96
-                      printf "| %s | %d | %.2f +- %.2f | %.2f | %.2f |\n", k, n[k], m,
-                             t * sqrt(v / n[k]), lo[k], hi[k] } }' "$csv"
+              printf "%s\t%s\n", k, $(NF - (hn - b)) }' "$csv"
     done
 }
+table() {
+    printf '\n%s\n\n| configuration | busbw of the measured job (GB/s) |\n|---|---|\n' "$1"
+    awk -F'\t' -f "$(dirname "$0")/meanci.awk" -v precs=2 "$2"
+}
+runs "$OUT/a-mp/sweep.csv" "$OUT/a-cx7/sweep.csv" > "$OUT/a.tsv"
+runs "$OUT/b-mp/sweep.csv" "$OUT/b-mp1/sweep.csv" "$OUT/b-cx7/sweep.csv" > "$OUT/b.tsv"
 {
-    table "Fig. 10a (static background), stellar/fig10-static" "$OUT/a-mp/sweep.csv" \
-        "$OUT/a-cx7/sweep.csv"
-    table "Fig. 10b (on/off background), stellar/fig10-onoff" "$OUT/b-mp/sweep.csv" \
-        "$OUT/b-mp1/sweep.csv" "$OUT/b-cx7/sweep.csv"
+    table "Fig. 10a (static background), stellar/fig10-static" "$OUT/a.tsv"
+    table "Fig. 10b (on/off background), stellar/fig10-onoff" "$OUT/b.tsv"
 } | tee "$OUT/tables.md"

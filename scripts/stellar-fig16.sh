@@ -6,9 +6,9 @@
 # are drawn from the seed).
 #  - packet plane, stellar/fig16-training (two jobs on 128 GPUs): OBS-128,
 #    single path (Stellar's CC, per-QP ECMP), CX7-like (DCQCN, one path);
-# Prints the iteration time per job (mean +- 95 % CI, Student t) and the
-# gain of multi-path over each baseline, (T_base - T_mp) / T_base, averaged
-# over jobs and seeds, with its largest value.
+# Prints the iteration time per job (mean +- 95 % CI, Student t,
+# scripts/meanci.awk) and the gain of OBS-128 over each baseline,
+# (T_base - T_obs) / T_base, over jobs and seeds: mean +- CI and largest.
 #   scripts/stellar-fig16.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig16, 5, 2)
 set -eu
 AISIM=${AISIM:-build/aisim}
@@ -37,28 +37,25 @@ for d in "$OUT"/*/*/; do
     awk -F, -v p="$plane" -v pl="$pl" -v tr="$tr" -v s="$seed" \
         'NR > 1 { printf "%s\t%s\t%s\t%s\t%s\t%s\n", p, pl, tr, s, $1, $8 }' "$d/jobs.csv"
 done > "$OUT/runs.tsv"
-awk -F'\t' '
-    function t95(n) { return n == 2 ? 12.706 : n == 3 ? 4.303 : n == 4 ? 3.182 : n == 5 ? 2.776 : 1.96 }
-    function ci(s, q, n,   m, v) { m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0
-        return v > 0 ? t95(n) * sqrt(v / n) : 0 }
-    { k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $5; if (!(k in n)) order[++no] = k
-      n[k]++; s[k] += $6; q[k] += $6 * $6; T[$1, $2, $3, $4, $5] = $6
-      if (!(($1 SUBSEP $2 SUBSEP $4 SUBSEP $5) in seen)) { seen[$1, $2, $4, $5] = 1; runs[++nr] = $1 SUBSEP $2 SUBSEP $4 SUBSEP $5 } }
-    END {
-      printf "| plane | placement | transport | job | runs | iteration (ms) |\n|---|---|---|---|---|---|\n"
-      for (j = 1; j <= no; j++) { split(order[j], f, SUBSEP); k = order[j]
-        printf "| %s | %s | %s | %s | %d | %.3f +- %.3f |\n", f[1], f[2], f[3], f[4], n[k],
-               1e3 * s[k] / n[k], 1e3 * ci(s[k], q[k], n[k]) }
-      printf "\n| plane | placement | multi-path vs | gains (job x seed) | mean gain | 95 %% CI | max gain |\n|---|---|---|---|---|---|---|\n"
-      for (i = 1; i <= nr; i++) { split(runs[i], f, SUBSEP)
-        mp = f[1] == "packet" ? "OBS-128" : "spray"
-        nb = f[1] == "packet" ? 2 : 1; b[1] = f[1] == "packet" ? "single" : "ECMP"; b[2] = "CX7-like"
-        for (x = 1; x <= nb; x++) {
-          if (!((f[1], f[2], mp, f[3], f[4]) in T) || !((f[1], f[2], b[x], f[3], f[4]) in T)) continue
-          g = (T[f[1], f[2], b[x], f[3], f[4]] - T[f[1], f[2], mp, f[3], f[4]]) / T[f[1], f[2], b[x], f[3], f[4]]
-          gk = f[1] SUBSEP f[2] SUBSEP b[x]; if (!(gk in gn)) gorder[++ng] = gk
-          gn[gk]++; gs[gk] += g; gq[gk] += g * g; if (!(gk in gm) || g > gm[gk]) gm[gk] = g } }
-      for (j = 1; j <= ng; j++) { k = gorder[j]; split(k, f, SUBSEP)
-        printf "| %s | %s | %s | %d | %.2f %% | +- %.2f %% | %.2f %% |\n", f[1], f[2], f[3], gn[k],
-               100 * gs[k] / gn[k], 100 * ci(gs[k], gq[k], gn[k]), 100 * gm[k] } }' "$OUT/runs.tsv" |
-    tee "$OUT/tables.md"
+# Iteration time per (placement, transport, job), in ms.
+awk -F'\t' '{ printf "%s, %s, job %s\t%s\n", $2, $3, $5, $6 }' "$OUT/runs.tsv" > "$OUT/iter.tsv"
+# Gain of OBS-128 over each baseline per (placement, seed, job), in %.
+awk -F'\t' '{ T[$2, $3, $4, $5] = $6; if (!(($2, $4, $5) in seen)) { seen[$2, $4, $5] = 1; r[++n] = $2 SUBSEP $4 SUBSEP $5 } }
+    END { for (i = 1; i <= n; i++) { split(r[i], f, SUBSEP)
+            for (x = 1; x <= 2; x++) { b = x == 1 ? "single" : "CX7-like"
+              if (((f[1], "OBS-128", f[2], f[3]) in T) && ((f[1], b, f[2], f[3]) in T))
+                printf "%s, OBS-128 vs %s\t%s\n", f[1], b,
+                       100 * (T[f[1], b, f[2], f[3]] - T[f[1], "OBS-128", f[2], f[3]]) / T[f[1], b, f[2], f[3]] } } }' \
+    "$OUT/runs.tsv" > "$OUT/gain.tsv"
+{
+    printf '| placement, transport, job | iteration (ms) |\n|---|---|\n'
+    awk -F'\t' -f "$(dirname "$0")/meanci.awk" -v scales=1e3 -v precs=3 "$OUT/iter.tsv"
+    printf '\n| placement, comparison (jobs x seeds) | mean gain (%%) | largest (%%) |\n|---|---|---|\n'
+    awk -F'\t' -f "$(dirname "$0")/meanci.awk" -v precs=2 "$OUT/gain.tsv" > "$OUT/gain.md"
+    awk -F'\t' '{ if (!($1 in m) || $2 > m[$1]) m[$1] = $2 } END { for (k in m) printf "%s\t%.2f\n", k, m[k] }' \
+        "$OUT/gain.tsv" > "$OUT/gainmax.tsv"
+    while IFS= read -r line; do
+        k=$(echo "$line" | sed 's/^| \(.*\) (n=.*/\1/')
+        printf '%s | %s |\n' "$line" "$(awk -F'\t' -v k="$k" '$1 == k { print $2 }' "$OUT/gainmax.tsv")" | sed 's/ | | / | /'
+    done < "$OUT/gain.md"
+} | tee "$OUT/tables.md"
