@@ -43,5 +43,6 @@ extern const workload_ops wl_flows;         /* src/workload/flows.c */
 extern const workload_ops wl_incast;        /* src/workload/incast.c */
 extern const workload_ops wl_background;    /* src/workload/background.c */
 extern const workload_ops wl_coll_sweep;    /* src/workload/coll_sweep.c: nccl-tests */
+extern const workload_ops wl_coll_jobs;     /* src/workload/coll_jobs.c: concurrent jobs */
 
 #endif

@@ -11,10 +11,16 @@
  *   sweep      {op, algorithm, ranks, min_bytes, max_bytes, step_factor,
  *              iters, warmup_iters, datatype, redop, channels, chunk, root,
  *              peer, prio, start, fluid}
+ *   jobs       a list of {name, ranks, op, algorithm, bytes, channels, chunk,
+ *              iters, warmup_iters, start, gap, on, off, on_off}: collective
+ *              jobs sharing the fabric, some in the background
+ *              (src/workload/coll_jobs.c)
  *
- * The run ends when the sweep's last call has completed (or at the
- * scenario's stop time).  Tables: nccl_tests.csv and nccl_tests.txt (the
- * sweep), collectives.csv (every call), and the network's (flows.csv,
+ * One of sweep and jobs at least.  The run ends when the sweep's last call
+ * and every measured job's (iters > 0) have completed, without waiting for
+ * background jobs' calls (or at the scenario's stop time).  Tables:
+ * nccl_tests.csv and nccl_tests.txt (the sweep), collectives.csv (every
+ * sweep call), coll_jobs*.csv (the jobs) and the network's (flows.csv,
  * links.csv, ...).
  */
 #include <stdlib.h>
@@ -26,21 +32,24 @@
 
 typedef struct coll_model_cfg {
     network_cfg net;
-    cfg_node *sweep;
+    cfg_node *sweep, *jobs;
 } coll_model_cfg;
 
 static const cfg_key coll_model_keys[] = {
     NET_KEYS(coll_model_cfg, net),
     {.name = "sweep", .type = CFG_NODE, .off = offsetof(coll_model_cfg, sweep),
-     .help = "nccl-tests: {op, algorithm, ranks, min_bytes, max_bytes, step_factor, iters, "
-     "channels, chunk, ...}"},
+     .flags = CFG_OPTIONAL, .help = "nccl-tests: {op, algorithm, ranks, min_bytes, max_bytes, "
+     "step_factor, iters, channels, chunk, ...}"},
+    {.name = "jobs", .type = CFG_NODE, .off = offsetof(coll_model_cfg, jobs),
+     .flags = CFG_OPTIONAL, .help = "concurrent collective jobs: a list of {name, ranks, op, "
+     "bytes, iters (0: background), start, on, off, on_off, ...}"},
     {0},
 };
 
 typedef struct coll_model {
     coll_model_cfg cfg;
     network *n;
-    void *sweep;
+    void *sweep, *jobs;
 } coll_model;
 
 static int cm_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
@@ -52,14 +61,28 @@ static int cm_configure(void *st, cfg_node *sec, const char *path, const model_e
     if ((r = network_create(&m->n, &m->cfg.net, sec, path, env, e)))
         return r;
     m->sweep = xcalloc(1, wl_coll_sweep.size);
-    return wl_coll_sweep.configure(m->sweep, m->n, m->cfg.sweep, path, env, e);
+    m->jobs = xcalloc(1, wl_coll_jobs.size);
+    if ((r = wl_coll_sweep.configure(m->sweep, m->n, m->cfg.sweep, path, env, e)) ||
+        (r = wl_coll_jobs.configure(m->jobs, m->n, m->cfg.jobs, path, env, e)))
+        return r;
+    if (!m->cfg.sweep && !m->cfg.jobs)
+        return cfg_err(e, AISIM_EINVAL, sec, path, "expected a sweep or jobs, found neither");
+    return 0;
+}
+
+/* Every call the run waits for has completed. */
+static bool cm_finished(const coll_model *m)
+{
+    return wl_coll_sweep.finished(m->sweep) && wl_coll_jobs.finished(m->jobs);
 }
 
 static void cm_on_complete(void *ctx, network *n, const net_msg *msg)
 {
     (void)msg;
     coll_model *m = ctx;
-    if (!network_active(n) && wl_coll_sweep.finished(m->sweep))
+    /* Background jobs keep the network busy: with jobs, the last measured
+     * call ends the run. */
+    if ((m->cfg.jobs || !network_active(n)) && cm_finished(m))
         sim_stop(network_sim(n));
 }
 
@@ -71,6 +94,7 @@ static int cm_start(void *st, sim *s, err *e)
     network_on_complete(m->n, cm_on_complete, m);
     network_start(m->n);
     wl_coll_sweep.start(m->sweep);
+    wl_coll_jobs.start(m->jobs);
     return 0;
 }
 
@@ -78,7 +102,7 @@ static double cm_progress(const void *st, const sim *s)
 {
     (void)s;
     const coll_model *m = st;
-    return wl_coll_sweep.progress(m->sweep);
+    return m->cfg.sweep ? wl_coll_sweep.progress(m->sweep) : wl_coll_jobs.progress(m->jobs);
 }
 
 static int cm_report(void *st, const sim *s, out *o, json_t *sum, err *e)
@@ -89,7 +113,10 @@ static int cm_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     if (!r)
         r = wl_coll_sweep.report(m->sweep, o, sum, e);
     if (!r)
-        json_object_set_new(sum, "print", json_string("nccl_tests.txt"));
+        r = wl_coll_jobs.report(m->jobs, o, sum, e);
+    if (!r)
+        json_object_set_new(sum, "print",
+                            json_string(m->cfg.sweep ? "nccl_tests.txt" : "coll_jobs.txt"));
     return r;
 }
 
@@ -99,6 +126,10 @@ static void cm_fini(void *st)
     if (m->sweep) {
         wl_coll_sweep.fini(m->sweep);   /* closes its connections: before the network */
         free(m->sweep);
+    }
+    if (m->jobs) {
+        wl_coll_jobs.fini(m->jobs);
+        free(m->jobs);
     }
     network_destroy(m->n);
 }

@@ -20,6 +20,7 @@
 #include "aisim/collective.h"
 #include "aisim/units.h"
 #include "aisim/workload.h"
+#include "workload/coll_wl.h"
 
 static const char *const dtype_names[] = {"int8", "uint8", "half", "bfloat16", "float",
                                           "int32", "uint32", "double", "int64", "uint64", NULL};
@@ -119,58 +120,14 @@ static int sweep_configure(void *st, network *n, cfg_node *node, const char *pat
                        cfg_path(sub2, sizeof sub2, sub, "max_bytes"), "expected at least "
                        "min_bytes (%lld B), found %lld B", (long long)w->c.min_bytes,
                        (long long)w->c.max_bytes);
-    /* The communicator. */
-    int ne = (int)network_endpoints(n), nr = ne;
-    int *eps = xcalloc((size_t)ne + 1, sizeof *eps);
-    for (int i = 0; i < ne; i++)
-        eps[i] = i;
-    if (w->c.ranks) {
-        cfg_path(sub2, sizeof sub2, sub, "ranks");
-        long len = cfg_expect_list(w->c.ranks, sub2, "endpoint names", e);
-        if (len < 1) {
-            free(eps);
-            return len < 0 ? (int)len : cfg_err(e, AISIM_EINVAL, w->c.ranks, sub2, "expected "
-                                               "at least one endpoint, found an empty list");
-        }
-        free(eps);
-        eps = xcalloc((size_t)len, sizeof *eps);
-        nr = (int)len;
-        char *seen = xcalloc((size_t)ne, 1);
-        for (long i = 0; i < len; i++) {
-            char sub3[512];
-            cfg_node *it = cfg_at(w->c.ranks, (size_t)i);
-            cfg_path_index(sub3, sizeof sub3, sub2, (size_t)i);
-            r = network_endpoint(n, cfg_scalar(it) ? cfg_scalar(it) : "", it, sub3, e);
-            if (r >= 0 && seen[r]++)
-                r = cfg_err(e, AISIM_EINVAL, it, sub3, "expected each endpoint once, found "
-                            "\"%s\" again", cfg_scalar(it));
-            if (r < 0) {
-                free(seen);
-                free(eps);
-                return r;
-            }
-            eps[i] = r;
-        }
-        free(seen);
-    }
-    w->comm = coll_comm_create(n, eps, nr);
-    free(eps);
+    if ((r = coll_wl_comm(n, w->c.ranks, cfg_path(sub2, sizeof sub2, sub, "ranks"), &w->comm,
+                          e)))
+        return r;
     /* Every call's arguments, checked now: the largest size stands for all. */
     coll_args a = {.type = w->c.type, .algo = w->c.algo, .bytes = (uint64_t)w->c.max_bytes,
                    .root = (int)w->c.root, .peer = (int)w->c.peer, .fluid = w->c.fluid};
-    if ((r = coll_check(w->comm, &a, e))) {
-        /* coll_check's message starts with the key it is about. */
-        const char *key = strncmp(e->msg, "fluid", 5) == 0  ? "fluid"
-                        : strncmp(e->msg, "root", 4) == 0   ? "root"
-                        : strncmp(e->msg, "peer", 4) == 0   ? "peer"
-                        : strncmp(e->msg, "bytes", 5) == 0  ? "max_bytes"
-                                                            : "algorithm";
-        char msg[sizeof e->msg];
-        const char *colon = strchr(e->msg, ':');
-        snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : e->msg);
-        cfg_node *at = cfg_get(node, key) ? cfg_get(node, key) : node;
-        return cfg_err(e, r, at, cfg_path(sub2, sizeof sub2, sub, key), "%s", msg);
-    }
+    if ((r = coll_wl_check(w->comm, &a, node, sub, "max_bytes", e)))
+        return r;
     for (double b = (double)w->c.min_bytes; b <= (double)w->c.max_bytes * (1 + 1e-12);
          b *= w->c.factor) {
         w->rows = xrealloc(w->rows, (w->nrows + 1) * sizeof *w->rows);
