@@ -65,13 +65,6 @@ static json_t *job_of(json_t *sum, const char *job)
     return j;
 }
 
-static double jnum(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    assert_non_null(v);
-    return json_number_value(v);
-}
-
 /* A call row of coll_jobs.csv. */
 typedef struct row {
     char name[32];
@@ -106,25 +99,25 @@ static void test_measured_alone_and_under_background(void **state)
     (void)state;
     json_t *alone = run_star("alone", 1, "");
     json_t *fg = job_of(alone, "fg");
-    double bus = jnum(fg, "busbw_GBps");
+    double bus = tu_num(fg, "busbw_GBps");
     print_message("alone: busbw %.3f GB/s\n", bus);
     assert_true(bus > 0.9 * 1.25 && bus <= 1.25);
-    assert_int_equal((int)jnum(fg, "calls"), 3);
-    assert_int_equal((int)jnum(fg, "timed_calls"), 2);
+    assert_int_equal((int)tu_num(fg, "calls"), 3);
+    assert_int_equal((int)tu_num(fg, "timed_calls"), 2);
     row rows[64];
     int n = read_rows("alone", rows, 64);
     assert_int_equal(n, 3);
     assert_int_equal(rows[0].timed, 0);
     assert_int_equal(rows[2].timed, 1);
     assert_true(fabs(rows[0].start_s - 100e-6) < 1e-12);
-    assert_true(fabs(jnum(alone, "sim_time_s") - rows[2].finish_s) < 1e-9);
+    assert_true(fabs(tu_num(alone, "sim_time_s") - rows[2].finish_s) < 1e-9);
 
     json_t *bg = run_star("bg", 1, "    - {name: bg, ranks: [h2, h1], bytes: 4MiB, iters: 0}\n");
-    double bus2 = jnum(job_of(bg, "fg"), "busbw_GBps");
+    double bus2 = tu_num(job_of(bg, "fg"), "busbw_GBps");
     print_message("under background: busbw %.3f GB/s, background calls %d\n", bus2,
-                  (int)jnum(job_of(bg, "bg"), "calls"));
+                  (int)tu_num(job_of(bg, "bg"), "calls"));
     assert_true(bus2 > 0.35 * bus && bus2 < 0.75 * bus);
-    assert_true(jnum(job_of(bg, "bg"), "calls") >= 2);
+    assert_true(tu_num(job_of(bg, "bg"), "calls") >= 2);
     assert_true(json_is_true(json_object_get(job_of(bg, "bg"), "background")));
     json_decref(alone);
     json_decref(bg);
@@ -181,8 +174,8 @@ static void test_fig10_static_obs_beats_single(void **state)
     const char *single[] = {"collective.transport.multipath.algo=single"};
     json_t *o = tu_run("stellar/fig10-static", "f10obs", NULL, 0);
     json_t *s = tu_run("stellar/fig10-static", "f10single", single, 1);
-    double bo = jnum(job_of(o, "measured"), "busbw_GBps"),
-           bs = jnum(job_of(s, "measured"), "busbw_GBps");
+    double bo = tu_num(job_of(o, "measured"), "busbw_GBps"),
+           bs = tu_num(job_of(s, "measured"), "busbw_GBps");
     print_message("fig10-static 4 MiB, seed 1: OBS-128 %.2f GB/s, single path %.2f GB/s\n", bo,
                   bs);
     assert_true(bo >= bs);

@@ -18,35 +18,6 @@
 #include <unistd.h>
 
 #include "testutil.h"
-
-/* time_us of the row of `bytes` in DIR/nccl_tests.csv. */
-static double nccl_time_us(const char *sub, uint64_t bytes)
-{
-    char path[320];
-    snprintf(path, sizeof path, "%s/%s/nccl_tests.csv", tu_tmp, sub);
-    char *b = tu_slurp(path, NULL);
-    double t = NAN;
-    for (char *l = strchr(b, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
-        unsigned long long sz;
-        double us;
-        /* size,count,type,redop,root,time_us,... */
-        if (sscanf(l + 1, "%llu,%*[^,],%*[^,],%*[^,],%*[^,],%lf", &sz, &us) == 2 && sz == bytes)
-            t = us;
-    }
-    free(b);
-    if (isnan(t))
-        fail_msg("no row of %llu bytes in %s", (unsigned long long)bytes, path);
-    return t;
-}
-
-static double jnum(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    if (!v)
-        fail_msg("no %s in the summary", k);
-    return json_number_value(v);
-}
-
 /* 2(N-1)/N S/B in us for 8 ranks on 100 Gbps, B TCP's payload rate. */
 static double ring_formula_us(double bytes)
 {
@@ -63,7 +34,7 @@ static void test_ring_allreduce_flow(void **state)
                                                           "plane")), "flow");
     json_decref(sum);
     for (uint64_t s = 16u << 20; s <= 64u << 20; s *= 4) {
-        double t = nccl_time_us("arf", s), f = ring_formula_us((double)s);
+        double t = tu_nccl_time_us("arf", s), f = ring_formula_us((double)s);
         assert_true(t >= f);
         assert_true(t <= f * 1.01);
     }
@@ -81,7 +52,7 @@ static void test_ring_allreduce_packet(void **state)
     const char *fsets[] = {"collective.sweep.max_bytes=16MiB"};
     json_decref(tu_run("ai/allreduce-flow", "arf16", fsets, 1));
     for (uint64_t s = 4u << 20; s <= 16u << 20; s *= 4) {
-        double p = nccl_time_us("arp", s), fl = nccl_time_us("arf16", s);
+        double p = tu_nccl_time_us("arp", s), fl = tu_nccl_time_us("arf16", s);
         double f = ring_formula_us((double)s);
         assert_true(p >= f * 1.05 && p <= f * 1.15);
         assert_true(p / fl >= 1.0 && p / fl <= 1.12);
@@ -103,22 +74,22 @@ static void test_gpt175b_flow_vs_analytical(void **state)
     json_t *a = tu_run("ai/gpt175b-flow", "g175a", as, 4);
     json_t *jf = json_array_get(json_object_get(json_object_get(f, "results"), "jobs"), 0);
     json_t *ja = json_array_get(json_object_get(json_object_get(a, "results"), "jobs"), 0);
-    double Tf = jnum(jf, "iteration_s"), Ta = jnum(ja, "iteration_s");
-    double ef = jnum(jf, "exposed_comm_s"), ea = jnum(ja, "exposed_comm_s");
-    assert_float_equal(jnum(jf, "compute_s"), jnum(ja, "compute_s"), 1e-9);
+    double Tf = tu_num(jf, "iteration_s"), Ta = tu_num(ja, "iteration_s");
+    double ef = tu_num(jf, "exposed_comm_s"), ea = tu_num(ja, "exposed_comm_s");
+    assert_float_equal(tu_num(jf, "compute_s"), tu_num(ja, "compute_s"), 1e-9);
     assert_true(fabs(Tf / Ta - 1) < 0.005);
     assert_true(fabs(ef / ea - 1) < 0.02);
     /* 8 stages, 16 micro-batches: idle is the 1F1B bubble, about 7/23 of
      * the iteration (the last stage's output head makes stages unequal:
      * 0.311), the same at both levels within 1 % */
-    double idle = Tf - jnum(jf, "compute_s") - ef;
-    double idle_a = Ta - jnum(ja, "compute_s") - ea;
+    double idle = Tf - tu_num(jf, "compute_s") - ef;
+    double idle_a = Ta - tu_num(ja, "compute_s") - ea;
     assert_true(fabs(idle / Tf / (7.0 / 23) - 1) < 0.03);
     assert_true(fabs(idle / idle_a - 1) < 0.01);
     /* every message completed */
     json_t *rf = json_object_get(f, "results");
-    assert_true(jnum(rf, "flows") > 1000);
-    assert_true(jnum(rf, "flows_completed") == jnum(rf, "flows"));
+    assert_true(tu_num(rf, "flows") > 1000);
+    assert_true(tu_num(rf, "flows_completed") == tu_num(rf, "flows"));
     assert_string_equal(json_string_value(json_object_get(rf, "plane")), "flow");
     json_decref(f);
     json_decref(a);
@@ -141,9 +112,9 @@ static void test_flows_csv_off(void **state)
     snprintf(p, sizeof p, "%s/csv0/fct_cdf.csv", tu_tmp);
     assert_int_not_equal(access(p, F_OK), 0);
     json_t *ra = json_object_get(a, "results"), *rb = json_object_get(b, "results");
-    assert_true(jnum(ra, "flows") > 100);
-    assert_true(jnum(ra, "flows") == jnum(rb, "flows"));
-    assert_true(jnum(ra, "fct_p99_s") == jnum(rb, "fct_p99_s"));
+    assert_true(tu_num(ra, "flows") > 100);
+    assert_true(tu_num(ra, "flows") == tu_num(rb, "flows"));
+    assert_true(tu_num(ra, "fct_p99_s") == tu_num(rb, "fct_p99_s"));
     json_decref(a);
     json_decref(b);
 }

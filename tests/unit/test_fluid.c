@@ -18,34 +18,6 @@
 #include "aisim/rng.h"
 #include "net/flow/maxmin.h"
 #include "testutil.h"
-
-/* time_us of the row of `bytes` in tu_tmp/sub/nccl_tests.csv. */
-static double nccl_time_us(const char *sub, uint64_t bytes)
-{
-    char path[320];
-    snprintf(path, sizeof path, "%s/%s/nccl_tests.csv", tu_tmp, sub);
-    char *b = tu_slurp(path, NULL);
-    double t = NAN;
-    for (char *l = strchr(b, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
-        unsigned long long sz;
-        double us;
-        if (sscanf(l + 1, "%llu,%*[^,],%*[^,],%*[^,],%*[^,],%lf", &sz, &us) == 2 && sz == bytes)
-            t = us;
-    }
-    free(b);
-    if (isnan(t))
-        fail_msg("no row of %llu bytes in %s", (unsigned long long)bytes, path);
-    return t;
-}
-
-static double jnum(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    if (!v)
-        fail_msg("no %s in the summary", k);
-    return json_number_value(v);
-}
-
 /* Runs `scenario` with sets and sweep.fluid false, then true; returns the
  * fluid run's summary results' message count in *fluid_flows. */
 static void both(const char *scenario, const char *tag, const char **sets, int n,
@@ -57,14 +29,14 @@ static void both(const char *scenario, const char *tag, const char **sets, int n
     s[n] = "collective.sweep.fluid=false";
     snprintf(a, sizeof a, "%s-step", tag);
     json_t *j = tu_run(scenario, a, s, n + 1);
-    *step_flows = jnum(json_object_get(j, "results"), "flows");
+    *step_flows = tu_num(json_object_get(j, "results"), "flows");
     json_decref(j);
     s[n] = "collective.sweep.fluid=true";
     snprintf(b, sizeof b, "%s-fluid", tag);
     j = tu_run(scenario, b, s, n + 1);
     json_t *r = json_object_get(j, "results");
-    *fluid_flows = jnum(r, "flows");
-    assert_true(jnum(r, "flows_completed") == *fluid_flows);
+    *fluid_flows = tu_num(r, "flows");
+    assert_true(tu_num(r, "flows_completed") == *fluid_flows);
     json_decref(j);
 }
 
@@ -74,7 +46,7 @@ static double rel(const char *tag, uint64_t bytes)
     char a[64], b[64];
     snprintf(a, sizeof a, "%s-step", tag);
     snprintf(b, sizeof b, "%s-fluid", tag);
-    return nccl_time_us(b, bytes) / nccl_time_us(a, bytes) - 1;
+    return tu_nccl_time_us(b, bytes) / tu_nccl_time_us(a, bytes) - 1;
 }
 
 /* 64 GPUs, 8 servers x 8 on the 400 G rail fabric of the 100k example. */
@@ -176,7 +148,7 @@ static void test_fluid_ring_formula(void **state)
     json_decref(tu_run("ai/allreduce-flow", "ringf", sets, 2));
     for (uint64_t s = 16u << 20; s <= 64u << 20; s *= 4) {
         double f = 2.0 * 7 / 8 * (double)s * 8 / (100e9 * 1460 / 1500) * 1e6;
-        double t = nccl_time_us("ringf", s);
+        double t = tu_nccl_time_us("ringf", s);
         assert_true(t >= f && t <= f * 1.01);
     }
 }
@@ -191,10 +163,10 @@ static void test_fluid_100k_example_small(void **state)
     const char *sets[] = {"collective.topology.servers=250"};
     json_t *j = tu_run("ai/allreduce-100k-flow", "a2k", sets, 1);
     json_t *r = json_object_get(j, "results");
-    assert_true(jnum(r, "flows") == 6000);
-    assert_true(jnum(r, "flows_completed") == 6000);
+    assert_true(tu_num(r, "flows") == 6000);
+    assert_true(tu_num(r, "flows_completed") == 6000);
     json_decref(j);
-    double t = nccl_time_us("a2k", 1u << 30) * 1e-6;
+    double t = tu_nccl_time_us("a2k", 1u << 30) * 1e-6;
     double B = 400e9 / 8 * 4096 / (4096 + 40 + 14 + 20 + 4), S = 1 << 30;
     /* rail hop: NIC + ToR ports, 2 x 500 ns wire; a ring step's chain */
     double hop = 1e-6 + (4096 + 78) * 8 / 400e9, rail_bw = 2.0 * 249 / 250 * S / 8 / B;
@@ -215,9 +187,9 @@ static void test_fluid_training(void **state)
                                                                       s1, 3);
     json_t *ja = json_array_get(json_object_get(json_object_get(a, "results"), "jobs"), 0);
     json_t *jb = json_array_get(json_object_get(json_object_get(b, "results"), "jobs"), 0);
-    assert_true(fabs(jnum(jb, "iteration_s") / jnum(ja, "iteration_s") - 1) < 0.001);
-    assert_true(jnum(json_object_get(b, "results"), "flows") <
-                jnum(json_object_get(a, "results"), "flows") / 4);
+    assert_true(fabs(tu_num(jb, "iteration_s") / tu_num(ja, "iteration_s") - 1) < 0.001);
+    assert_true(tu_num(json_object_get(b, "results"), "flows") <
+                tu_num(json_object_get(a, "results"), "flows") / 4);
     json_decref(a);
     json_decref(b);
 }

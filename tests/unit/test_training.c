@@ -22,14 +22,6 @@
 #define GPT13B_FILE AISIM_SRCDIR "/data/llm_comm_workloads/aicb_simai/G13B-M1-C01_GPT13B_" \
                     "megatron_tp8_pp1_mbs1_A100.txt"
 
-static double jnum(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    if (!v)
-        fail_msg("no %s in the summary", k);
-    return json_number_value(v);
-}
-
 static json_t *job0(json_t *sum, size_t i)
 {
     return json_array_get(json_object_get(json_object_get(sum, "results"), "jobs"), i);
@@ -58,13 +50,13 @@ static void test_gpt13b_analytical(void **state)
     const char *sets[] = {"training.comm=analytical"};
     json_t *sum = tu_run("ai/gpt13b", "g13a", sets, 1);
     json_t *j = job0(sum, 0);
-    double T = jnum(j, "iteration_s"), comp = jnum(j, "compute_s"), exp = jnum(j, "exposed_comm_s");
+    double T = tu_num(j, "iteration_s"), comp = tu_num(j, "compute_s"), exp = tu_num(j, "exposed_comm_s");
     assert_float_equal(comp, gpt13b_compute_s(), 1e-9);
     assert_float_equal(T, comp + exp, 1e-9);
     assert_true(exp > 6497239040.0 * 15 / 16 / 25e9);
     /* tokens: 16 replicas x 2048 per iteration; MFU = 6.6 GFLOP/token... */
-    assert_float_equal(jnum(j, "tokens_per_s"), 16 * 2048 / T, 1e-6);
-    double mfu = jnum(j, "mfu");
+    assert_float_equal(tu_num(j, "tokens_per_s"), 16 * 2048 / T, 1e-6);
+    double mfu = tu_num(j, "mfu");
     assert_true(mfu > 0.05 && mfu < 0.5);
     json_decref(sum);
 }
@@ -77,14 +69,14 @@ static void test_llama65b_bubble(void **state)
     const char *sets[] = {"training.comm=analytical"};
     json_t *sum = tu_run("ai/llama65b", "l65a", sets, 1);
     json_t *j = job0(sum, 0);
-    double T = jnum(j, "iteration_s"), comp = jnum(j, "compute_s");
+    double T = tu_num(j, "iteration_s"), comp = tu_num(j, "compute_s");
     /* compute: 8 micro-batches x 3 x forward of 10 layers */
     trn_model m = {.layers = 80, .hidden = 8192, .heads = 64, .ffn = 22016, .gated = true,
                    .vocab = 32000, .seq = 2048, .micro_batch = 1, .tp = 2, .pp = 8, .dp = 8,
                    .ep = 1, .gpu_flops = 312e12, .efficiency = 0.5, .bytes_per_param = 2};
     double fwd = trn_layer_fwd_flops(&m) * 10 / (312e12 * 0.5);
     assert_float_equal(comp, 8 * 3 * fwd, 1e-6 * comp);
-    double idle = (T - comp - jnum(j, "exposed_comm_s")) / T;
+    double idle = (T - comp - tu_num(j, "exposed_comm_s")) / T;
     if (fabs(idle - 7.0 / 15) > 0.02 * 7.0 / 15)
         fail_msg("bubble %g, want 7/15 = %g", idle, 7.0 / 15);
     json_decref(sum);
@@ -101,10 +93,10 @@ static void test_llama65b_packet_matches_analytical(void **state)
     json_t *p = tu_run("ai/llama65b", "l65p", sets, 4);
     sets[3] = "training.comm=analytical";
     json_t *a = tu_run("ai/llama65b", "l65an", sets, 4);
-    double Tp = jnum(job0(p, 0), "iteration_s"), Ta = jnum(job0(a, 0), "iteration_s");
+    double Tp = tu_num(job0(p, 0), "iteration_s"), Ta = tu_num(job0(a, 0), "iteration_s");
     if (fabs(Tp - Ta) > 1e-3 * Ta)
         fail_msg("packet %g s, analytical %g s", Tp, Ta);
-    double idle = 1 - (jnum(job0(p, 0), "compute_s") + jnum(job0(p, 0), "exposed_comm_s")) / Tp;
+    double idle = 1 - (tu_num(job0(p, 0), "compute_s") + tu_num(job0(p, 0), "exposed_comm_s")) / Tp;
     assert_true(fabs(idle - 7.0 / 15) < 0.02 * 7.0 / 15);
     json_decref(p);
     json_decref(a);
@@ -129,7 +121,7 @@ static void test_gpt13b_packet_small(void **state)
     json_t *sum = tu_run("ai/gpt13b", "g13p", sets, 3);
     json_t *j = job0(sum, 0);
     assert_int_equal(json_integer_value(json_object_get(j, "iterations_done")), 1);
-    double T = jnum(j, "iteration_s"), comp = jnum(j, "compute_s");
+    double T = tu_num(j, "iteration_s"), comp = tu_num(j, "compute_s");
     assert_float_equal(comp, gpt13b_compute_s(), 1e-6);
     assert_true(T >= comp);
     char *c = slurp_run("g13p", "collectives.csv");
@@ -169,7 +161,7 @@ static void test_two_jobs_small(void **state)
     json_t *sum = tu_run("ai/two-jobs", "two", sets, 1);
     for (size_t i = 0; i < 2; i++)
         assert_int_equal(json_integer_value(json_object_get(job0(sum, i), "iterations_done")), 1);
-    assert_true(jnum(json_object_get(sum, "results"), "max_network_imbalance") >= 1);
+    assert_true(tu_num(json_object_get(sum, "results"), "max_network_imbalance") >= 1);
     char *pl = slurp_run("two", "placement.csv");
     int srv_of[2][4][8], loc_of[2][4][8];     /* job a: [stage][dp][tp] */
     memset(srv_of, -1, sizeof srv_of);

@@ -6,8 +6,10 @@
 #ifndef AISIM_TESTUTIL_H
 #define AISIM_TESTUTIL_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/run.h"
 
@@ -62,6 +64,35 @@ static inline char *tu_slurp(const char *path, size_t *len)
     if (len)
         *len = got;
     return b;
+}
+
+/* The number at key k of object o; fails the test if there is none. */
+static inline double tu_num(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v)
+        fail_msg("no %s in the summary", k);
+    return json_number_value(v);
+}
+
+/* time_us of the row of `bytes` in tu_tmp/sub/nccl_tests.csv (columns
+ * size,count,type,redop,root,time_us,...); fails the test if none. */
+static inline double tu_nccl_time_us(const char *sub, uint64_t bytes)
+{
+    char path[320];
+    snprintf(path, sizeof path, "%s/%s/nccl_tests.csv", tu_tmp, sub);
+    char *b = tu_slurp(path, NULL);
+    double t = NAN;
+    for (char *l = strchr(b, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+        unsigned long long sz;
+        double us;
+        if (sscanf(l + 1, "%llu,%*[^,],%*[^,],%*[^,],%*[^,],%lf", &sz, &us) == 2 && sz == bytes)
+            t = us;
+    }
+    free(b);
+    if (isnan(t))
+        fail_msg("no row of %llu bytes in %s", (unsigned long long)bytes, path);
+    return t;
 }
 
 #endif
