@@ -66,6 +66,21 @@ static inline char *tu_slurp(const char *path, size_t *len)
     return b;
 }
 
+/* Fails the test unless tu_tmp/a/file and tu_tmp/b/file are byte-identical
+ * (two runs of one scenario and seed: determinism). */
+static inline void tu_assert_same_file(const char *a, const char *b, const char *file)
+{
+    char pa[320], pb[320];
+    snprintf(pa, sizeof pa, "%s/%s/%s", tu_tmp, a, file);
+    snprintf(pb, sizeof pb, "%s/%s/%s", tu_tmp, b, file);
+    size_t la, lb;
+    char *x = tu_slurp(pa, &la), *y = tu_slurp(pb, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(x, y, la);
+    free(x);
+    free(y);
+}
+
 /* The number at key k of object o; fails the test if there is none. */
 static inline double tu_num(json_t *o, const char *k)
 {
