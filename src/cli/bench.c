@@ -237,6 +237,12 @@ static const bcase cases[] = {
      {"training.bytes_scale=0.1", NULL}},
     {"rdma", "scenario rdma/fattree-permutation, DCQCN", 3, 0, 0, 0,
      "rdma/fattree-permutation", {NULL}},
+    /* The same permutation over TCP: the rdma case's traffic without PFC,
+     * RED or RoCE, so that the two compare transports on equal work. */
+    {"rdma-tcp", "scenario rdma/fattree-permutation, TCP/DCTCP", 3, 0, 0, 0,
+     "rdma/fattree-permutation",
+     {"net.transport={cc: dctcp, min_rto: 1ms}",
+      "net.topology.link={rate: 100Gbps, delay: 1us, buffer: 4MB, ecn_k: 200KB}", NULL}},
     {"flow", "scenario net/flow-fattree, flow level, k=16", 3, 0, 0, 0, "net/flow-fattree",
      {NULL}},
     {"fluid16k", "scenario ai/allreduce-100k-flow at 16 384 GPUs, fluid, 1 GiB", 3, 0, 0, 0,
