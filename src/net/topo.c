@@ -615,6 +615,8 @@ void topo_link_set_up(topo *t, int link, bool up, int64_t convergence_ps)
         sim_schedule_in(t->s, convergence_ps, routing_event, t, (uint64_t)link << 1 | up);
 }
 
+/* ---- conservation counts and capture ------------------------------------ */
+
 uint64_t topo_packets_in_network(topo *t)
 {
     uint64_t n = 0;
