@@ -13,7 +13,7 @@
 #   git clone https://github.com/alibaba-edu/High-Precision-Congestion-Control
 # (docs/rdma.md names the commit measured).  Environment (defaults in brackets):
 #   ROUNDS   timed rounds, aisim and the fork alternating   [3]
-#   CASES    cases to run                                   ["fattree-dcqcn fattree-hpcc websearch-dcqcn websearch-hpcc"]
+#   CASES    cases to run  ["fattree-dcqcn fattree-hpcc websearch-dcqcn websearch-hpcc twotoone-dcqcn"]
 #   JOBS     make's parallelism for the fork's build        [-j2]
 #
 # Installs g++, patch and time when missing (scripts/deps.sh hpcc).  Not
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 SRC=${1:-${HPCC_SRC:-}}
 OUT=${2:-out/hpcc-compare}
 ROUNDS=${ROUNDS:-3}
-CASES=${CASES:-"fattree-dcqcn fattree-hpcc websearch-dcqcn websearch-hpcc"}
+CASES=${CASES:-"fattree-dcqcn fattree-hpcc websearch-dcqcn websearch-hpcc twotoone-dcqcn"}
 JOBS=${JOBS:--j2}
 if [ -z "$SRC" ] || [ ! -f "$SRC/simulation/scratch/third.cc" ]; then
     echo "hpcc-compare: give the fork's checkout (HPCC_SRC or the first argument)" >&2
@@ -49,36 +49,64 @@ FORK=$OUT/fork-build/third
 
 # timed NAME ROUND TIMES CMD...: run CMD under /usr/bin/time, append a line.
 timed() {
-    name=$1 round=$2 times=$3
+    t_prog=$1 t_round=$2 t_file=$3
     shift 3
-    /usr/bin/time -o "$times.t" -f "%e %U %S %M" "$@"
-    echo "$name $round $(cat "$times.t")" >> "$times"
-    rm -f "$times.t"
+    /usr/bin/time -o "$t_file.t" -f "%e %U %S %M" "$@"
+    echo "$t_prog $t_round $(cat "$t_file.t")" >> "$t_file"
+    rm -f "$t_file.t"
 }
 
 # --- (ii) cases ------------------------------------------------------------------
-# case NAME SCENARIO FORK_STOP_S BUFFER_MB [aisim --set ...]: aisim runs the
-# scenario (switches marking at dequeue, as the fork's), the fork the same
-# network and flows with its published defaults.
+# run_case NAME SCENARIO FORK_STOP_S POOL_MIB LINK_KEY...: a first aisim run
+# (untimed) gives the network and the flows, which tools/hpcc/scenario.py
+# writes out for the fork with its published defaults; then each round runs
+# aisim with the fork's settings where aisim has the knob (below), for DCQCN
+# the same without the window, aisim on the scenario as committed, and the
+# fork, in turn.  The fork's settings:
+# switches mark at dequeue; PFC from one pool of POOL_MIB per switch with
+# the threshold 1/8 of the free pool (the fork's USE_DYNAMIC_PFC_THRESHOLD,
+# pfc_a_shift 3) and resume 3 KB below it, the static XOFF above it never
+# reached; DCQCN QPs limited to the fork's window (HAS_WIN 1: maxBdp bytes
+# in flight; aisim's max_outstanding, in packets, does not shrink with the
+# rate as the fork's VAR_WIN 1 does).  With RATE_MON > 0 the fork samples
+# every QP's rate every RATE_MON ns (as aisim's rdma_rate.csv).
 run_case() {
-    name=$1 scen=$2 stop=$3 buf=$4
+    name=$1 scen=$2 stop=$3 pool=$4
     shift 4
     d=$OUT/$name
     rm -rf "$d"
     mkdir -p "$d"
     cc=dcqcn
     case $name in *hpcc) cc=hpcc ;; esac
+    # shellcheck disable=SC2046 # one word per option, none with spaces
+    set -- $(for k in "$@"; do
+        printf -- '--set net.topology.%s.%s ' "$k" "buffer=${pool}MiB" \
+            "$k" "pfc_xoff=$((pool - 1))MiB" "$k" "pfc_xon=$(((pool - 1) * 1048576 - 3000))B"
+    done)
+    set -- "$@" --set net.topology.mark_at=dequeue --set "net.topology.shared_buffer.size=${pool}MiB" \
+        --set net.topology.shared_buffer.pfc_alpha=0.125
+    build/aisim run "$scen" -q --out "$d/first" --seed 1 --set net.transport.cc=$cc > /dev/null
+    python3 tools/hpcc/scenario.py "$d/first" "$d/fork" --cc $cc --stop "$stop" --buffer-mb "$pool" \
+        --rate-mon "${RATE_MON:-0}"
+    rm -rf "$d/first"
+    echo "$*" > "$d/aisim-settings.txt"
+    win=""
+    if [ $cc = dcqcn ]; then
+        win="net.transport.max_outstanding=$(cut -d' ' -f3 "$d/fork/bdp.txt")"
+        echo "--set $win (not in aisim-nowin)" >> "$d/aisim-settings.txt"
+    fi
     r=1
     while [ "$r" -le "$ROUNDS" ]; do
-        echo "hpcc-compare: $name round $r: aisim" >&2
-        rm -rf "$d/aisim"
+        echo "hpcc-compare: $name round $r: aisim (the fork's settings, without the window, as committed), HPCC fork" >&2
+        rm -rf "$d/aisim" "$d/aisim-nowin" "$d/aisim-asis"
         timed aisim "$r" "$d/times.txt" build/aisim run "$scen" -q --out "$d/aisim" --seed 1 \
-            --set net.topology.mark_at=dequeue --set net.transport.cc=$cc "$@" > "$d/aisim.log"
-        if [ "$r" = 1 ]; then
-            python3 tools/hpcc/scenario.py "$d/aisim" "$d/fork" --cc $cc --stop "$stop" \
-                --buffer-mb "$buf"
+            --set net.transport.cc=$cc ${win:+--set "$win"} "$@" > "$d/aisim.log"
+        if [ -n "$win" ]; then
+            timed aisim-nowin "$r" "$d/times.txt" build/aisim run "$scen" -q --out \
+                "$d/aisim-nowin" --seed 1 --set net.transport.cc=$cc "$@" > "$d/aisim-nowin.log"
         fi
-        echo "hpcc-compare: $name round $r: HPCC fork" >&2
+        timed aisim-asis "$r" "$d/times.txt" build/aisim run "$scen" -q --out "$d/aisim-asis" \
+            --seed 1 --set net.transport.cc=$cc > "$d/aisim-asis.log"
         timed fork "$r" "$d/times.txt" "$FORK" "$d/fork/config.txt" > "$d/fork.log"
         r=$((r + 1))
     done
@@ -87,9 +115,11 @@ run_case() {
 for c in $CASES; do
     case $c in
     # 2 MB permutation, k = 8, 100 Gbps: 8 ports x 4 MB = the fork's 32 MB.
-    fattree-*) run_case "$c" rdma/fattree-permutation 0.02 32 ;;
+    fattree-*) run_case "$c" rdma/fattree-permutation 0.02 32 link ;;
     # web-search at 50 % load, 10 ms of arrivals: a leaf's 8 x 1 MB + 2 x 2 MB.
-    websearch-*) run_case "$c" rdma/websearch-leafspine 0.2 12 ;;
+    websearch-*) run_case "$c" rdma/websearch-leafspine 0.2 12 host_link fabric_link ;;
+    # two long QPs into one port, 40 ms, rates every 50 us: 3 ports x 32 MB.
+    twotoone-*) RATE_MON=50000; run_case "$c" rdma/dcqcn-two-to-one 0.04 96 link; RATE_MON=0 ;;
     *) echo "hpcc-compare: unknown case $c" >&2; exit 2 ;;
     esac
 done

@@ -21,6 +21,7 @@ waf's optimized profile (-O3) with the C++ dialect the old code needs;
 patches in tools/hpcc/*.patch are applied to a copy of the sources (see
 tools/hpcc/README.md for each hunk).
 """
+import hashlib
 import os
 import re
 import shutil
@@ -70,11 +71,13 @@ CONFIG_STORE_CONFIG = """\
 #endif
 """
 
-CXX = os.environ.get("CXX", "g++")
-# waf's optimized profile (wscript: -O3, and -march=native when the compiler
-# takes it; no NS3_ASSERT_ENABLE / NS3_LOG_ENABLE, which only the debug
-# profile defines); gnu++11 is the newest dialect the 2013 code compiles
-# under unchanged; -w silences the old code's warnings.
+# ccache when installed (a rebuild into a new directory then takes seconds).
+CXX = os.environ.get("CXX") or ("ccache g++" if shutil.which("ccache") else "g++")
+# The fork's `optimized` waf profile (its wscript: -O3, -march=native when
+# the compiler takes it, and -g, left out here: it changes no code; no
+# NS3_ASSERT_ENABLE / NS3_LOG_ENABLE, which only the debug profile, its
+# default, defines); -std=gnu++11 as its waf-tools/cflags.py passes; -w
+# silences the old code's warnings.
 CXXFLAGS = "-O3 -march=native -std=gnu++11 -w"
 
 
@@ -100,6 +103,12 @@ def main():
 
     # A private copy of the sources, patched (the fork's tree is not touched).
     src = os.path.join(build, "src")
+    patches = sorted(f for f in os.listdir(here) if f.endswith(".patch"))
+    stamp = "".join("%s %s\n" % (hashlib.sha1(open(os.path.join(here, p), "rb").read())
+                                  .hexdigest(), p) for p in patches)
+    stamp_file = os.path.join(build, "patches.txt")
+    if os.path.isdir(src) and (not os.path.exists(stamp_file) or open(stamp_file).read() != stamp):
+        shutil.rmtree(src)      # patches changed: copy and patch again
     if not os.path.isdir(src):
         os.makedirs(build, exist_ok=True)
         tmp = src + ".tmp"
@@ -108,10 +117,12 @@ def main():
         for m in MODULES:
             shutil.copytree(os.path.join(sim, "src", m), os.path.join(tmp, "src", m))
         shutil.copytree(os.path.join(sim, "scratch"), os.path.join(tmp, "scratch"))
-        for p in sorted(f for f in os.listdir(here) if f.endswith(".patch")):
+        for p in patches:
             subprocess.check_call(["patch", "-s", "-p1", "-d", tmp, "-i",
                                    os.path.join(here, p)])
         os.rename(tmp, src)
+        with open(stamp_file, "w") as f:
+            f.write(stamp)
 
     inc = os.path.join(build, "ns3")
     os.makedirs(inc, exist_ok=True)

@@ -3,6 +3,7 @@
 
   tools/hpcc/scenario.py AISIM_RUN_DIR OUT_DIR --cc dcqcn|hpcc
         [--delay 1us] [--buffer-mb 32] [--stop SECONDS] [--flow-size BYTES]
+        [--rate-mon NS]
 
 Reads the run directory's links.csv (every port "a->b" with its rate) and
 flows.csv (src, dst, size, start), and writes OUT_DIR/topology.txt,
@@ -20,6 +21,14 @@ that the fork runs the same network and the same flows:
   SIMULATOR_STOP_TIME, BUFFER_SIZE, ENABLE_TRACE 0 (no packet trace: the
   trace file would be the run's main cost) and QLEN_MON_START after the
   end (no queue sampling every 100 ns).
+
+It also writes OUT_DIR/bdp.txt: the fork's maxRtt (ns), maxBdp (bytes),
+computed as third.cc does (breadth-first shortest paths; RTT = 2 x the
+propagation delay + one 1000 B serialisation per hop; BDP = RTT x the
+path's slowest link), and the window in packets that maxBdp allows a QP at
+line rate (HAS_WIN 1, GLOBAL_T 1: every QP, whatever its CC, may have
+maxBdp bytes in flight, scaled by its rate / line rate with VAR_WIN 1; the
+fork sends while in flight <= window, so floor(maxBdp / 1000) + 1 packets).
 """
 import argparse
 import csv
@@ -98,6 +107,9 @@ def main():
     ap.add_argument("--buffer-mb", type=int, default=32)
     ap.add_argument("--stop", type=float, default=1.0)
     ap.add_argument("--flow-size", type=int, default=10**9)
+    ap.add_argument("--rate-mon", type=int, default=0,
+                    help="sample every QP's rate every this many ns into rate.txt "
+                    "(tools/hpcc/third-rate-monitor.patch)")
     a = ap.parse_args()
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
@@ -128,6 +140,31 @@ def main():
         for x, y, bps in pairs:
             f.write("%d %d %dGbps %gms 0\n" % (x, y, bps // 10**9, delay_ms))
 
+    adj = {}
+    for x, y, bps in pairs:
+        adj.setdefault(x, []).append((y, bps))
+        adj.setdefault(y, []).append((x, bps))
+    delay_ns = round(seconds(a.delay) * 1e9)
+    max_rtt = max_bdp = 0
+    for h in range(len(hosts)):
+        seen = {h: (0, 0, 1 << 64)}   # node: (delay, tx delay, bottleneck bps)
+        queue = [h]
+        for now in queue:
+            d, tx, bw = seen[now]
+            for nxt, bps in adj[now]:
+                if nxt not in seen:
+                    seen[nxt] = (d + delay_ns, tx + 1000 * 10**9 * 8 // bps, min(bw, bps))
+                    if nxt >= len(hosts):
+                        queue.append(nxt)
+        for dst in range(len(hosts)):
+            if dst != h and dst in seen:
+                d, tx, bw = seen[dst]
+                rtt = 2 * d + tx
+                max_rtt = max(max_rtt, rtt)
+                max_bdp = max(max_bdp, rtt * bw // 10**9 // 8)
+    with open(os.path.join(out, "bdp.txt"), "w") as f:
+        f.write("%d %d %d\n" % (max_rtt, max_bdp, max_bdp // 1000 + 1))
+
     flows = list(csv.DictReader(open(os.path.join(a.run, "flows.csv"))))
     flows.sort(key=lambda r: (float(r["start_s"]), int(r["id"])))
     with open(os.path.join(out, "flow.txt"), "w") as f:
@@ -149,6 +186,8 @@ def main():
         f.write(CONFIG.format(d=out, stop="%.6f" % a.stop, cc={"dcqcn": 1, "hpcc": 3}[a.cc],
                               kmax=m(1), kmin=m(0), pmax=m(2), buf=a.buffer_mb,
                               never=int(a.stop * 1e9) + 10**9))
+        if a.rate_mon:
+            f.write("RATE_MON_INTERVAL %d\nRATE_MON_FILE %s/rate.txt\n" % (a.rate_mon, out))
 
 
 if __name__ == "__main__":
