@@ -8,6 +8,8 @@
 #   scripts/deps.sh valgrind   also valgrind (make test VALGRIND=1)
 #   scripts/deps.sh ns3        also ns-3 3.37 and what building against it
 #                              needs (scripts/ns3-compare.sh)
+#   scripts/deps.sh hpcc       also what building the HPCC ns-3 fork and
+#                              timing it needs (scripts/hpcc-compare.sh)
 set -eu
 
 PKGS="gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev \
@@ -20,6 +22,12 @@ ns3)
     # libns3-dev's pkg-config files name libgsl.so; python3 (compare.py) is
     # taken from Debian only when none is on the PATH.
     PKGS="$PKGS ns3 libns3-dev libgsl-dev g++"
+    command -v python3 >/dev/null 2>&1 || PKGS="$PKGS python3"
+    ;;
+hpcc)
+    # g++ and patch build the fork (tools/hpcc/build.py); time is
+    # /usr/bin/time (CPU time and peak memory of each run).
+    PKGS="$PKGS g++ patch time"
     command -v python3 >/dev/null 2>&1 || PKGS="$PKGS python3"
     ;;
 esac
