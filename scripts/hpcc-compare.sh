@@ -66,9 +66,9 @@ timed() {
 # switches mark at dequeue; PFC from one pool of POOL_MIB per switch with
 # the threshold 1/8 of the free pool (the fork's USE_DYNAMIC_PFC_THRESHOLD,
 # pfc_a_shift 3) and resume 3 KB below it, the static XOFF above it never
-# reached; DCQCN QPs limited to the fork's window (HAS_WIN 1: maxBdp bytes
-# in flight; aisim's max_outstanding, in packets, does not shrink with the
-# rate as the fork's VAR_WIN 1 does).  With RATE_MON > 0 the fork samples
+# reached; DCQCN QPs limited to the fork's window (HAS_WIN 1, GLOBAL_T 1,
+# VAR_WIN 1: aisim's `window: bdp` with the fork's maxBdp as window_bytes;
+# var_window is on by default).  With RATE_MON > 0 the fork samples
 # every QP's rate every RATE_MON ns (as aisim's rdma_rate.csv).
 run_case() {
     name=$1 scen=$2 stop=$3 pool=$4
@@ -90,17 +90,18 @@ run_case() {
         --rate-mon "${RATE_MON:-0}"
     rm -rf "$d/first"
     echo "$*" > "$d/aisim-settings.txt"
-    win=""
+    win="" winb=""
     if [ $cc = dcqcn ]; then
-        win="net.transport.max_outstanding=$(cut -d' ' -f3 "$d/fork/bdp.txt")"
-        echo "--set $win (not in aisim-nowin)" >> "$d/aisim-settings.txt"
+        win="net.transport.window=bdp"
+        winb="net.transport.window_bytes=$(cut -d' ' -f2 "$d/fork/bdp.txt")B"
+        echo "--set $win --set $winb (not in aisim-nowin)" >> "$d/aisim-settings.txt"
     fi
     r=1
     while [ "$r" -le "$ROUNDS" ]; do
         echo "hpcc-compare: $name round $r: aisim (the fork's settings, without the window, as committed), HPCC fork" >&2
         rm -rf "$d/aisim" "$d/aisim-nowin" "$d/aisim-asis"
         timed aisim "$r" "$d/times.txt" build/aisim run "$scen" -q --out "$d/aisim" --seed 1 \
-            --set net.transport.cc=$cc ${win:+--set "$win"} "$@" > "$d/aisim.log"
+            --set net.transport.cc=$cc ${win:+--set "$win" --set "$winb"} "$@" > "$d/aisim.log"
         if [ -n "$win" ]; then
             timed aisim-nowin "$r" "$d/times.txt" build/aisim run "$scen" -q --out \
                 "$d/aisim-nowin" --seed 1 --set net.transport.cc=$cc "$@" > "$d/aisim-nowin.log"

@@ -89,6 +89,13 @@ struct rdma_rec_ops {
 extern const rdma_cc_ops rdma_cc_none, rdma_cc_dcqcn, rdma_cc_hpcc, rdma_cc_timely,
     rdma_cc_dctcp;
 
+/* `window`: none, or one bandwidth-delay product (line rate x the largest
+ * base RTT of the QPs started) of bytes in flight per QP, as the HPCC
+ * fork's HAS_WIN 1 / GLOBAL_T 1 give every QP ("DCQCN+win"); with
+ * var_window that window times rate / line rate (its VAR_WIN 1).  HPCC
+ * keeps its own window and ignores it. */
+enum rdma_window { RDMA_WINDOW_NONE, RDMA_WINDOW_BDP };
+
 /* The transport's keys (bound from `net.transport`). */
 typedef struct rdma_keys {
     int64_t mtu;                /* bytes per packet on the wire, headers included */
@@ -98,6 +105,9 @@ typedef struct rdma_keys {
     int64_t rto_ps;
     int64_t max_rto;            /* timeouts in a row before the QP gives up */
     int64_t max_outstanding;    /* packets in flight per QP, 0: no limit */
+    int window;                 /* enum rdma_window: a BDP window for rate-based CCs */
+    bool var_window;            /* ... scaled by the QP's rate / line rate */
+    int64_t window_bytes;       /* ... of this many bytes at line rate; 0: the BDP */
     int64_t nic_pps;            /* NIC packet-rate cap, 0: none */
     int64_t nic_rate_bps;       /* NIC processing-rate cap, 0: none */
     bool lossless;              /* RDMA's class must run PFC */
@@ -203,6 +213,8 @@ void rdma_path_default(rdma_qp *qp, pkt *p);
 void rdma_qp_set_weight(rdma_qp *qp, uint32_t w);
 /* The QP has something to send (or its pacing allows it again). */
 void rdma_qp_wake(rdma_qp *qp);
+/* The `window: bdp` window of qp in bytes, at least 1 (enum rdma_window). */
+uint64_t rdma_window_bytes(const rdma_qp *qp);
 
 /* ---- inside the transport (rdma*.c) ------------------------------------ */
 

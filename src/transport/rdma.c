@@ -100,6 +100,24 @@ static uint64_t send_limit(rdma_qp *qp)
     return qp->rdy < qp->mn ? qp->m[qp->rdy].first_psn : qp->psn_end;
 }
 
+/* The `window: bdp` window of a QP (rdma.h), in bytes, at least 1 (as the
+ * fork's GetWin): the largest base RTT of the QPs started so far (the
+ * fork's GLOBAL_T, maxBdp over every host pair) times the line rate, or
+ * window_bytes if given; times rate / line rate with var_window. */
+uint64_t rdma_window_bytes(const rdma_qp *qp)
+{
+    int64_t r = qp->k->var_window ? qp->rate_bps : qp->line_bps;
+    uint64_t w;
+    if (qp->k->window_bytes) {  /* given at line rate */
+        w = (uint64_t)((unsigned __int128)(uint64_t)qp->k->window_bytes * (uint64_t)r /
+                       (uint64_t)qp->line_bps);
+    } else {
+        int64_t T = qp->tp->max_rtt_ps > qp->base_rtt_ps ? qp->tp->max_rtt_ps : qp->base_rtt_ps;
+        w = (uint64_t)((unsigned __int128)r * (uint64_t)T / (8 * (uint64_t)PS_PER_S));
+    }
+    return w ? w : 1;
+}
+
 /* ---- packets ----------------------------------------------------------- */
 
 static pkt *new_pkt(rdma_qp *qp, uint8_t kind, uint8_t op, uint32_t size)
@@ -174,6 +192,8 @@ static uint64_t next_psn(rdma_qp *qp, bool *hole)
     if (qp->k->max_outstanding && flight >= (uint64_t)qp->k->max_outstanding)
         return UINT64_MAX;
     if (qp->wnd_bytes && flight * qp->payload >= qp->wnd_bytes)
+        return UINT64_MAX;
+    if (qp->k->window && !qp->wnd_bytes && flight * qp->payload >= rdma_window_bytes(qp))
         return UINT64_MAX;
     /* selective repeat: a PSN the receiver already holds is skipped */
     while (qp->snd_nxt < qp->snd_max && rdma_bits_has(&qp->sacked, qp->snd_nxt))

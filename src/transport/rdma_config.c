@@ -13,6 +13,7 @@
 
 static const char *const recoveries[] = {"go_back_n", "selective_repeat", NULL};
 static const char *const verbs[] = {"write", "send", "read", NULL};
+static const char *const windows[] = {"none", "bdp", NULL};
 static const char *const cc_names[] = {"none", "dcqcn", "hpcc", "timely", "dctcp", NULL};
 static const rdma_cc_ops *const ccs[] = {&rdma_cc_none, &rdma_cc_dcqcn, &rdma_cc_hpcc,
                                          &rdma_cc_timely, &rdma_cc_dctcp};
@@ -34,6 +35,14 @@ const cfg_key rdma_schema[] = {
      .flags = CFG_MIN, .min = 1, .help = "timeouts in a row before a QP gives up"},
     {.name = "max_outstanding", .type = CFG_INT, .off = K(max_outstanding), .def = "0",
      .flags = CFG_MIN, .min = 0, .help = "packets in flight per QP (0: no limit)"},
+    {.name = "window", .type = CFG_ENUM, .off = K(window), .choices = windows, .def = "none",
+     .help = "none, or bdp: bytes in flight per QP up to line rate x the largest base RTT "
+             "(the HPCC fork's HAS_WIN 1, GLOBAL_T 1); HPCC keeps its own"},
+    {.name = "var_window", .type = CFG_BOOL, .off = K(var_window), .def = "true",
+     .help = "with window: bdp, the window scales with rate / line rate (the fork's VAR_WIN 1)"},
+    {.name = "window_bytes", .type = CFG_SIZE, .off = K(window_bytes), .def = "0B",
+     .flags = CFG_MIN, .min = 0,
+     .help = "with window: bdp, the window at line rate (0: line rate x the largest base RTT)"},
     {.name = "nic_pps", .type = CFG_INT, .off = K(nic_pps), .def = "0", .flags = CFG_MIN,
      .min = 0, .help = "NIC packet-rate cap, packets/s (0: none)"},
     {.name = "nic_rate", .type = CFG_RATE, .off = K(nic_rate_bps), .def = "0bps",

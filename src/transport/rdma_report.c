@@ -60,7 +60,8 @@ static void on_sample(sim *s, void *obj, uint64_t arg)
             tp->rscap = tp->rscap ? 2 * tp->rscap : 1024;
             tp->rs = xrealloc(tp->rs, tp->rscap * sizeof *tp->rs);
         }
-        tp->rs[tp->nrs++] = (rdma_rsample){sim_now(s), qp->c.id, qp->rate_bps, qp->wnd_bytes};
+        tp->rs[tp->nrs++] = (rdma_rsample){sim_now(s), qp->c.id, qp->rate_bps,
+            qp->wnd_bytes || !tp->k.window ? qp->wnd_bytes : rdma_window_bytes(qp)};
     }
     if (tp->live)
         sim_timer_arm(s, &tp->sampler, sim_now(s) + tp->k.sample_ps);

@@ -131,6 +131,35 @@ static void test_go_back_n_vs_selective_repeat_on_the_wire(void **state)
 /* Bytes the receiver of c holds. */
 static uint64_t got(conn *c) { return ((rdma_qp *)c)->delivered; }
 
+/* Two QPs into one 100 Gbps port (the fork's 100 Gbps RED), the second
+ * 1 ms after the first, with transport `tp`: run to t0, then over `span`
+ * the goodput of each (*ra, *rb, bps) and the port's largest backlog,
+ * sampled every 20 us.  The fixture stays open for the caller. */
+static int64_t two_to_one(fixture *f, const char *tp, int64_t t0, int64_t span, conn **a,
+                          conn **b, double *ra, double *rb)
+{
+    char y[512];
+    snprintf(y, sizeof y, "topology: {kind: star, hosts: 3, link: {rate: 100Gbps, delay: 1us, "
+             "buffer: 32MB, red_min: 400KB, red_max: 1600KB, red_max_p: 0.2, "
+             "red_weight: 1}}\ntransport: %s\n", tp);
+    fx_open(f, y);
+    *a = network_connect(f->n, 1, 0, 0), *b = network_connect(f->n, 2, 0, 0);
+    network_send_on(f->n, *a, UINT64_MAX, -1, 0, NULL, NULL);
+    network_send_on(f->n, *b, UINT64_MAX, -1, PS_PER_MS, NULL, NULL);
+    sim_run(f->s, t0);
+    uint64_t a0 = got(*a), b0 = got(*b);
+    port *down = topo_link_port(network_topo(f->n), 0, 1);
+    int64_t maxq = 0;
+    for (int64_t t = t0 + 20 * PS_PER_US; t <= t0 + span; t += 20 * PS_PER_US) {
+        sim_run(f->s, t);
+        if (port_backlog(down) > maxq)
+            maxq = port_backlog(down);
+    }
+    *ra = (double)(got(*a) - a0) * 8 / ((double)span * 1e-12);
+    *rb = (double)(got(*b) - b0) * 8 / ((double)span * 1e-12);
+    return maxq;
+}
+
 /* DCQCN, two QPs into one 100 Gbps port, every DCQCN and marking value the
  * HPCC fork's default (mix/config.txt: timer 900 us, F 1, Rai 50 Mbps,
  * Rhai 100 Mbps, g 1/256, alpha every 1 us, a decrease at most every 4 us,
@@ -146,23 +175,10 @@ static void test_dcqcn_two_to_one_converges(void **state)
 {
     (void)state;
     fixture f;
-    fx_open(&f, "topology: {kind: star, hosts: 3, link: {rate: 100Gbps, delay: 1us, "
-                "buffer: 32MB, red_min: 400KB, red_max: 1600KB, red_max_p: 0.2, "
-                "red_weight: 1}}\n"
-                "transport: {name: rocev2, cc: dcqcn}\n");
-    conn *a = network_connect(f.n, 1, 0, 0), *b = network_connect(f.n, 2, 0, 0);
-    network_send_on(f.n, a, UINT64_MAX, -1, 0, NULL, NULL);
-    network_send_on(f.n, b, UINT64_MAX, -1, PS_PER_MS, NULL, NULL);
-    sim_run(f.s, 20 * PS_PER_MS);
-    uint64_t a0 = got(a), b0 = got(b);
-    port *down = topo_link_port(network_topo(f.n), 0, 1);
-    int64_t maxq = 0;
-    for (int i = 1; i <= 1000; i++) {
-        sim_run(f.s, 20 * PS_PER_MS + i * 20 * PS_PER_US);
-        if (port_backlog(down) > maxq)
-            maxq = port_backlog(down);
-    }
-    double ra = (double)(got(a) - a0) * 8 / 20e-3, rb = (double)(got(b) - b0) * 8 / 20e-3;
+    conn *a, *b;
+    double ra, rb;
+    int64_t maxq = two_to_one(&f, "{name: rocev2, cc: dcqcn}", 20 * PS_PER_MS, 20 * PS_PER_MS,
+                              &a, &b, &ra, &rb);
     double fair = (ra + rb) / 2;                /* half of what the port carried */
     rdma_qp *qa = (rdma_qp *)a, *qb = (rdma_qp *)b;
     print_message("dcqcn: %.4g %.4g bps (fair %.4g), max queue %lld B, cuts %llu %llu, "
@@ -194,6 +210,70 @@ static void test_dcqcn_two_to_one_converges(void **state)
     assert_true(qa->st_cnp_sent > 3);
     assert_true(qa->cnp_min_gap_ps >= 20 * PS_PER_US);
     fx_free(&f);
+}
+
+/* The `window: bdp` window of one QP that sent 1 MB on a two-host 100 Gbps
+ * star, with the extra transport keys `keys`, seen at rate `rate`. */
+static uint64_t one_qp_window(const char *keys, int64_t rate)
+{
+    char y[256];
+    snprintf(y, sizeof y, "topology: {kind: star, hosts: 3, link: {rate: 100Gbps, delay: 1us}}\n"
+             "transport: {name: rocev2, cc: dcqcn, window: bdp, %s}\n", keys);
+    fixture f;
+    fx_open(&f, y);
+    conn *a = network_connect(f.n, 1, 0, 0);
+    network_send_on(f.n, a, 1000000, -1, 0, NULL, NULL);
+    sim_run(f.s, SIM_TIME_MAX);
+    rdma_qp *qa = (rdma_qp *)a;
+    qa->rate_bps = rate;
+    uint64_t w = rdma_window_bytes(qa);
+    fx_free(&f);
+    return w;
+}
+
+/* `window: bdp` (the HPCC fork's HAS_WIN 1, GLOBAL_T 1, VAR_WIN 1): the same
+ * two-to-one with each QP allowed one bandwidth-delay product in flight.
+ * Two windows fill the port with about one window queued, far below Kmin
+ * (400 KB): nothing is marked, DCQCN never cuts, and the QPs share the
+ * port by window, each within 10 % of half of >= 90 % of the goodput (the
+ * fork: 49.4 / 48.2 Gbps).  The window is line rate x the largest base RTT
+ * (here the ring's data + ACK round trip, 4.02 us: 50 248 B), and with
+ * var_window it scales with the QP's rate exactly; without, it does not. */
+static void test_dcqcn_window_as_the_fork(void **state)
+{
+    (void)state;
+    fixture f;
+    conn *a, *b;
+    double ra, rb;
+    int64_t maxq = two_to_one(&f, "{name: rocev2, cc: dcqcn, window: bdp}", 2 * PS_PER_MS,
+                              4 * PS_PER_MS, &a, &b, &ra, &rb);
+    double fair = (ra + rb) / 2;
+    rdma_qp *qa = (rdma_qp *)a, *qb = (rdma_qp *)b;
+    uint64_t w = rdma_window_bytes(qa);
+    print_message("window bdp: %.4g %.4g bps, window %llu B, max queue %lld B\n", ra, rb,
+                  (unsigned long long)w, (long long)maxq);
+    assert_true(ra + rb > 0.9 * 100e9 * 1000 / 1062);
+    assert_true(ra > 0.9 * fair && ra < 1.1 * fair);
+    assert_true(rb > 0.9 * fair && rb < 1.1 * fair);
+    assert_int_equal(qa->st_cuts + qb->st_cuts, 0);
+    assert_int_equal(qa->st_cnp_rcvd + qb->st_cnp_rcvd, 0);
+    assert_true(maxq < 2 * (int64_t)w + 2 * 1062);
+    /* W = 100 Gbps x T / 8, T the largest base RTT */
+    int64_t T = qa->tp->max_rtt_ps;
+    assert_true(T >= 4 * PS_PER_US && T < 5 * PS_PER_US);
+    assert_int_equal(w, (uint64_t)(100000000000LL / 8 * T / PS_PER_S));
+    assert_int_equal(rdma_window_bytes(qb), w);
+    qa->rate_bps = 25000000000LL;               /* a quarter of the line rate */
+    assert_int_equal(rdma_window_bytes(qa), (uint64_t)(25000000000LL / 8 * T / PS_PER_S));
+    qa->rate_bps = 1;                           /* never below one byte */
+    assert_int_equal(rdma_window_bytes(qa), 1);
+    fx_free(&f);
+    /* without var_window the window ignores the rate */
+    uint64_t w0 = one_qp_window("var_window: false", 100000000000LL);
+    assert_int_equal(one_qp_window("var_window: false", 25000000000LL), w0);
+    /* a window given in bytes (the fork's maxBdp), scaled by the rate */
+    assert_int_equal(one_qp_window("window_bytes: 52000B", 100000000000LL), 52000);
+    assert_int_equal(one_qp_window("window_bytes: 52000B", 40000000000LL), 20800);
 }
 
 /* topology.mark_at: dequeue moves the switch ports' marking to dequeue
@@ -928,6 +1008,7 @@ int main(void)
         cmocka_unit_test(test_go_back_n_vs_selective_repeat_on_the_wire),
         cmocka_unit_test(test_messages_on_one_qp_with_losses),
         cmocka_unit_test(test_dcqcn_two_to_one_converges),
+        cmocka_unit_test(test_dcqcn_window_as_the_fork),
         cmocka_unit_test(test_mark_at_dequeue_on_switch_ports),
         cmocka_unit_test(test_incast_lossless_vs_lossy),
         cmocka_unit_test(test_hpcc_small_queue_high_utilisation),
