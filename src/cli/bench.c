@@ -239,7 +239,7 @@ static const bcase cases[] = {
      "rdma/fattree-permutation", {NULL}},
     /* The same permutation over TCP: the rdma case's traffic without PFC,
      * RED or RoCE, so that the two compare transports on equal work. */
-    {"rdma-tcp", "scenario rdma/fattree-permutation, TCP/DCTCP", 3, 0, 0, 0,
+    {"rdma-tcp", "scenario rdma/fattree-permutation, TCP", 3, 0, 0, 0,
      "rdma/fattree-permutation",
      {"net.transport={cc: dctcp, min_rto: 1ms}",
       "net.topology.link={rate: 100Gbps, delay: 1us, buffer: 4MB, ecn_k: 200KB}", NULL}},
@@ -298,6 +298,14 @@ static bres run_case(const bcase *c, int quick)
     }
 }
 
+static size_t case_index(const char *id)
+{
+    size_t k = 0;
+    while (k < NCASES && strcmp(cases[k].id, id) != 0)
+        k++;
+    return k;
+}
+
 int cli_bench(int argc, char **argv)
 {
     int quick = 0, nsel = 0;
@@ -308,9 +316,7 @@ int cli_bench(int argc, char **argv)
             quick = 1;
             continue;
         }
-        size_t k = 0;
-        while (k < ncases && strcmp(cases[k].id, argv[i]) != 0)
-            k++;
+        size_t k = case_index(argv[i]);
         if (k == ncases) {
             fprintf(stderr, "aisim bench: unknown case \"%s\"; cases:", argv[i]);
             for (k = 0; k < ncases; k++)
@@ -328,6 +334,7 @@ int cli_bench(int argc, char **argv)
            "sim-s/wall-s", "Mpkt/s", "peak MiB");
     fflush(stdout);
     int failed = 0;
+    double *pps = xcalloc(ncases, sizeof *pps);    /* packet-hops per wall second */
     for (size_t i = 0; i < ncases; i++) {
         if (nsel && !sel[i])
             continue;
@@ -354,8 +361,10 @@ int cli_bench(int argc, char **argv)
             continue;
         }
         char mp[32] = "-";
-        if (b.pkts > 0)
-            snprintf(mp, sizeof mp, "%.2f", b.pkts / b.wall / 1e6);
+        if (b.pkts > 0) {
+            pps[i] = b.pkts / b.wall;
+            snprintf(mp, sizeof mp, "%.2f", pps[i] / 1e6);
+        }
         printf("%-10s %-38s %12.0f %9.3f %10.2f %14.4g %9s %9.1f\n", cases[i].id, cases[i].label,
                b.ops, b.wall, b.ops / b.wall / 1e6, b.sim_s / b.wall, mp,
                (double)ru.ru_maxrss / 1024.0);
@@ -365,6 +374,17 @@ int cli_bench(int argc, char **argv)
         fflush(stdout);
     }
     free(sel);
+    /* Issue 10's criterion, as ratios of this run: the rdma case's packet-hops
+     * per second against the TCP cases' (docs/benchmarks.md). */
+    static const char *const against[] = {"fattree", "rdma-tcp"};
+    size_t ri = case_index("rdma");
+    for (size_t j = 0; j < 2 && pps[ri] > 0; j++) {
+        size_t k = case_index(against[j]);
+        if (pps[k] > 0)
+            printf("%-10s   packet-hops per second against %s: %.2f\n", "rdma", against[j],
+                   pps[ri] / pps[k]);
+    }
+    free(pps);
     printf("\nMev/s: million events per wall second (timer cases count re-arms too).\n"
            "Mpkt/s: million packets serialised by ports (one per hop) per wall second.\n");
     return failed ? EXIT_RUN_FAILED : EXIT_OK;
