@@ -330,6 +330,74 @@ static void test_cli_hangup_and_term_discard_the_run(void **state)
     interrupt_run(SIGTERM, "terminated");
 }
 
+/* A run started with SIGHUP ignored (nohup) is not stopped by a hangup:
+ * it used to install its handler over the ignored disposition and discard
+ * the run when the terminal went away. */
+static void test_cli_nohup_run_survives_hangup(void **state)
+{
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/nohup", tu_tmp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        signal(SIGHUP, SIG_IGN);
+        execl(aisim, aisim, "run", "core/mm1", "--set", "queue.customers=1e12", "--out", dir,
+              (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && !exists(dir); i++)
+        usleep(10000);
+    usleep(200000);
+    kill(pid, SIGHUP);
+    usleep(300000);
+    int st;
+    assert_int_equal(waitpid(pid, &st, WNOHANG), 0);     /* still running */
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    assert_false(exists(dir));
+}
+
+/* A sweep running its points in child processes (--jobs 2) passes SIGTERM
+ * on to them: they discard their runs, the sweep exits 1 saying so, and
+ * nothing is left (it used to die at once, its children running on,
+ * orphaned, into its directory). */
+static void test_cli_interrupted_parallel_sweep_stops_its_points(void **state)
+{
+    (void)state;
+    char dir[128], pt[192], ep[192];
+    snprintf(dir, sizeof dir, "%s/psweep", tu_tmp);
+    snprintf(pt, sizeof pt, "%s/customers=1e12", dir);
+    snprintf(ep, sizeof ep, "%s/psweep.err", tu_tmp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY), fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fe, 2);
+        execl(aisim, aisim, "sweep", "core/mm1", "--vary", "queue.customers=1e12,999999999999",
+              "--jobs", "2", "--out", dir, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && !exists(pt); i++)
+        usleep(10000);
+    usleep(300000);
+    kill(pid, SIGTERM);
+    int st;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st))
+        fail_msg("killed by signal %d", WTERMSIG(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    char *e = slurp(ep);
+    assert_non_null(strstr(e, "aisim sweep: interrupted"));
+    free(e);
+    assert_false(exists(pt));
+    assert_false(exists(dir));
+}
+
 /* --seed is an option: its errors name it, and its domain is exact. */
 static void test_cli_seed_option_is_exact_and_named(void **state)
 {
@@ -949,6 +1017,8 @@ int main(void)
         cmocka_unit_test(test_cli_set_errors_and_seed_override),
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
         cmocka_unit_test(test_cli_hangup_and_term_discard_the_run),
+        cmocka_unit_test(test_cli_nohup_run_survives_hangup),
+        cmocka_unit_test(test_cli_interrupted_parallel_sweep_stops_its_points),
         cmocka_unit_test(test_cli_seed_option_is_exact_and_named),
         cmocka_unit_test(test_cli_set_rejects_trailing_dot),
         cmocka_unit_test(test_cli_directory_and_endless_scenario_exit_2),
