@@ -99,6 +99,10 @@ static void test_cli_exit_codes_for_usage(void **state)
     assert_string_equal(e, "no/such: no such scenario file or built-in example (see aisim list)\n");
     free(e);
     assert_int_equal(run_aisim((const char *[]){"list", "extra", NULL}, NULL, NULL), 2);
+    /* version too (it used to print and exit 0, ignoring the word) */
+    assert_int_equal(run_aisim((const char *[]){"version", "extra", NULL}, NULL, &e), 2);
+    assert_non_null(strstr(e, "aisim version: takes no arguments"));
+    free(e);
 }
 
 static void test_cli_help_for_every_command(void **state)
