@@ -144,7 +144,7 @@ typedef struct coll_result {
     int64_t tag;
     int64_t start_ps, finish_ps;
     double time_s;              /* finish - start */
-    double algbw_Bps, busbw_Bps;    /* bytes per second */
+    double algbw_Bps, busbw_Bps;    /* bytes per second (0 if time_s is 0: one rank) */
     uint64_t messages;          /* messages sent */
     uint64_t wire_bytes;        /* payload bytes of those messages */
     bool aborted;               /* a message was given up by the transport */

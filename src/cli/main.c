@@ -255,6 +255,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         if (sub_help)
             return help_cmd("version");
+        if (argc > 2)       /* as `list`: an extra word is a mistake, not ignored */
+            return bad_usage("version", "takes no arguments");
         printf("aisim %s\n", AISIM_VERSION);
         return EXIT_OK;
     }

@@ -6,7 +6,9 @@
  * directory is touched, so bad input never creates anything; after that,
  * files are written under temporary names and renamed only once the run has
  * completed (out.h).  SIGINT, SIGTERM and SIGHUP stop the engine at the next
- * monitor tick and the run is discarded (exit 1).
+ * monitor tick and the run is discarded (exit 1), unless the process was
+ * started with that signal ignored (`nohup aisim run ...` survives the
+ * terminal's hangup).
  */
 #include "cli/run.h"
 
@@ -32,6 +34,13 @@ static void on_signal(int sig)
 {
     (void)sig;
     interrupted = 1;
+}
+
+void run_catch_signal(int sig, const struct sigaction *sa, struct sigaction *old)
+{
+    sigaction(sig, NULL, old);
+    if (old->sa_handler != SIG_IGN)
+        sigaction(sig, sa, NULL);
 }
 
 static double wall_now(void)
@@ -169,7 +178,7 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     struct sigaction sa = {.sa_handler = on_signal}, old_sa[3];
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 3; i++)
-        sigaction(stop_sigs[i], &sa, &old_sa[i]);
+        run_catch_signal(stop_sigs[i], &sa, &old_sa[i]);
     sim_set_monitor(s, on_monitor, &mon, 1u << 16);
     const char *stall = getenv("AISIM_STALL_EVENTS");
     if (stall)

@@ -32,4 +32,9 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
 /* Maps a run_scenario() result to an exit code. */
 int run_exit_code(int rc);
 
+/* Installs sa for sig and returns the old action in *old, unless sig is
+ * ignored (as under nohup, or a shell's `trap '' SIG`): that is kept. */
+struct sigaction;
+void run_catch_signal(int sig, const struct sigaction *sa, struct sigaction *old);
+
 #endif

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,8 +443,17 @@ static int points_run_serial(const sweep *sw, const point *pts)
     return 0;
 }
 
+static volatile sig_atomic_t sweep_stop;
+
+static void on_stop(int sig) { sweep_stop = sig; }
+
 /* --jobs N: up to N points at a time, each in a child process that writes
- * its own run directory; the first failure stops launching new points. */
+ * its own run directory; the first failure stops launching new points.
+ * SIGINT, SIGTERM or SIGHUP to this process (unless it was started with
+ * the signal ignored, as under nohup) stops launching and is passed on to
+ * the running points, which discard their runs as a single run does; then
+ * the sweep exits 1 (without this, the parent died and its children ran
+ * on, orphaned, writing into the sweep's directory). */
 static int points_run_parallel(const sweep *sw, const point *pts)
 {
     pid_t *pid = xcalloc(sw->npoints, sizeof *pid);
@@ -451,12 +461,22 @@ static int points_run_parallel(const sweep *sw, const point *pts)
     size_t next = 0, done = 0, running = 0;
     int rc = 0;
     const point *bad = NULL;
-    while (running || (next < sw->npoints && !rc)) {
-        while (!rc && running < (size_t)sw->jobs && next < sw->npoints) {
+    static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = on_stop}, old_sa[3];
+    sigemptyset(&sa.sa_mask);
+    sweep_stop = 0;
+    for (int i = 0; i < 3; i++)
+        run_catch_signal(stop_sigs[i], &sa, &old_sa[i]);
+    bool passed_on = false;
+    while (running || (next < sw->npoints && !rc && !sweep_stop)) {
+        while (!rc && !sweep_stop && running < (size_t)sw->jobs && next < sw->npoints) {
             fflush(NULL);   /* a child must not write our buffered output again */
             pid_t c = fork();
-            if (c == 0)
+            if (c == 0) {
+                for (int i = 0; i < 3; i++)     /* the run installs its own */
+                    sigaction(stop_sigs[i], &old_sa[i], NULL);
                 _exit(point_run(sw, &pts[next]));
+            }
             if (c < 0) {
                 fprintf(stderr, "aisim sweep: cannot start a process: %s\n", strerror(errno));
                 rc = EXIT_RUN_FAILED;
@@ -468,15 +488,25 @@ static int points_run_parallel(const sweep *sw, const point *pts)
         }
         if (!running)
             break;
+        if (sweep_stop && !passed_on) {
+            for (size_t i = 0; i < next; i++)
+                if (pid[i] > 0)
+                    kill(pid[i], sweep_stop);
+            passed_on = true;
+        }
         int st;
         pid_t c = wait(&st);
-        if (c < 0)
+        if (c < 0) {
+            if (errno == EINTR)
+                continue;
             break;
+        }
         size_t i = 0;
         while (i < next && pid[i] != c)
             i++;
         if (i == next)
             continue;
+        pid[i] = 0;
         running--;
         int prc = WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_RUN_FAILED;
         if (prc && !rc) {
@@ -488,6 +518,13 @@ static int points_run_parallel(const sweep *sw, const point *pts)
     }
     free(pid);
     free(t0);
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_sigs[i], &old_sa[i], NULL);
+    if (sweep_stop) {
+        fprintf(stderr, "aisim sweep: interrupted; the running points were stopped and no "
+                        "sweep.csv was written\n");
+        return EXIT_RUN_FAILED;
+    }
     return rc ? (bad ? point_failed(bad, rc) : rc) : 0;
 }
 

@@ -450,11 +450,15 @@ static void conn_sprayer_recv(sink *self, pkt *p)
 static nmsg *msg_of(network *n, uint64_t id) { return idtab_get(&n->msgs, id); }
 
 /* The row of message e, its counters from `end` (its connection's counters
- * when it ended, or now). */
+ * when it ended, or now).  A finished message delivered all its bytes: its
+ * counters end when the next message is queued on its connection, which
+ * may be long before it completes (a collective queues its chunks), so
+ * `end` alone would undercount what it delivered. */
 static void msg_row_of(const nmsg *e, const conn_stats *end, msg_row *r)
 {
     const net_msg *m = &e->m;
-    uint64_t got = end->delivered > m->offset ? end->delivered - m->offset : 0;
+    uint64_t got = m->finish_ps >= 0 ? m->bytes
+                   : end->delivered > m->offset ? end->delivered - m->offset : 0;
     *r = (msg_row){.src = m->src, .dst = m->dst, .tag = m->tag, .bytes = m->bytes,
                    .start_ps = m->start_ps, .finish_ps = m->finish_ps, .ideal_ps = m->ideal_ps,
                    .delivered = got < m->bytes ? got : m->bytes,

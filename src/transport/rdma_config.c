@@ -9,6 +9,7 @@
 
 #include "aisim/log.h"
 #include "aisim/rdma.h"
+#include "aisim/units.h"
 #include "rdma_int.h"
 
 static const char *const recoveries[] = {"go_back_n", "selective_repeat", NULL};
@@ -232,6 +233,21 @@ int rdma_net_ready(void *p, topo *t, const cfg_node *sec, const char *path, err 
             LOG(LOG_WARN, "rocev2", "%s: cc %s, but no port marks ECN (topology red_min or "
                 "ecn_k): the QPs never slow down", path, tp->cc->name);
     }
+    /* The timeout is fixed (no RTT estimate): at or below a round trip it
+     * fires before any ACK can return and every window is resent. */
+    int64_t rtt = 0;
+    const char *on = NULL;
+    for (size_t l = 0; l < topo_links(t); l++) {
+        int64_t d = topo_link_wire(t, (int)l, 0)->delay_ps;
+        if (2 * d > rtt && !topo_link_is_intra_host(t, (int)l)) {
+            rtt = 2 * d;
+            on = topo_link_port(t, (int)l, 0)->base.name;
+        }
+    }
+    if (on && tp->k.rto_ps <= rtt)
+        LOG(LOG_WARN, "rocev2", "%s: rto %g us is not above the round trip of the link %s "
+            "alone (%g us): QPs crossing it time out before their ACKs return and resend "
+            "(raise rto)", path, (double)tp->k.rto_ps / PS_PER_US, on, (double)rtt / PS_PER_US);
     if (tp->cc == &rdma_cc_hpcc)
         return rdma_int_attach_fabric(tp, t);
     return 0;

@@ -230,7 +230,9 @@ static int sweep_report(void *st, out *o, json_t *sum, err *e)
     double sum_bus = 0, peak_bus = 0, factor = coll_busbw_factor(w->c.type, n);
     for (size_t i = 0; i < w->row; i++) {
         sweep_row *r = &w->rows[i];
-        double alg = r->time_s > 0 ? (double)r->bytes / r->time_s / 1e9 : NAN,
+        /* a call that moves nothing (one rank) takes 0 s: 0 GB/s, as in
+         * collectives.csv, rather than nan */
+        double alg = r->time_s > 0 ? (double)r->bytes / r->time_s / 1e9 : 0,
                bus = alg * factor;
         uint64_t count = r->bytes / (uint64_t)eb;
         int root = rooted ? (int)w->c.root : -1;
@@ -278,7 +280,8 @@ static int sweep_report(void *st, out *o, json_t *sum, err *e)
         sweep_row *last = &w->rows[w->row - 1];
         out_json_num(s, "largest_bytes", (double)last->bytes);
         out_json_num(s, "largest_time_us", last->time_s * 1e6);
-        out_json_num(s, "largest_busbw_GBps", (double)last->bytes / last->time_s / 1e9 * factor);
+        out_json_num(s, "largest_busbw_GBps",
+                     last->time_s > 0 ? (double)last->bytes / last->time_s / 1e9 * factor : 0);
     }
     if (w->fail.code)
         json_object_set_new(s, "error", json_string(w->fail.msg));

@@ -234,9 +234,23 @@ static void test_same_seed_same_bytes(void **st)
         snprintf(pb, sizeof pb, "%s/det-b/%s", tmpdir, files[i]);
         char *x = tu_slurp(pa, NULL), *y = tu_slurp(pb, NULL);
         assert_string_equal(x, y);
+        /* an undefined number (the first slot's last_slot_loss) is an
+         * empty field, as in every other table: no "nan" */
+        assert_null(strstr(x, ",nan,"));
+        assert_null(strstr(x, ",nan\n"));
         free(x);
         free(y);
     }
+    char p0[256];
+    snprintf(p0, sizeof p0, "%s/det-a/slots.csv", tmpdir);
+    char *sl = tu_slurp(p0, NULL);
+    char *row1 = strchr(sl, '\n') + 1;
+    int commas = 0;
+    char *c = row1;
+    while (commas < 8)                  /* last_slot_loss is the 9th column */
+        commas += *c++ == ',';
+    assert_true(*c == ',');             /* empty in the first slot */
+    free(sl);
     json_decref(a);
     json_decref(b);
 }
@@ -309,6 +323,13 @@ static void test_bad_scenarios_name_the_place(void **st)
          "birp.edges[0].models[2]: expected each model once per edge"},
         {{"birp.links.pairs=[{between: [nano, tpu]}]"},
          "birp.links.pairs[0].between[1]: expected the name of an edge, found \"tpu\""},
+        /* a misspelt model of a class used to be skipped silently; a share
+         * of 1e308 made the shares' sum infinite (nan in classes.csv) */
+        {{"birp.classes[0].models=[mobilenet, resnet5O]"},
+         "birp.classes[0].models[1]: expected a model deployed on an edge (birp.edges[].models), "
+         "found \"resnet5O\""},
+        {{"birp.classes[1].share=1e308"},
+         "birp.classes[1].share: expected a number in (0, 1000000000], found \"1e308\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         expect_bad(cases[i].set, cases[i].set[1] ? 2 : 1, cases[i].needle);

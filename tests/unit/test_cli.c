@@ -99,6 +99,10 @@ static void test_cli_exit_codes_for_usage(void **state)
     assert_string_equal(e, "no/such: no such scenario file or built-in example (see aisim list)\n");
     free(e);
     assert_int_equal(run_aisim((const char *[]){"list", "extra", NULL}, NULL, NULL), 2);
+    /* version too (it used to print and exit 0, ignoring the word) */
+    assert_int_equal(run_aisim((const char *[]){"version", "extra", NULL}, NULL, &e), 2);
+    assert_non_null(strstr(e, "aisim version: takes no arguments"));
+    free(e);
 }
 
 static void test_cli_help_for_every_command(void **state)
@@ -286,17 +290,18 @@ static void test_cli_set_errors_and_seed_override(void **state)
     free(y);
 }
 
-/* Starts a run that would go on for hours, sends it sig once it has started
- * writing, and checks that it exits 1 and removes the directory it made. */
-static void interrupt_run(int sig, const char *sub)
+/* Starts a run into dir that would go on for hours (with `ignored` set to
+ * SIG_IGN first, unless 0) and returns its pid once it has started
+ * writing. */
+static pid_t start_endless_run(const char *dir, int ignored)
 {
-    char dir[128];
-    snprintf(dir, sizeof dir, "%s/%s", tu_tmp, sub);
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open("/dev/null", O_WRONLY);
         dup2(fd, 1);
         dup2(fd, 2);
+        if (ignored)
+            signal(ignored, SIG_IGN);
         execl(aisim, aisim, "run", "core/mm1", "--set", "queue.customers=1e12", "--out", dir,
               (char *)NULL);
         _exit(127);
@@ -305,6 +310,16 @@ static void interrupt_run(int sig, const char *sub)
     for (int i = 0; i < 500 && !exists(dir); i++)
         usleep(10000);
     usleep(200000);
+    return pid;
+}
+
+/* Sends sig to an endless run and checks that it exits 1 and removes the
+ * directory it made. */
+static void interrupt_run(int sig, const char *sub)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%s", tu_tmp, sub);
+    pid_t pid = start_endless_run(dir, 0);
     kill(pid, sig);
     int st;
     waitpid(pid, &st, 0);
@@ -328,6 +343,82 @@ static void test_cli_hangup_and_term_discard_the_run(void **state)
     (void)state;
     interrupt_run(SIGHUP, "hangup");
     interrupt_run(SIGTERM, "terminated");
+}
+
+/* A run started with SIGHUP ignored (nohup) is not stopped by a hangup:
+ * it used to install its handler over the ignored disposition and discard
+ * the run when the terminal went away. */
+static void test_cli_nohup_run_survives_hangup(void **state)
+{
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/nohup", tu_tmp);
+    pid_t pid = start_endless_run(dir, SIGHUP);
+    kill(pid, SIGHUP);
+    usleep(300000);
+    int st;
+    assert_int_equal(waitpid(pid, &st, WNOHANG), 0);     /* still running */
+    kill(pid, SIGTERM);
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    assert_false(exists(dir));
+}
+
+/* A sweep running its points in child processes (--jobs 2) passes SIGTERM
+ * on to them: they discard their runs, the sweep exits 1 saying so, and
+ * nothing is left (it used to die at once, its children running on,
+ * orphaned, into its directory). */
+static void test_cli_interrupted_parallel_sweep_stops_its_points(void **state)
+{
+    (void)state;
+    char dir[128], pt[192], ep[192];
+    snprintf(dir, sizeof dir, "%s/psweep", tu_tmp);
+    snprintf(pt, sizeof pt, "%s/customers=1e12", dir);
+    snprintf(ep, sizeof ep, "%s/psweep.err", tu_tmp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY), fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fe, 2);
+        execl(aisim, aisim, "sweep", "core/mm1", "--vary", "queue.customers=1e12,999999999999",
+              "--jobs", "2", "--out", dir, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && !exists(pt); i++)
+        usleep(10000);
+    usleep(300000);
+    kill(pid, SIGTERM);
+    int st;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st))
+        fail_msg("killed by signal %d", WTERMSIG(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    char *e = slurp(ep);
+    assert_non_null(strstr(e, "aisim sweep: interrupted"));
+    free(e);
+    assert_false(exists(pt));
+    assert_false(exists(dir));
+}
+
+/* RoCEv2's timeout is fixed: one at or below a link's round trip makes
+ * every QP across it resend its window (a 1 ms link: 9 571 resends of a
+ * 1 MB message at 10 Gbps), so configuring one warns, naming the link;
+ * the default (320 us) on 1 us links does not. */
+static void test_cli_rdma_rto_below_round_trip_warns(void **state)
+{
+    (void)state;
+    char *e;
+    assert_int_equal(run_aisim((const char *[]){"check", "rdma/loss-recovery", "--set",
+                                                "net.topology.link.delay=1ms", NULL}, NULL, &e),
+                     0);
+    assert_non_null(strstr(e, "net.transport: rto 320 us is not above the round trip of the "
+                              "link h0->sw0 alone (2000 us)"));
+    free(e);
+    assert_int_equal(run_aisim((const char *[]){"check", "rdma/loss-recovery", NULL}, NULL, &e),
+                     0);
+    assert_null(strstr(e, "rto"));
+    free(e);
 }
 
 /* --seed is an option: its errors name it, and its domain is exact. */
@@ -949,6 +1040,9 @@ int main(void)
         cmocka_unit_test(test_cli_set_errors_and_seed_override),
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
         cmocka_unit_test(test_cli_hangup_and_term_discard_the_run),
+        cmocka_unit_test(test_cli_nohup_run_survives_hangup),
+        cmocka_unit_test(test_cli_rdma_rto_below_round_trip_warns),
+        cmocka_unit_test(test_cli_interrupted_parallel_sweep_stops_its_points),
         cmocka_unit_test(test_cli_seed_option_is_exact_and_named),
         cmocka_unit_test(test_cli_set_rejects_trailing_dot),
         cmocka_unit_test(test_cli_directory_and_endless_scenario_exit_2),

@@ -353,6 +353,52 @@ static void test_failures_from_file(void **state)
     json_decref(sum);
 }
 
+/* A failures file that is missing or is a directory is bad input (exit 2,
+ * located at the key, with the reason), as for every other data file; it
+ * used to be an I/O error (exit 1, "cannot read zzz"). */
+static void test_failures_file_errors_are_bad_input(void **state)
+{
+    (void)state;
+    char missing[192], set[256], dir[128];
+    snprintf(missing, sizeof missing, "%s/no-such-failures.csv", tu_tmp);
+    snprintf(dir, sizeof dir, "%s/out-missing", tu_tmp);
+    const char *files[] = {missing, tu_tmp}, *why[] = {"No such file", "Is a directory"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(set, sizeof set, "skeleton.failures.file=%s", files[i]);
+        const char *sets[] = {set};
+        run_opts o = {.scenario = "skeleton/small", .out_dir = dir, .sets = sets, .nsets = 1};
+        err e = {0};
+        json_t *sum = NULL;
+        int rc = run_scenario(&o, &sum, NULL, &e);
+        assert_null(sum);
+        assert_int_equal(run_exit_code(rc), EXIT_BAD_INPUT);
+        assert_non_null(strstr(e.msg, "--set:1:"));
+        assert_non_null(strstr(e.msg, "skeleton.failures.file: "));
+        assert_non_null(strstr(e.msg, why[i]));
+    }
+    /* Times out of range in the file (nan, inf, beyond 1000000 s: they
+     * used to be accepted and cast to integers) are located errors. */
+    static const char *const rows[] = {"nan,container_crash,vport:s0.g0,60\n",
+                                       "30,container_crash,vport:s0.g0,inf\n",
+                                       "1e308,container_crash,vport:s0.g0,60\n",
+                                       "30,container_crash,vport:s0.g0,-1\n"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(missing, sizeof missing, "%s/bad-failures.csv", tu_tmp);
+        FILE *f = fopen(missing, "w");
+        assert_non_null(f);
+        fprintf(f, "at_s,type,component,duration_s\n%s", rows[i]);
+        fclose(f);
+        snprintf(set, sizeof set, "skeleton.failures.file=%s", missing);
+        const char *sets[] = {set};
+        run_opts o = {.scenario = "skeleton/small", .out_dir = dir, .sets = sets, .nsets = 1};
+        err e = {0};
+        json_t *sum = NULL;
+        assert_int_equal(run_exit_code(run_scenario(&o, &sum, NULL, &e)), EXIT_BAD_INPUT);
+        assert_null(sum);
+        assert_non_null(strstr(e.msg, "bad-failures.csv:2: expected at_s,type"));
+    }
+}
+
 /* skeleton/train-lists: the lists inferred from a GPT-like job's RNIC
  * traffic equal the true skeleton at TP 8 and PP 2, 4, 4, 8, 8 (64, 160,
  * 576, 352 and 1,216 pairs; 2, 3, 5, 3 and 5 targets at most against
@@ -450,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_example_small_and_determinism),
         cmocka_unit_test(test_example_fig18),
         cmocka_unit_test(test_failures_from_file),
+        cmocka_unit_test(test_failures_file_errors_are_bad_input),
         cmocka_unit_test(test_example_train_lists),
         cmocka_unit_test(test_example_packets),
     };

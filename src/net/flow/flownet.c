@@ -24,6 +24,13 @@
  * first packet's serialisation at every hop but the slowest (whose rate
  * the fluid already counts), so a message alone on an empty path completes
  * at the packet plane's ideal time (topo_route_ideal_ps) for whole packets.
+ * A message of full packets and a short last one has its own delay: its
+ * ideal time less its fluid time at the slowest port's payload rate, so
+ * that it too meets the ideal time when alone instead of beating it by up
+ * to a header's serialisation (the fluid spreads the headers over the
+ * payload).  A message shorter than one packet keeps the path's delay, a
+ * full first packet's (the fluid collectives, coll_fluid.c, are matched to
+ * that): never below its ideal time.
  *
  * Failures: a failed link offers 0 from the failure on (its flows stall,
  * as a blackholed path does), and routing moves flows at convergence
@@ -96,6 +103,8 @@ struct fl_conn {
     double rate_bps;                /* payload bit/s since last_ps */
     uint64_t stream;                /* bytes to send (UINT64_MAX: endless) */
     int64_t delay_ps;               /* a byte's arrival after it is sent */
+    int64_t slowest_bps;            /* the slowest port's line rate on its route */
+    uint64_t last_end;              /* end of the last message sent */
     uint64_t *tg;                   /* message ends not yet sent, a ring */
     size_t th, tn, tcap;
     uint64_t delivered;             /* bytes the receiver holds */
@@ -283,8 +292,22 @@ static void take_path(flownet *f, fl_conn *fc)
         for (size_t i = 0; i < len; i++)
             add_hop(fc, (uint32_t)hops[i], 1.0 / (double)np, &cap);
     }
-    int64_t slowest;
-    fc->delay_ps = path_delay(n, c->fwd, &slowest);
+    fc->delay_ps = path_delay(n, c->fwd, &fc->slowest_bps);
+}
+
+/* The delay after which the last byte of a message of `bytes` arrives once
+ * the fluid has sent it: the path's delay for whole packets and for less
+ * than one; otherwise the message's ideal time less its transfer at the
+ * slowest port's payload rate (at least the path's delay: the ideal time
+ * holds every header). */
+static int64_t msg_delay(const flownet *f, const fl_conn *fc, uint64_t bytes)
+{
+    const network *n = f->n;
+    if (bytes <= n->payload || bytes % n->payload == 0 || !fc->c.fwd)
+        return fc->delay_ps;
+    double fluid_ps = (double)bytes * 8 / ((double)fc->slowest_bps * f->goodput) * 1e12;
+    double d = (double)topo_route_ideal_ps(fc->c.fwd, bytes, n->payload, n->header) - fluid_ps;
+    return d > (double)fc->delay_ps ? (int64_t)llround(d) : fc->delay_ps;
 }
 
 static void enter(flownet *f, fl_conn *fc)
@@ -345,7 +368,8 @@ static void on_target(sim *s, void *obj, uint64_t arg)
     if ((double)end > fc->sent)
         fc->sent = (double)end;     /* rounding of the fluid, at most a byte */
     fc->in_flight++;
-    sim_schedule(s, sim_now(s) + fc->delay_ps, on_arrive, fc, end);
+    sim_schedule(s, sim_now(s) + msg_delay(f, fc, end - fc->last_end), on_arrive, fc, end);
+    fc->last_end = end;
     if (fc->stream != UINT64_MAX && fc->sent >= (double)fc->stream)
         leave(f, fc);
     else

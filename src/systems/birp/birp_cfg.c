@@ -129,7 +129,8 @@ static const cfg_key class_keys[] = {
     {.name = "slo", .type = CFG_TIME, .off = offsetof(class_cfg, slo_ps), .flags = CFG_MIN_EXCL,
      .min = 0, .help = "response-time SLO"},
     {.name = "share", .type = CFG_FLOAT, .off = offsetof(class_cfg, share), .def = "1",
-     .flags = CFG_MIN_EXCL, .min = 0, .help = "relative share of requests"},
+     .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1e9,
+     .help = "relative share of requests (their sum must stay finite)"},
     {.name = "input", .type = CFG_SIZE, .off = offsetof(class_cfg, input_bytes), .def = "150KB",
      .flags = CFG_MIN, .min = 0, .help = "input bytes sent when the request is redistributed"},
     {.name = "output", .type = CFG_SIZE, .off = offsetof(class_cfg, output_bytes), .def = "4KB",
@@ -395,6 +396,23 @@ static int conf_classes(birp_model *m, const char *path, err *e)
         cfg_path(sub, sizeof sub, cp, "models");
         if (cfg_kind(cc.models) != CFG_SEQ || cfg_len(cc.models) < 1)
             return cfg_err(e, AISIM_EINVAL, cc.models, sub, "expected a list of model names");
+        /* every name must be a model some edge deploys: a misspelt one
+         * used to be skipped silently */
+        for (size_t x = 0; x < cfg_len(cc.models); x++) {
+            cfg_node *mn = cfg_at(cc.models, x);
+            const char *nm = cfg_scalar(mn);
+            bool known = false;
+            for (int j = 0; j < m->E && nm && !known; j++)
+                for (int k = 0; k < m->e[j].nmodels && !known; k++)
+                    known = !strcmp(nm, m->e[j].curve[k]->model);
+            if (!known) {
+                char mp[256], q[64];
+                cfg_path_index(mp, sizeof mp, sub, x);
+                return cfg_err(e, AISIM_EINVAL, mn, mp, "expected a model deployed on an edge "
+                               "(birp.edges[].models), found %s",
+                               cfg_quote(nm ? nm : "", q, sizeof q));
+            }
+        }
         for (int j = 0; j < m->E; j++) {
             edge *ed = &m->e[j];
             int opts[MAX_MODELS], no = 0;

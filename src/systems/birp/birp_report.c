@@ -16,12 +16,15 @@
 #include "aisim/units.h"
 #include "systems/birp/birp_sim_int.h"
 
+/* A number for a table; an undefined one (the first slot's last_slot_loss,
+ * an edge's mean batch with no batch) is an empty field, as in the
+ * network's tables, not "nan". */
 static void fmt(char *b, size_t n, double v)
 {
     if (isfinite(v))
         out_fmt_double(b, n, v);
-    else
-        snprintf(b, n, "nan");
+    else if (n)
+        b[0] = '\0';
 }
 
 int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)

@@ -214,7 +214,7 @@ static const cfg_key fe_keys[] = {
     {.name = "batch", .type = CFG_INT, .off = F(batch), .def = "16",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e6, .help = "mini-batch size"},
     {.name = "learning_rate", .type = CFG_FLOAT, .off = F(lr), .def = "0.1",
-     .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0, .help = "SGD step size"},
+     .flags = CFG_MIN | CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1e6, .help = "SGD step size"},
     {.name = "l2", .type = CFG_FLOAT, .off = F(l2), .def = "0", .flags = CFG_MIN, .min = 0,
      .help = "weight decay"},
     {.name = "target_accuracy", .type = CFG_FLOAT, .off = F(target_accuracy), .def = "0.9",
@@ -331,6 +331,16 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
                        cfg_path(sub, sizeof sub, path, "reduced_iters"),
                        "expected at most local_iters (%lld), found %lld",
                        (long long)c->local_iters, (long long)c->reduced_iters);
+    /* An SGD step multiplies the weights' distance to the minimum of the
+     * quadratic terms (weight decay l2, FedProx's mu) by 1 - lr (l2 + mu):
+     * at lr (l2 + mu) >= 2 they grow without bound (nan in rounds.csv). */
+    const char *quad = c->lr * c->l2 >= 2 ? "l2" : c->lr * (c->l2 + c->prox_mu) >= 2 ? "prox_mu"
+                                                                                     : NULL;
+    if (quad)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(sec, quad), cfg_path(sub, sizeof sub, path, quad),
+                       "expected learning_rate x (l2 + prox_mu) below 2 (SGD diverges beyond), "
+                       "found %g x (%g + %g) = %g", c->lr, c->l2, c->prox_mu,
+                       c->lr * (c->l2 + c->prox_mu));
     /* data */
     if (c->dataset == 0) {
         if (!c->data)

@@ -13,6 +13,7 @@
  *    mesh, Basic and the skeleton inferred from the task's series, and the
  *    time to probe every target at `rate` targets/s.  Table lists.csv.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,8 +340,9 @@ static int load_fault_file(sk_sim *s, const cfg_node *at, const char *path, err 
     else
         snprintf(full, sizeof full, "%s", fn);
     FILE *fp = infile_open(full, "r");
-    if (!fp)
-        return cfg_err(e, AISIM_EIO, at, path, "cannot read %s", fn);
+    if (!fp)    /* a missing file or a directory is bad input (exit 2), as elsewhere */
+        return cfg_err(e, AISIM_ENOENT, at, path, "%s: cannot open failure file: %s", full,
+                       strerror(errno));
     char line[512];
     int ln = 0, rc = 0;
     while (fgets(line, sizeof line, fp)) {
@@ -351,9 +353,12 @@ static int load_fault_file(sk_sim *s, const cfg_node *at, const char *path, err 
         double a, d;
         char where[4200];
         snprintf(where, sizeof where, "%s:%d", fn, ln);
-        if (sscanf(line, "%lf,%63[^,],%127[^,],%lf", &a, type, comp, &d) != 4 || a < 0 || d <= 0) {
+        /* times as a scenario's (at most 1000000 s); nan and inf fail too */
+        if (sscanf(line, "%lf,%63[^,],%127[^,],%lf", &a, type, comp, &d) != 4 ||
+            !(a >= 0 && a <= 1e6 && d > 0 && d <= 1e6)) {
             rc = ERR(e, AISIM_EINVAL,
-                     "%s: expected at_s,type,component,duration_s (at >= 0, duration > 0)", where);
+                     "%s: expected at_s,type,component,duration_s (0 <= at_s <= 1000000, "
+                     "0 < duration_s <= 1000000)", where);
             break;
         }
         if ((rc = add_fault(s, type, comp, a, d, NULL, NULL, where, e)))
