@@ -77,6 +77,8 @@ char *units_format(enum unit_kind kind, int64_t v, char *buf, int len);
 int64_t units_tx_time_ps(int64_t bytes, int64_t rate_bps);
 
 /* Seconds as double, for reports. */
-static inline double ps_to_s(int64_t ps) { return (double)ps * 1e-12; }
+/* A division: the nearest double to the exact quotient, so that times print
+ * as their short decimals (10 us: 1e-05, not 9.999999999999999e-06). */
+static inline double ps_to_s(int64_t ps) { return (double)ps / 1e12; }
 
 #endif

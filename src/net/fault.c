@@ -521,14 +521,13 @@ void fault_stats_of(const fault_set *fs, size_t i, fault_stats *st)
 
 /* ---- ground truth --------------------------------------------------------- */
 
-/* Writes a time in seconds, or nothing if absent (< 0), then sep.  A
- * division, not ps_to_s's product: the nearest double to the exact
- * quotient prints as the short decimal (100.6 us: 0.0001006). */
+/* Writes a time in seconds, or nothing if absent (< 0), then sep
+ * (ps_to_s divides: 100.6 us prints as 0.0001006). */
 static void csv_time(FILE *o, int64_t ps, const char *sep)
 {
     char b[40];
     if (ps >= 0) {
-        out_fmt_double(b, sizeof b, (double)ps / 1e12);
+        out_fmt_double(b, sizeof b, ps_to_s(ps));
         fputs(b, o);
     }
     fputs(sep, o);
