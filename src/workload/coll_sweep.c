@@ -115,6 +115,13 @@ static int sweep_configure(void *st, network *n, cfg_node *node, const char *pat
     cfg_path(sub, sizeof sub, path, "sweep");
     if ((r = cfg_bind(node, sub, sweep_keys, &w->c, e)))
         return r;
+    /* nccl-tests moves count = size / element whole elements: a size below
+     * one element would be a call of nothing, reported as one of 1 B. */
+    if (w->c.min_bytes < dtype_bytes[w->c.dtype])
+        return cfg_err(e, AISIM_ERANGE, cfg_get(node, "min_bytes"),
+                       cfg_path(sub2, sizeof sub2, sub, "min_bytes"), "expected at least one "
+                       "element of %s (%d B), found %lld B", dtype_names[w->c.dtype],
+                       dtype_bytes[w->c.dtype], (long long)w->c.min_bytes);
     if (w->c.max_bytes < w->c.min_bytes)
         return cfg_err(e, AISIM_ERANGE, cfg_get(node, "max_bytes"),
                        cfg_path(sub2, sizeof sub2, sub, "max_bytes"), "expected at least "
