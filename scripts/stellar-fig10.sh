@@ -10,11 +10,8 @@
 # (GB/s).
 #   scripts/stellar-fig10.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig10, 5, 2)
 set -eu
-AISIM=${AISIM:-build/aisim}
-OUT=${1:-out/stellar-fig10}
-SEEDS=${2:-5}
-JOBS=${3:-2}
-mkdir -p "$OUT"
+. "$(dirname "$0")/figlib.sh"
+fig_args stellar-fig10 "$@"
 sw() { $AISIM sweep "$@" -q --force --seeds "$SEEDS" --jobs "$JOBS"; }
 # Fig. 10a: every algorithm at 128 paths, and the CX7-like baseline.
 sw stellar/fig10-static --out "$OUT/a-mp" \

@@ -10,11 +10,8 @@
 # POST=1 only recomputes the table from OUT_DIR's runs.
 #   scripts/stellar-fig11.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig11, 5, 2)
 set -eu
-AISIM=${AISIM:-build/aisim}
-OUT=${1:-out/stellar-fig11}
-SEEDS=${2:-5}
-JOBS=${3:-2}
-mkdir -p "$OUT"
+. "$(dirname "$0")/figlib.sh"
+fig_args stellar-fig11 "$@"
 if [ "${POST:-0}" != 1 ]; then
 for cfg in obs single cx7; do
     case $cfg in
@@ -25,7 +22,6 @@ for cfg in obs single cx7; do
         --jobs "$JOBS" "$@" --vary 'collective.faults[0].rate=0,0.01,0.03'
 done
 fi
-num() { grep -o "\"$1\": *[0-9.e+-]*" "$2" | head -1 | sed 's/.*: *//'; }
 # one line per run: configuration, loss, seed, bus bandwidth, PSNs resent
 for cfg in obs single cx7; do
     for d in "$OUT/$cfg"/*/; do

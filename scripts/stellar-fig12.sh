@@ -9,15 +9,11 @@
 # POST=1 only recomputes the table from OUT_DIR's runs.
 #   scripts/stellar-fig12.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig12, 5, 2)
 set -eu
-AISIM=${AISIM:-build/aisim}
-OUT=${1:-out/stellar-fig12}
-SEEDS=${2:-5}
-JOBS=${3:-2}
-mkdir -p "$OUT"
+. "$(dirname "$0")/figlib.sh"
+fig_args stellar-fig12 "$@"
 [ "${POST:-0}" = 1 ] ||
     $AISIM sweep stellar/rdma-paths -q --force --out "$OUT/paths" --seeds "$SEEDS" --jobs "$JOBS" \
         --vary net.transport.multipath.paths=4,8,16,32,64,128,256
-num() { grep -o "\"$1\": *[0-9.e+-]*" "$2" | head -1 | sed 's/.*: *//'; }
 for d in "$OUT"/paths/*/; do
     paths=$(basename "$d" | sed 's/.*paths=\([0-9]*\).*/\1/')
     awk -F, -v paths="$paths" -v T="$(num sim_time_s "$d/summary.json")" \

@@ -11,11 +11,8 @@
 # (T_base - T_obs) / T_base, over jobs and seeds: mean +- CI and largest.
 #   scripts/stellar-fig16.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig16, 5, 2)
 set -eu
-AISIM=${AISIM:-build/aisim}
-OUT=${1:-out/stellar-fig16}
-SEEDS=${2:-5}
-JOBS=${3:-2}
-mkdir -p "$OUT"
+. "$(dirname "$0")/figlib.sh"
+fig_args stellar-fig16 "$@"
 for pl in random rail_aligned; do
     P="--set training.jobs[0].placement=$pl --set training.jobs[1].placement=$pl"
     $AISIM sweep stellar/fig16-training -q --force --jobs "$JOBS" --seeds "$SEEDS" \

@@ -14,11 +14,8 @@
 # POST=1 only recomputes the table from OUT_DIR's runs.
 #   scripts/stellar-fig9.sh [OUT_DIR] [SEEDS] [JOBS]   (default out/stellar-fig9, 5, 2)
 set -eu
-AISIM=${AISIM:-build/aisim}
-OUT=${1:-out/stellar-fig9}
-SEEDS=${2:-5}
-JOBS=${3:-2}
-mkdir -p "$OUT"
+. "$(dirname "$0")/figlib.sh"
+fig_args stellar-fig9 "$@"
 if [ "${POST:-0}" != 1 ]; then
 $AISIM sweep stellar/rdma-permutation-30 -q --force --out "$OUT/mp" --seeds "$SEEDS" --jobs "$JOBS" \
     --vary net.transport.multipath.paths=128,4 \
@@ -30,7 +27,6 @@ $AISIM sweep stellar/rdma-permutation-30 -q --force --out "$OUT/cx7" --seeds "$S
 fi
 # one line per run: configuration, uplinks' time-averaged queue (mean), their
 # largest queue (mean and max), FCT p99, goodput
-num() { grep -o "\"$1\": *[0-9.e+-]*" "$2" | head -1 | sed 's/.*: *//'; }
 for d in "$OUT"/mp/*/ "$OUT"/multiqp/*/ "$OUT"/cx7/*/; do
     name=$(basename "$d" | sed 's/,seed=[0-9]*//')
     case "$d" in

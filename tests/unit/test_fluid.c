@@ -49,6 +49,14 @@ static double rel(const char *tag, uint64_t bytes)
     return tu_nccl_time_us(b, bytes) / tu_nccl_time_us(a, bytes) - 1;
 }
 
+/* Every size lo, lo x factor, ... up to hi of run pair `tag`: fluid within
+ * 1 % of the step run. */
+static void all_within_1pc(const char *tag, uint64_t lo, uint64_t hi, uint64_t factor)
+{
+    for (uint64_t s = lo; s <= hi; s *= factor)
+        assert_true(fabs(rel(tag, s)) < 0.01);
+}
+
 /* 64 GPUs, 8 servers x 8 on the 400 G rail fabric of the 100k example. */
 #define NSETS(a) ((int)(sizeof(a) / sizeof *(a)))
 #define RAIL64 "collective.topology.servers=8", "collective.topology.servers_per_tor=8"
@@ -65,8 +73,7 @@ static void test_fluid_ring_matches_steps(void **state)
                           "collective.sweep.step_factor=16"};
     double fs, ff;
     both("ai/allreduce-100k-flow", "ring64", sets, NSETS(sets), &fs, &ff);
-    for (uint64_t s = 64u << 10; s <= 64u << 20; s *= 16)
-        assert_true(fabs(rel("ring64", s)) < 0.01);
+    all_within_1pc("ring64", 64u << 10, 64u << 20, 16);
     assert_true(ff == 64 * 3);                  /* 3 sizes x 64 ranks */
     assert_true(fs > 100 * ff);
 }
@@ -81,8 +88,7 @@ static void test_fluid_hierarchical_matches_steps(void **state)
                           "collective.sweep.max_bytes=64MiB", "collective.sweep.step_factor=4"};
     double fs, ff;
     both("ai/allreduce-100k-flow", "hier64", sets, NSETS(sets), &fs, &ff);
-    for (uint64_t s = 64u << 10; s <= 16u << 20; s *= 4)
-        assert_true(fabs(rel("hier64", s)) < 0.01);
+    all_within_1pc("hier64", 64u << 10, 16u << 20, 4);
     double r = rel("hier64", 64u << 20);
     assert_true(r >= 0 && r < 0.08);
     assert_true(ff == 64 * 3 * 6);              /* 3 phases x 64 ranks x 6 sizes */
@@ -103,8 +109,7 @@ static void test_fluid_halving_doubling_matches_steps(void **state)
                           "collective.sweep.step_factor=16"};
     double fs, ff;
     both("ai/allreduce-flow", "hd16", sets, NSETS(sets), &fs, &ff);
-    for (uint64_t s = 64u << 10; s <= 64u << 20; s *= 16)
-        assert_true(fabs(rel("hd16", s)) < 0.01);
+    all_within_1pc("hd16", 64u << 10, 64u << 20, 16);
     assert_true(ff == 16 * 8 * 3);              /* 8 steps x 16 ranks x 3 sizes */
     const char *odd[] = {"collective.topology.hosts=12",
                          "collective.sweep.algorithm=halving_doubling",
@@ -135,8 +140,7 @@ static void test_fluid_channels(void **state)
                         "collective.sweep.min_bytes=256KiB", "collective.sweep.max_bytes=64MiB",
                         "collective.sweep.step_factor=16"};
     both("ai/allreduce-100k-flow", "ch4h", hd, NSETS(hd), &fs, &ff);
-    for (uint64_t sz = 256u << 10; sz <= 64u << 20; sz *= 16)
-        assert_true(fabs(rel("ch4h", sz)) < 0.01);
+    all_within_1pc("ch4h", 256u << 10, 64u << 20, 16);
 }
 
 /* The fluid ring against the formula 2(N-1)/N S/B (8 hosts, 100 G star,

@@ -138,6 +138,18 @@ static void test_units_tx_time_rounds_up(void **state)
     assert_int_equal(units_tx_time_ps(INT64_C(1) << 30, 1000000), INT64_C(8589934592000000));
 }
 
+/* ps_to_s gives the double nearest the exact quotient, so table times
+ * print as their short decimals: 10 us is 1e-05 (a product with 1e-12
+ * gives 9.999999999999999e-06), 100.6 us 0.0001006, 0.1 s 0.1. */
+static void test_units_ps_to_s_is_exact_quotient(void **state)
+{
+    (void)state;
+    assert_true(ps_to_s(INT64_C(10000000)) == 1e-05);
+    assert_true(ps_to_s(INT64_C(100600000)) == 0.0001006);
+    assert_true(ps_to_s(INT64_C(100000000000)) == 0.1);
+    assert_true(ps_to_s(INT64_C(200000000000)) == 0.2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +158,7 @@ int main(void)
         cmocka_unit_test(test_units_format_shortest_exact),
         cmocka_unit_test(test_units_format_parses_back),
         cmocka_unit_test(test_units_tx_time_rounds_up),
+        cmocka_unit_test(test_units_ps_to_s_is_exact_quotient),
     };
     return cmocka_run_group_tests_name("units", tests, NULL, NULL);
 }
