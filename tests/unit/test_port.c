@@ -423,9 +423,15 @@ static void test_port_flow_round_robin_many_flows_and_failure(void **state)
     bed_fini(&b);
 }
 
+/* The ingress bytes of link 0 seen when its XOFF flag fell (a resume
+ * sent), smallest and largest over the last incast_pair run with PFC. */
+static int64_t resume_min, resume_max;
+
 /* Two senders at 10 Gbps into one 10 Gbps switch port with a 64 KB buffer:
  * without PFC the port overflows; with PFC on both links (XOFF 20 KB, XON
- * 10 KB) the senders' NICs are paused and nothing is lost. */
+ * 10 KB) the senders' NICs are paused and nothing is lost.  The run is
+ * stepped every 50 ns to watch link 0's resumes (resume_min / max): a
+ * dequeue every 1.2 us, and no arrival over a paused link. */
 static void incast_pair(int pfc, shbuf *sb, uint64_t *drops, uint64_t *delivered, uint64_t *pauses,
                         int64_t *qmax)
 {
@@ -458,6 +464,15 @@ static void incast_pair(int pfc, shbuf *sb, uint64_t *drops, uint64_t *delivered
             pkt_send(p, rt[i]);
         }
     }
+    resume_min = INT64_MAX, resume_max = INT64_MIN;
+    for (int64_t t = 50000, was = 0; pfc && sim_pending(s); t += 50000) {
+        sim_run(s, t);
+        if (was && !w[0].pfc_xoff[0]) {
+            resume_min = w[0].pfc_bytes[0] < resume_min ? w[0].pfc_bytes[0] : resume_min;
+            resume_max = w[0].pfc_bytes[0] > resume_max ? w[0].pfc_bytes[0] : resume_max;
+        }
+        was = w[0].pfc_xoff[0];
+    }
     sim_run(s, SIM_TIME_MAX);
     *drops = q.stat_drop_pkts;
     *delivered = (uint64_t)c.n;
@@ -487,6 +502,10 @@ static void test_port_pfc_makes_the_switch_lossless(void **state)
     assert_int_equal(drops, 0);
     assert_int_equal(got, 400);
     assert_true(pauses > 0);
+    /* each resume is sent by the dequeue that takes the link's bytes to
+     * XON (10 KB) or below: one 1500-B packet under it at most */
+    assert_true(resume_min != INT64_MAX);
+    assert_true(resume_min > 10000 - 1500 && resume_max <= 10000);
     /* XOFF 20 KB per link plus what arrives while the pause travels back
      * (1 us each way, one packet in service): well inside 64 KB. */
     assert_true(qmax <= 2 * (20000 + 3 * 1500 + 2500));
