@@ -31,6 +31,10 @@ typedef struct model_env {
     uint64_t seed;          /* the run's seed: derive streams with rng_init() */
     const char *base_dir;   /* resolves relative data paths in the scenario */
     int64_t stop_ps;        /* the scenario's stop time (SIM_TIME_MAX: none) */
+    const struct net_registry *net; /* transports, disciplines, forwarders,
+                                       hooks and extensions a network is
+                                       built from (netreg.h); required by
+                                       network_create() */
 } model_env;
 
 /* A figure `aisim plot` draws from one of the model's CSV tables. */

@@ -163,10 +163,6 @@ static inline void conn_send_data(conn *c, pkt *p)
     c->src_fwd->recv(c->src_fwd, p);
 }
 
-/* The registered transports (src/transport/transports.c), and one by name. */
-const transport_ops *const *transport_all(void);
-const transport_ops *transport_find(const char *name);
-
 extern const transport_ops tcp_transport;
 extern const transport_ops dgram_transport;
 extern const transport_ops rocev2_transport;

@@ -1,10 +1,15 @@
 /*
- * registry.c - every model a scenario can name, in `aisim list` order.
- * A new model adds its ops table here and nowhere else.
+ * registry.c - every model a scenario can name, in `aisim list` order, and
+ * the tables a network is built from (netreg.h).  A new model, transport,
+ * queue discipline, forwarder, hook kind or network extension adds its ops
+ * table here and nowhere else; no net/ or transport/ file lists them.
  */
 #include <string.h>
 
 #include "aisim/model.h"
+#include "aisim/netreg.h"
+#include "aisim/transport.h"
+#include "systems/stellar/stellar_mp_transport.h"
 
 extern const model_ops queue_model_ops;
 extern const model_ops net_model_ops;
@@ -38,3 +43,14 @@ const model_ops *model_find(const char *name)
             return models[i];
     return NULL;
 }
+
+/* The first transport is the default of `transport.name`. */
+static const transport_ops *const transports[] = {&tcp_transport, &dgram_transport,
+                                                  &rocev2_transport, &stellar_dgram_transport,
+                                                  NULL};
+
+static const net_registry builtin = {
+    .transports = transports,
+};
+
+const net_registry *net_registry_builtin(void) { return &builtin; }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "aisim/log.h"
+#include "aisim/netreg.h"
 #include "aisim/model.h"
 #include "aisim/out.h"
 #include "aisim/sim.h"
@@ -141,7 +142,8 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     void *st = xcalloc(1, ops->state_size);
     sim *s = sim_create();
     model_env env = {.sim = s, .seed = (uint64_t)sc.seed, .base_dir = sc.base_dir,
-                     .stop_ps = sc.stop_ps};
+                     .stop_ps = sc.stop_ps,
+                     .net = net_registry_builtin()};
     out *od = NULL;
     json_t *sum = NULL;
     char *dir = NULL;

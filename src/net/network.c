@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "aisim/log.h"
+#include "aisim/netreg.h"
 #include "aisim/units.h"
 #include "net/flow/flownet.h"
 
@@ -61,22 +62,26 @@ long net_list(const cfg_node *l, const char *path, const char *key, const char *
 
 /* The transport section: `name` picks the transport, whose own keys
  * (with defaults) are bound beside it. */
-static int conf_transport(network *n, cfg_node *tn, const char *path, err *e)
+static int conf_transport(network *n, const net_registry *reg, cfg_node *tn, const char *path,
+                          err *e)
 {
     char sub[512];
     cfg_path(sub, sizeof sub, path, "transport");
-    const transport_ops *const *all = transport_all();
+    const struct transport_ops *const *all = reg->transports;
     size_t nt = 0;
     while (all[nt])
         nt++;
-    static const char *names[16];
-    for (size_t i = 0; i < nt && i < 15; i++)
-        names[i] = all[i]->name;
+    /* The `name` enum's choices, NULL-terminated, kept with the network
+     * (cfg_bind's messages and the resolved scenario read them later). */
+    n->tnames = xcalloc(nt + 1, sizeof *n->tnames);
+    for (size_t i = 0; i < nt; i++)
+        n->tnames[i] = all[i]->name;
     const cfg_key *tk = NULL;
     const transport_ops *ops = all[0];
     cfg_node *nm = cfg_kind(tn) == CFG_MAP ? cfg_get(tn, "name") : NULL;
-    if (nm && cfg_scalar(nm) && transport_find(cfg_scalar(nm)))
-        ops = transport_find(cfg_scalar(nm));
+    for (size_t i = 0; nm && cfg_scalar(nm) && i < nt; i++)
+        if (strcmp(all[i]->name, cfg_scalar(nm)) == 0)
+            ops = all[i];
     tk = ops->keys;
     size_t nk = 0;
     while (tk[nk].name)
@@ -86,7 +91,7 @@ static int conf_transport(network *n, cfg_node *tn, const char *path, err *e)
     size_t name_off = (ops->cfg_size + 7) & ~(size_t)7;
     cfg_key *keys = xcalloc(nk + 2, sizeof *keys);
     keys[0] = (cfg_key){.name = "name", .type = CFG_ENUM, .off = name_off, .def = all[0]->name,
-                        .choices = names, .help = "the transport protocol"};
+                          .choices = n->tnames, .help = "the transport protocol"};
     memcpy(keys + 1, tk, nk * sizeof *keys);
     n->tcfg = xcalloc(1, name_off + sizeof(int));
     int r = cfg_bind(tn, sub, keys, n->tcfg, e);
@@ -309,7 +314,10 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     if (r)
         return r;
     topo_set_hash_seeds(n->t, c->hash_seeds == 1, 0x5eed);
-    if ((r = conf_transport(n, c->transport, path, e)))
+    if (!env->net || !env->net->transports || !env->net->transports[0]) {
+        return ERR(e, AISIM_EINVAL, "%s: no transport registered (model_env.net)", path);
+    }
+    if ((r = conf_transport(n, env->net, c->transport, path, e)))
         return r;
     if (c->routing != NET_ROUTE_ECMP && n->ops->spray_check &&
         (r = n->ops->spray_check(n->tp, c->routing == NET_ROUTE_SPRAY_RR ? "spray_rr"
@@ -361,6 +369,7 @@ void network_destroy(network *n)
     if (n->ops && n->tp)
         n->ops->teardown(n->tp);
     free(n->tcfg);
+    free(n->tnames);
     for (size_t i = 0; i < n->ncaps; i++)
         pcapw_destroy(n->caps[i].w);
     free(n->caps);

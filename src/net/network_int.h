@@ -84,6 +84,7 @@ struct network {
     const transport_ops *ops;
     void *tp;                   /* its per-network state */
     void *tcfg;                 /* its bound keys */
+    const char **tnames;        /* `transport.name` choices (the registry's) */
     uint32_t payload, header;   /* its framing */
     /* connections and messages, by id; see nconn and nmsg */
     idtab conns, msgs;

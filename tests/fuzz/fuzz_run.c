@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "aisim/model.h"
+#include "aisim/netreg.h"
 #include "aisim/out.h"
 #include "aisim/sim.h"
 #include "aisim/units.h"
@@ -57,7 +58,8 @@ static int run_bounded(scenario *sc, err *e)
     void *st = calloc(1, ops->state_size);
     sim *s = sim_create();
     model_env env = {.sim = s, .seed = (uint64_t)sc->seed, .base_dir = sc->base_dir,
-                     .stop_ps = sc->stop_ps};
+                     .stop_ps = sc->stop_ps,
+                     .net = net_registry_builtin()};
     out *o = NULL;
     int r = ops->configure(st, sc->section, ops->name, &env, e);
     if (!r)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "aisim/model.h"
+#include "aisim/netreg.h"
 #include "aisim/sim.h"
 #include "cli/scenario.h"
 #include "fuzz_input.h"
@@ -27,7 +28,8 @@ static int check_and_emit(scenario *sc, err *e)
     void *st = calloc(1, sc->model->state_size);
     sim *s = sim_create();
     model_env env = {.sim = s, .seed = (uint64_t)sc->seed, .base_dir = sc->base_dir,
-                     .stop_ps = sc->stop_ps};
+                     .stop_ps = sc->stop_ps,
+                     .net = net_registry_builtin()};
     int r = sc->model->configure(st, sc->section, sc->model->name, &env, e);
     sc->model->fini(st);
     free(st);

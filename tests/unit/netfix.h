@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aisim/network.h"
+#include "aisim/netreg.h"
 
 typedef struct fixture {
     cfg_doc *doc;
@@ -31,7 +32,8 @@ static inline int fx_make(fixture *f, const char *yaml, err *e)
     c.transport = cfg_get(root, "transport");
     c.faults = cfg_get(root, "faults");
     c.routing = fx_routing;
-    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+                     .net = net_registry_builtin()};
     return network_create(&f->n, &c, root, "net", &env, e);
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "aisim/collective.h"
+#include "aisim/netreg.h"
 #include "aisim/units.h"
 #include "testutil.h"
 
@@ -48,7 +49,8 @@ static void fx_open(fixture *f, const char *yaml, int ranks)
     cfg_node *root = cfg_root(f->doc);
     c.topology = cfg_get(root, "topology");
     c.transport = cfg_get(root, "transport");
-    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+                     .net = net_registry_builtin()};
     if (network_create(&f->n, &c, root, "coll", &env, &e))
         fail_msg("%s", e.msg);
     network_start(f->n);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "aisim/network.h"
+#include "aisim/netreg.h"
 #include "aisim/rng.h"
 #include "aisim/units.h"
 #include "net/flow/maxmin.h"
@@ -224,7 +225,8 @@ static void fx_open_on(fixture *f, const char *yaml, int routing, int plane)
     c.transport = cfg_get(root, "transport");
     c.failures = cfg_get(root, "failures");
     c.flow = cfg_get(root, "flow");
-    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    model_env env = {.sim = f->s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+                     .net = net_registry_builtin()};
     if (network_create(&f->n, &c, root, "net", &env, &e))
         fail_msg("%s", e.msg);
     network_start(f->n);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "aisim/hook.h"
+#include "aisim/netreg.h"
 #include "aisim/network.h"
 #include "aisim/rdma.h"
 #include "aisim/units.h"
@@ -752,7 +753,8 @@ static void test_timeouts_then_abort(void **state)
     c.topology = cfg_get(root, "topology");
     c.transport = cfg_get(root, "transport");
     c.faults = cfg_get(root, "faults");
-    model_env env = {.sim = f.s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    model_env env = {.sim = f.s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+                     .net = net_registry_builtin()};
     if (network_create(&f.n, &c, root, "net", &env, &e))
         fail_msg("%s", e.msg);
     network_start(f.n);
@@ -981,7 +983,8 @@ static void test_link_failure_and_repair(void **state)
         c.topology = cfg_get(root, "topology");
         c.transport = cfg_get(root, "transport");
         c.failures = cfg_get(root, "failures");
-        model_env env = {.sim = f.s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+        model_env env = {.sim = f.s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+                     .net = net_registry_builtin()};
         if (network_create(&f.n, &c, root, "net", &env, &e))
             fail_msg("%s", e.msg);
         network_start(f.n);

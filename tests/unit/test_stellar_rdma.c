@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "aisim/hook.h"
+#include "aisim/netreg.h"
 #include "aisim/network.h"
 #include "aisim/rdma.h"
 #include "systems/stellar/stellar_rdma.h"
@@ -355,7 +356,8 @@ static qrun run_qp(const char *yaml, wtap *w, uint64_t seed)
     c.topology = cfg_get(root, "topology");
     c.transport = cfg_get(root, "transport");
     c.routing = NET_ROUTE_ECMP;
-    model_env env = {.sim = s, .seed = seed, .base_dir = ".", .stop_ps = SIM_TIME_MAX};
+    model_env env = {.sim = s, .seed = seed, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+                     .net = net_registry_builtin()};
     w->ehash = 0xcbf29ce484222325ull;
     network *n;
     if (network_create(&n, &c, root, "net", &env, &e))
