@@ -169,6 +169,9 @@ NS3_OUT ?= out/ns3-compare
 ns3-compare:
 	scripts/ns3-compare.sh $(NS3_OUT)
 
-# Rewrites the expected messages of tests/scenarios/bad/*.yaml; review the diff.
-golden-update: all
+# Rewrites the expected messages of tests/scenarios/bad/*.yaml and the
+# whole-run references tests/golden/*.txt (tests/unit/test_golden.c); review
+# the diff: every changed line is a changed message or result.
+golden-update: all $(BUILD)/tests/test_golden
 	AISIM=$(BUILD)/aisim tests/scenarios/update-expect.sh
+	AISIM_GOLDEN_UPDATE=1 $(BUILD)/tests/test_golden
