@@ -366,6 +366,10 @@ static void test_offline_regret_reported(void **state)
                   jnum(off, "regret_vs_own_training_j", NULL),
                   jnum(offpd, "regret_vs_fixed_j", NULL), pd_vio);
     assert_float_equal(reg, on - per, 1e-9);
+    /* regret against the hindsight optimum of the integer program, in all
+     * and per round (over the 29 rounds after the warm-up) */
+    assert_float_equal(jnum(off, "regret_j", NULL), on - opt, 1e-9);
+    assert_float_equal(jnum(off, "regret_per_round_j", NULL), (on - opt) / 29, 1e-9);
     assert_true(opt <= per + 1e-9);
     assert_true(reg <= bound);
     assert_true(vio <= qb - 1);                     /* Q_1 = 1 */
@@ -630,6 +634,55 @@ static void test_stop_before_first_round_reports_nulls(void **state)
     assert_int_equal(tu_teardown(NULL), 0);
 }
 
+/* The column `col` (0-based) of line `line` (1-based, after the header) of
+ * a CSV text, as a number. */
+static double csv_cell(const char *csv, int line, int col)
+{
+    const char *l = csv;
+    for (int k = 0; k < line && l; k++)
+        l = strchr(l, '\n'), l = l ? l + 1 : NULL;
+    assert_non_null(l);
+    for (int c = 0; c < col; c++) {
+        l = strchr(l, ',');
+        assert_non_null(l);
+        l++;
+    }
+    return strtod(l, NULL);
+}
+
+/* A round's energy is what its participants spend: in a FedAvg round with
+ * every device, comm_j is the sum of every device's download and upload
+ * energy and compute_j E steps of each; dropping either leg of the
+ * communication (or a step) from the accounting fails here. */
+static void test_round_energy_is_sum_of_legs(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"fedenergy.rounds=1"};
+    char dir[64], path[128];
+    snprintf(dir, sizeof dir, "/tmp/fe_test_legs_%d", (int)getpid());
+    json_decref(run_ok("fedenergy/digits_iid", dir, sets, 1, NULL));
+    snprintf(path, sizeof path, "%s/devices.csv", dir);
+    char *dev = tu_slurp(path, NULL);
+    snprintf(path, sizeof path, "%s/rounds.csv", dir);
+    char *rounds = tu_slurp(path, NULL);
+    /* devices.csv: step_energy_j 3, upload_energy_j 5, download_energy_j 7;
+     * rounds.csv: mean_iters 3, compute_j 5, comm_j 6, participants 13 */
+    int n = (int)csv_cell(rounds, 1, 13), E = (int)csv_cell(rounds, 1, 3);
+    assert_int_equal(n, 20);
+    assert_int_equal(E, 20);
+    double comm = 0, compute = 0;
+    for (int i = 1; i <= n; i++) {
+        comm += csv_cell(dev, i, 5) + csv_cell(dev, i, 7);
+        compute += E * csv_cell(dev, i, 3);
+    }
+    assert_true(csv_cell(dev, 1, 7) > 0);
+    assert_true(fabs(csv_cell(rounds, 1, 6) - comm) <= 1e-12 * comm);
+    assert_true(fabs(csv_cell(rounds, 1, 5) - compute) <= 1e-12 * compute);
+    free(dev);
+    free(rounds);
+    rm_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -644,6 +697,7 @@ int main(void)
         cmocka_unit_test(test_deadline_availability),
         cmocka_unit_test(test_examples_check),
         cmocka_unit_test(test_stop_before_first_round_reports_nulls),
+        cmocka_unit_test(test_round_energy_is_sum_of_legs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -231,10 +231,11 @@ int fedenergy_offline(size_t n, size_t T, int iters_max, const double *step_ener
     glp_init_smcp(&sp);
     sp.msg_lev = GLP_MSG_OFF;
     int rc = glp_simplex(lp, &sp);
-    if (rc != 0 || glp_get_status(lp) != GLP_OPT) {
+    int lp_status = glp_get_status(lp);
+    if (rc != 0 || lp_status != GLP_OPT) {
         glp_delete_prob(lp);
         return ERR(e, AISIM_ESOLVER, "offline optimum: GLPK glp_simplex returned %d, status %d",
-                   rc, glp_get_status(lp));
+                   rc, lp_status);
     }
     if (bound_j)
         *bound_j = base_j + glp_get_obj_val(lp);
