@@ -8,11 +8,19 @@
  * dropped (drop-tail against the port's buffer) and may be ECN-marked: the
  * DCTCP step (mark an ECN-capable packet when the queue of its class
  * already holds more than K bytes, as in Alizadeh et al., SIGCOMM 2010;
- * other packets are left to drop-tail) or RED on the EWMA of its class's
- * queue (Floyd and Jacobson, 1993), marking ECN-capable packets and
- * dropping the others (RFC 3168).  Marking is per queue, as switches mark
- * per egress queue: a high-priority class with a short queue is not marked
- * because a low one is long.
+ * other packets are left to drop-tail) or a linear ramp on its class's
+ * queue or an EWMA of it (DCQCN's Kmin/Kmax/Pmax; the red_* fields; no
+ * count, no idle correction), marking ECN-capable packets and dropping the
+ * others (RFC 3168).  Marking is per queue, as switches mark per egress
+ * queue: a high-priority class with a short queue is not marked because a
+ * low one is long.  That is the inline path; other disciplines (RED as
+ * Floyd and Jacobson give it, DWRR, ...) are ops tables (qdisc.h) that
+ * cfg.qdisc names.
+ *
+ * Lossless.  A packet that came over a PFC link and is dropped at
+ * admission fails the run (sim_fail): the topology check (lossless.c)
+ * refuses buffers that fan-in can overflow, so such a drop is a broken
+ * invariant, not a result.
  *
  * What a buffer holds.  A packet occupies its port's buffer, its switch's
  * shared pool and the PFC count of the link it came in on from its
@@ -105,8 +113,10 @@ typedef struct port_cfg {
     int64_t rate_bps;       /* line rate, > 0 */
     int64_t buffer_bytes;   /* drop-tail capacity over all priorities */
     int64_t ecn_k_bytes;    /* DCTCP step threshold; 0: off */
-    int64_t red_min_bytes;  /* RED: no marking below (average queue); 0: off */
+    int64_t red_min_bytes;  /* ramp: no marking below (average queue); 0: off */
     int nprio;              /* strict priority classes, 1..PORT_MAX_PRIO */
+    const struct qdisc_ops *qdisc;  /* the discipline (qdisc.h), on the same line;
+                                       NULL or an inline one: the inline path */
     /* RED and PFC only: */
     int64_t red_max_bytes;  /* RED: mark/drop everything above */
     double red_max_p;       /* RED: marking probability at red_max_bytes */
@@ -116,6 +126,7 @@ typedef struct port_cfg {
                                holds more than this many bytes of that class
                                from it; 0: PFC off */
     int64_t pfc_xon_bytes;  /* ... and resumes it at or below this */
+    const void *qdisc_conf; /* the discipline's settings (its configure) */
 } port_cfg;
 
 /* A switch's shared buffer pool (see above). */
@@ -185,7 +196,7 @@ typedef struct port {
                                0: units_tx_time_ps (a 128-bit division) */
     /* line 3: the classes (class 0 first) */
     port_class cls[PORT_MAX_PRIO];
-    port_cfg cfg;           /* its first five fields are read per packet;
+    port_cfg cfg;           /* its first six fields are read per packet;
                                fixed after port_init */
     /* cold */
     pkt_pool *pool;         /* dropped packets go back here */
@@ -206,6 +217,13 @@ typedef struct port {
     int64_t pfc_since[PORT_MAX_PRIO];   /* when class c's pause took effect */
     int64_t deq_ecn_k_bytes;    /* marking at dequeue: cfg's ecn_k_bytes and */
     int64_t deq_red_min_bytes;  /* red_min_bytes, moved here (cfg's read 0) */
+    void *qd_priv;          /* cfg.qdisc's state (its priv_size), or NULL */
+    uint64_t stat_lossless_drops;   /* admission drops of packets that came over a
+                                       PFC link (each fails the run: port.c) */
+    /* PFC deadlock watch (pfc_watch.h): called as a pause takes effect */
+    void (*pfc_watch)(void *ctx, struct port *q, int c);
+    void *pfc_watch_ctx;
+    uint32_t pfc_watch_id;  /* the port's index for the watch */
 } port;
 
 /* Initialises a caller-owned port.  `name` must outlive it. */

@@ -71,6 +71,10 @@ int sim_run(sim *s, int64_t until_ps);
 /* Why the simulation failed, or NULL: an event scheduled in the past or
  * past SIM_TIME_MAX, or simulated time stuck (below). */
 const char *sim_failure(const sim *s);
+/* Fails the simulation from a model (an invariant the input cannot be
+ * allowed to break at run time, e.g. a lossless drop): records the first
+ * reason, which sim_failure() returns, and stops sim_run(). */
+void sim_fail(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), cold));
 
 /* A run in which more than this many events in a row run at one simulated
  * time fails: time is not advancing (a zero-time loop).  10^8 is far more

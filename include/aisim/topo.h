@@ -199,6 +199,13 @@ void topo_set_nic_flow_rr(topo *t);
 /* Switch ports mark ECN at dequeue, on the queue a packet leaves behind
  * (port_set_mark_dequeue; topology.mark_at: dequeue). */
 void topo_set_mark_dequeue(topo *t);
+/* The queue disciplines a link's `qdisc` key may name (qdisc.h; the
+ * registry's list, NULL-terminated): set before topo_from_cfg.  Without it
+ * only the links' inline keys apply. */
+void topo_set_qdiscs(topo *t, const struct qdisc_ops *const *list);
+const struct qdisc_ops *const *topo_qdiscs(const topo *t);
+/* Settings memory that lives as long as t (a discipline's conf). */
+void *topo_conf_alloc(void *t, size_t size);
 /* A switch's shared pool, or NULL (a host, or no shared buffer). */
 const shbuf *topo_node_shbuf(const topo *t, int node);
 

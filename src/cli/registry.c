@@ -8,6 +8,7 @@
 
 #include "aisim/model.h"
 #include "aisim/netreg.h"
+#include "aisim/qdisc.h"
 #include "aisim/transport.h"
 #include "systems/stellar/stellar_mp_transport.h"
 
@@ -49,8 +50,13 @@ static const transport_ops *const transports[] = {&tcp_transport, &dgram_transpo
                                                   &rocev2_transport, &stellar_dgram_transport,
                                                   NULL};
 
+/* Queue disciplines a link's `qdisc` may name (qdisc.h). */
+static const qdisc_ops *const qdiscs[] = {&qdisc_droptail, &qdisc_ecn, &qdisc_ecn_ramp, &qdisc_red,
+                                          &qdisc_prio,     &qdisc_dwrr, NULL};
+
 static const net_registry builtin = {
     .transports = transports,
+    .qdiscs = qdiscs,
 };
 
 const net_registry *net_registry_builtin(void) { return &builtin; }

@@ -150,15 +150,19 @@ struct sim {
 /* Fails the simulation: records the first reason and stops sim_run(). */
 static void fail(sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), cold, noinline));
+static void vfail(sim *s, const char *fmt, va_list ap)
+{
+    if (!s->failure[0])
+        vsnprintf(s->failure, sizeof s->failure, fmt, ap);
+    s->stopped = 1;
+}
+
 static void fail(sim *s, const char *fmt, ...)
 {
-    if (!s->failure[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(s->failure, sizeof s->failure, fmt, ap);
-        va_end(ap);
-    }
-    s->stopped = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(s, fmt, ap);
+    va_end(ap);
 }
 
 static void oom(const char *what, size_t n)
@@ -714,6 +718,14 @@ int sim_run(sim *s, int64_t until_ps)
 
 void sim_stop(sim *s) { s->stopped = 1; }
 const char *sim_failure(const sim *s) { return s->failure[0] ? s->failure : NULL; }
+
+void sim_fail(sim *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(s, fmt, ap);
+    va_end(ap);
+}
 void sim_set_stall_limit(sim *s, uint64_t n) { s->stall_limit = n ? n : SIM_STALL_EVENTS; }
 _Static_assert(offsetof(struct sim, now) == 0, "sim_now() in sim.h reads the first member");
 uint64_t sim_events_run(const sim *s) { return s->events; }

@@ -19,6 +19,7 @@
 #include "aisim/netreg.h"
 #include "aisim/units.h"
 #include "net/flow/flownet.h"
+#include "net/lossless.h"
 
 static const cfg_key failure_keys[] = {
     {.name = "a", .type = CFG_STR, .off = offsetof(failure_cfg, a), .help = "one end"},
@@ -310,6 +311,7 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     n->pool = pkt_pool_create();
     n->t = topo_create(env->sim, n->pool, env->seed);
     char sub[512];
+    topo_set_qdiscs(n->t, env->net ? env->net->qdiscs : NULL);
     int r = topo_from_cfg(n->t, c->topology, cfg_path(sub, sizeof sub, path, "topology"), e);
     if (r)
         return r;
@@ -333,6 +335,11 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
         (r = n->ops->net_ready(n->tp, n->t, c->transport, cfg_path(sub, sizeof sub, path,
                                                                     "transport"), e)))
         return r;
+    if (n->pfc && (r = lossless_check(n->t, (int64_t)n->payload + n->header, n->cfg.topology,
+                                      cfg_path(sub, sizeof sub, path, "topology"), e)))
+        return r;
+    if (n->pfc)
+        pfc_watch_arm(n->t, n->s);
     if ((r = check_buffers(n, path, e)) || (r = conf_pcap(n, c->pcap, path, e)) || (r = conf_failures(n, c->failures, path, e)) ||
         (r = fault_conf(&n->faults, n->t, n->s, c->faults,
                         cfg_path(sub, sizeof sub, path, "faults"), env->seed, e)) ||

@@ -10,6 +10,7 @@
 
 #include "aisim/err.h"
 #include "aisim/hook.h"
+#include "aisim/qdisc.h"
 #include "aisim/units.h"
 
 /* One flow's queue at a round-robin port. */
@@ -58,6 +59,14 @@ void port_init(port *q, sim *s, pkt_pool *pool, rng *r, const port_cfg *cfg, con
         INT64_C(8) * PS_PER_S / q->cfg.rate_bps < INT64_C(1) << 31)
         q->ps_per_byte = INT64_C(8) * PS_PER_S / q->cfg.rate_bps;
     sim_timer_init(&q->done, port_done, q, 0);
+    const qdisc_ops *qd = q->cfg.qdisc;
+    if (qd && qd->is_inline)
+        q->cfg.qdisc = qd = NULL;           /* the inline path: no call per packet */
+    if (qd) {
+        q->qd_priv = qd->priv_size ? xcalloc(1, qd->priv_size) : NULL;
+        if (qd->init)
+            qd->init(q->qd_priv, q->cfg.qdisc_conf, q);
+    }
 }
 
 void port_set_flow_rr(port *q)
@@ -74,6 +83,8 @@ void port_set_flow_rr(port *q)
 void port_fini(port *q)
 {
     hook_port_fini(q);
+    free(q->qd_priv);
+    q->qd_priv = NULL;
     if (q->rr) {
         free(q->rr->q);
         free(q->rr->tab);
@@ -249,7 +260,27 @@ static pkt *dequeue(port *q, unsigned c)
     pfc_account(q, p, -(int64_t)p->size_bytes);
     if (q->wm)
         hook_wm_fall(q, c);
+    if (q->cfg.qdisc && q->cfg.qdisc->mark && q->cfg.qdisc->mark(q->qd_priv, q, p, c) == QDISC_MARK) {
+        p->flags |= PKT_F_CE;
+        q->stat_mark_pkts++;
+    }
     return p;
+}
+
+uint32_t port_head_size(const port *q, unsigned c)
+{
+    if (q->rr)
+        return q->rr->q[q->rr->ring_head[c]].head->size_bytes;
+    return q->cls[c].head->size_bytes;
+}
+
+void *port_qdisc_priv(const port *q) { return q->qd_priv; }
+
+void port_qdisc_stats(const port *q, unsigned c, qdisc_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (q->cfg.qdisc && q->cfg.qdisc->stats)
+        q->cfg.qdisc->stats(q->qd_priv, q, c, out);
 }
 
 int64_t port_backlog(const port *q)
@@ -277,8 +308,36 @@ static pkt *pull(port *q, int c)
     return NULL;
 }
 
+static void start_tx_as(port *q, pkt *p);
+
+/* A discipline's scheduler picks among the classes with packets queued and
+ * not paused; pulled packets (a NIC's source) come after, in class order. */
+static void start_tx_qdisc(port *q)
+{
+    unsigned ready = 0;
+    for (int c = 0; c < q->cfg.nprio; c++)
+        if (q->cls[c].bytes && !(q->pfc_paused >> c & 1))
+            ready |= 1u << c;
+    if (ready) {
+        int c = q->cfg.qdisc->dequeue(q->qd_priv, q, ready);
+        assert(c >= 0 && (ready >> c & 1));
+        start_tx_as(q, dequeue(q, (unsigned)c));
+        return;
+    }
+    pkt *p;
+    for (int c = 0; q->pulls && c < q->cfg.nprio; c++)
+        if (!(q->pfc_paused >> c & 1) && (p = pull(q, c))) {
+            start_tx_as(q, p);
+            return;
+        }
+}
+
 static void start_tx(port *q)
 {
+    if (__builtin_expect(q->cfg.qdisc && q->cfg.qdisc->dequeue, 0)) {
+        start_tx_qdisc(q);
+        return;
+    }
     for (int c = 0; c < q->cfg.nprio; c++) {
         if (q->pfc_paused >> c & 1)
             continue;
@@ -287,14 +346,20 @@ static void start_tx(port *q)
             p = dequeue(q, (unsigned)c);
         else if (!q->pulls || !(p = pull(q, c)))
             continue;
-        q->tx = p;
-        if (q->tap)             /* as a capture on a host: when it is sent */
-            q->tap(q->tap_ctx, p);
-        int64_t tx = q->ps_per_byte ? (int64_t)p->size_bytes * q->ps_per_byte
-                                    : units_tx_time_ps(p->size_bytes, q->cfg.rate_bps);
-        sim_timer_arm(q->s, &q->done, sim_now(q->s) + tx);
+        start_tx_as(q, p);
         return;
     }
+}
+
+/* p goes to the serialiser. */
+static inline void start_tx_as(port *q, pkt *p)
+{
+    q->tx = p;
+    if (q->tap)                 /* as a capture on a host: when it is sent */
+        q->tap(q->tap_ctx, p);
+    int64_t tx = q->ps_per_byte ? (int64_t)p->size_bytes * q->ps_per_byte
+                                : units_tx_time_ps(p->size_bytes, q->cfg.rate_bps);
+    sim_timer_arm(q->s, &q->done, sim_now(q->s) + tx);
 }
 
 /* A pause (arg & 1) or resume of class arg >> 1 reaches port q. */
@@ -310,17 +375,20 @@ static void pfc_event(sim *s, void *obj, uint64_t arg)
     q->pfc_paused = (uint8_t)((q->pfc_paused & ~(1u << c)) | (arg & 1) << c);
     if (arg & 1) {
         q->stat_pfc_pauses++;
+        if (!was && q->pfc_watch)       /* may close a cycle of paused ports */
+            q->pfc_watch(q->pfc_watch_ctx, q, c);
     } else if (!q->tx && !q->down) {
         q->busy_since = sim_now(s);
         start_tx(q);
     }
 }
 
-/* RED (Floyd & Jacobson 1993), simplified: the average of class c's queue
- * is updated on each decision (each arrival; each departure when marking
- * at dequeue), without idle-time correction; from min (`min`: cfg's
- * red_min_bytes, or deq_red_min_bytes) to max the marking probability
- * grows linearly to max_p; above max everything is marked. */
+/* The inline ramp (DCQCN's Kmin/Kmax/Pmax; qdisc ecn_ramp): the average of
+ * class c's queue is updated on each decision (each arrival; each
+ * departure when marking at dequeue), without idle-time correction; from
+ * min (`min`: cfg's red_min_bytes, or deq_red_min_bytes) to max the marking
+ * probability grows linearly to max_p, with no count between marks; above
+ * max everything is marked.  Floyd and Jacobson's RED is qdisc_red. */
 static int red_says_mark_avg(port *q, unsigned c, int64_t min)
 {
     double *avg = &q->cls[c].red_avg;
@@ -390,6 +458,28 @@ static void drop(port *q, pkt *p)
     pkt_free(q->pool, p);
 }
 
+/* A packet that came over a PFC link is lossless traffic: dropping it is a
+ * broken invariant, not an outcome (topology checks refuse buffers that
+ * fan-in can overflow: lossless.c), so the run fails, naming the port. */
+static void __attribute__((cold, noinline)) lossless_drop(port *q, const pkt *p, const wire *w,
+                                                           const char *why)
+{
+    q->stat_lossless_drops++;
+    sim_fail(q->s, "lossless drop: port %s dropped a %u-byte packet of class %u that came over "
+             "PFC link %s (%s; queue %lld B, buffer %lld B)", q->base.name,
+             (unsigned)p->size_bytes, (unsigned)p->prio, w->base.name, why,
+             (long long)q->bytes, (long long)q->cfg.buffer_bytes);
+}
+
+/* A drop at admission (buffer, pool or discipline). */
+static inline void drop_admit(port *q, pkt *p, const char *why)
+{
+    const wire *w = pfc_ingress(q, p);
+    if (__builtin_expect(w != NULL, 0))
+        lossless_drop(q, p, w, why);
+    drop(q, p);
+}
+
 /* Shared-buffer admission of p into class c (port.h): the pool must have
  * room, and a lossy packet must keep its queue within the dynamic
  * threshold alpha * (free pool). */
@@ -427,6 +517,8 @@ static void shbuf_release(port *q, const pkt *p)
         q->sb->used_bytes -= p->size_bytes;
 }
 
+static inline __attribute__((always_inline)) void enqueue(port *q, pkt *p, unsigned c);
+
 /* Admission and enqueue of an arriving packet (after the hooks).  Forced
  * inline: as a call from port_recv it cost 1.6 % more instructions on
  * net/leafspine-websearch (cachegrind), where the hooks cost nothing. */
@@ -438,8 +530,25 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
         return;
     }
     unsigned c = p->prio < q->cfg.nprio ? p->prio : (unsigned)q->cfg.nprio - 1;
-    if (q->bytes + p->size_bytes > q->cfg.buffer_bytes || (q->sb && !shbuf_admit(q, p, c))) {
-        drop(q, p);
+    if (q->bytes + p->size_bytes > q->cfg.buffer_bytes) {
+        drop_admit(q, p, "buffer full");
+        return;
+    }
+    if (q->sb && !shbuf_admit(q, p, c)) {
+        drop_admit(q, p, "shared pool full");
+        return;
+    }
+    if (__builtin_expect(q->cfg.qdisc && q->cfg.qdisc->enqueue, 0)) {
+        int v = q->cfg.qdisc->enqueue(q->qd_priv, q, p, c);
+        if (v == QDISC_DROP) {
+            drop_admit(q, p, q->cfg.qdisc->name);
+            return;
+        }
+        if (v == QDISC_MARK) {
+            p->flags |= PKT_F_CE;
+            q->stat_mark_pkts++;
+        }
+        enqueue(q, p, c);
         return;
     }
     /* The DCTCP step marks ECN-capable packets and leaves the others to
@@ -449,7 +558,7 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
     int mark = ect && q->cfg.ecn_k_bytes > 0 && q->cls[c].bytes > q->cfg.ecn_k_bytes;
     if (q->cfg.red_min_bytes > 0 && red_says_mark(q, c, q->cfg.red_min_bytes)) {
         if (!ect) {
-            drop(q, p);
+            drop_admit(q, p, "RED drops what it cannot mark");
             return;
         }
         mark = 1;
@@ -458,6 +567,12 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
         p->flags |= PKT_F_CE;
         q->stat_mark_pkts++;
     }
+    enqueue(q, p, c);
+}
+
+/* p joins class c (admitted). */
+static inline __attribute__((always_inline)) void enqueue(port *q, pkt *p, unsigned c)
+{
     p->next = NULL;
     if (q->rr) {
         rr_push(q->rr, c, p);
@@ -481,6 +596,12 @@ static inline __attribute__((always_inline)) void admit(port *q, pkt *p)
     }
     if (q->wm)                  /* after start_tx: the packet in service is not queued */
         hook_wm_rise(q, c);
+    /* A paused class that was empty now holds a packet: it may close a
+     * cycle of paused ports (the PFC deadlock watch; line 0, no cost
+     * unless paused). */
+    if (__builtin_expect(q->pfc_paused >> c & 1, 0) && q->cls[c].bytes == p->size_bytes &&
+        q->pfc_watch)
+        q->pfc_watch(q->pfc_watch_ctx, q, (int)c);
 }
 
 void port_admit(port *q, pkt *p)

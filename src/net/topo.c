@@ -541,6 +541,12 @@ void topo_set_nic_flow_rr(topo *t)
     }
 }
 
+void topo_set_qdiscs(topo *t, const struct qdisc_ops *const *list) { t->qdiscs = list; }
+
+const struct qdisc_ops *const *topo_qdiscs(const topo *t) { return t->qdiscs; }
+
+void *topo_conf_alloc(void *t, size_t size) { return topo_arena_alloc_aligned(t, size, 16); }
+
 void topo_set_mark_dequeue(topo *t)
 {
     for (size_t i = 0; i < t->nnodes; i++) {

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "aisim/log.h"
+#include "aisim/qdisc.h"
 #include "aisim/topo.h"
 
 /* ---- builders ----------------------------------------------------------- */
@@ -264,6 +265,9 @@ typedef struct link_raw {
     double red_max_p, red_weight;
     int64_t priorities;
     int64_t pfc_xoff_bytes, pfc_xon_bytes;
+    cfg_node *qdisc;            /* the `qdisc` key, or NULL: what the keys imply */
+    port_cfg qd;                /* its resolution (check_red): qd.qdisc, the conf and
+                                   the inline AQM settings it writes */
 } link_raw;
 
 /* The link keys, for a struct T with a link_raw field F.  DEF selects
@@ -302,7 +306,10 @@ typedef struct link_raw {
      .help = "PFC: pause the sender above this many bytes held from it per class (0: off)"}, \
     {.name = "pfc_xon", .type = CFG_SIZE, .off = offsetof(T, F.pfc_xon_bytes),               \
      .def = (DEF) ? "0B" : NULL, .flags = CFG_MIN | ((DEF) ? 0 : CFG_OPTIONAL), .min = 0,    \
-     .help = "PFC: resume it at or below this"}
+     .help = "PFC: resume it at or below this"},                                             \
+    {.name = "qdisc", .type = CFG_NODE, .off = offsetof(T, F.qdisc), .flags = CFG_OPTIONAL,  \
+     .help = "queue discipline: NAME or {kind: NAME, ...} (default: what ecn_k, red_min "   \
+             "imply)"}
 
 typedef struct link_item {
     link_raw l;
@@ -472,11 +479,40 @@ static void raw_to_link(const link_raw *r, link_cfg *c)
     c->port.nprio = (int)r->priorities;
     c->port.pfc_xoff_bytes = r->pfc_xoff_bytes;
     c->port.pfc_xon_bytes = r->pfc_xon_bytes;
+    if (r->qdisc) {
+        c->port.ecn_k_bytes = r->qd.ecn_k_bytes;
+        c->port.red_min_bytes = r->qd.red_min_bytes;
+        c->port.red_max_bytes = r->qd.red_max_bytes;
+        c->port.red_max_p = r->qd.red_max_p;
+        c->port.red_weight = r->qd.red_weight;
+        c->port.qdisc = r->qd.qdisc;
+        c->port.qdisc_conf = r->qd.qdisc_conf;
+    }
+}
+
+/* Resolves the link's `qdisc` key (qdisc.h) into r->qd, from the inline
+ * keys as given. */
+static int check_qdisc(topo *t, link_raw *r, const char *path, err *e)
+{
+    if (!r->qdisc)
+        return 0;
+    cfg_node *saved = r->qdisc;
+    link_cfg lc;
+    r->qdisc = NULL;
+    raw_to_link(r, &lc);
+    r->qdisc = saved;
+    char p[512];
+    int rc = qdisc_configure(topo_qdiscs(t), r->qdisc, cfg_path(p, sizeof p, path, "qdisc"),
+                             &lc.port, topo_conf_alloc, t, e);
+    if (rc)
+        return rc;
+    r->qd = lc.port;
+    return 0;
 }
 
 /* Checks what the schema cannot: RED's max above its min, PFC's XON below
  * its XOFF and XOFF inside the buffer. */
-static int check_red(const link_raw *r, const cfg_node *n, const char *path, err *e)
+static int check_red(topo *t, link_raw *r, const cfg_node *n, const char *path, err *e)
 {
     if (r->pfc_xoff_bytes > 0 && (r->pfc_xon_bytes >= r->pfc_xoff_bytes ||
                                   r->pfc_xoff_bytes >= r->buffer_bytes)) {
@@ -494,11 +530,12 @@ static int check_red(const link_raw *r, const cfg_node *n, const char *path, err
         return cfg_err(e, AISIM_EINVAL, at, p, "expected red_max > red_min (%lld B), found %lld B",
                        (long long)r->red_min_bytes, (long long)r->red_max_bytes);
     }
-    return 0;
+    return check_qdisc(t, r, path, e);
 }
 
 /* Binds link map n (at key `key` of the topology map) into *out. */
-static int bind_link(cfg_node *n, const char *path, const char *key, link_raw *out, err *e)
+static int bind_link(topo *t, cfg_node *n, const char *path, const char *key, link_raw *out,
+                     err *e)
 {
     char p[256];
     cfg_path(p, sizeof p, path, key);
@@ -506,7 +543,7 @@ static int bind_link(cfg_node *n, const char *path, const char *key, link_raw *o
     int rc = cfg_bind(n, p, link_keys, &it, e);
     if (rc)
         return rc;
-    rc = check_red(&it.l, n, p, e);
+    rc = check_red(t, &it.l, n, p, e);
     if (rc)
         return rc;
     *out = it.l;
@@ -716,7 +753,7 @@ static int custom_end(topo *t, cbuild *cb, cfg_node *item, const char *path, con
     return id;
 }
 
-static int bind_nvlink(cfg_node *nv, const char *path, link_cfg *out, err *e);
+static int bind_nvlink(topo *t, cfg_node *nv, const char *path, link_cfg *out, err *e);
 
 static int build_custom(topo *t, cfg_node *n, const char *path, topo_raw *r, err *e)
 {
@@ -740,9 +777,9 @@ static int build_custom(topo *t, cfg_node *n, const char *path, topo_raw *r, err
     link_raw def = {0};
     link_cfg nvl;
     if (!rc && r->link)
-        rc = bind_link(r->link, path, "link", &def, e);
+        rc = bind_link(t, r->link, path, "link", &def, e);
     if (!rc)
-        rc = bind_nvlink(r->nvlink, path, &nvl, e);
+        rc = bind_nvlink(t, r->nvlink, path, &nvl, e);
     if (rc)
         goto out;
     cfg_path(p, sizeof p, path, "links");
@@ -757,7 +794,7 @@ static int build_custom(topo *t, cfg_node *n, const char *path, topo_raw *r, err
         cfg_path_index(pi, sizeof pi, p, i);
         custom_link cl = {.l = def};
         rc = cfg_bind(item, pi, r->link ? custom_link_over_keys : custom_link_full_keys, &cl, e);
-        if (rc || (rc = check_red(&cl.l, item, pi, e)))
+        if (rc || (rc = check_red(t, &cl.l, item, pi, e)))
             goto out;
         int a = custom_end(t, &cb, item, pi, "a", &cl, e);
         if (a < 0) {
@@ -804,14 +841,14 @@ static const link_raw nvlink_default = {
 };
 
 /* topology.nvlink (may be absent: the defaults) as an intra-host link. */
-static int bind_nvlink(cfg_node *nv, const char *path, link_cfg *out, err *e)
+static int bind_nvlink(topo *t, cfg_node *nv, const char *path, link_cfg *out, err *e)
 {
     link_item it = {nvlink_default};
     if (nv) {
         char p[256];
         cfg_path(p, sizeof p, path, "nvlink");
         int rc = cfg_bind(nv, p, link_over_keys, &it, e);
-        if (rc || (rc = check_red(&it.l, nv, p, e)))
+        if (rc || (rc = check_red(t, &it.l, nv, p, e)))
             return rc;
     }
     raw_to_link(&it.l, out);
@@ -848,11 +885,11 @@ static int build_rail(topo *t, cfg_node *n, const char *path, topo_raw *r, err *
                        "give either fabric_link or oversubscription, not both");
     }
     link_raw nic, fab;
-    int rc = bind_link(r->nic_link, path, "nic_link", &nic, e);
+    int rc = bind_link(t, r->nic_link, path, "nic_link", &nic, e);
     if (rc)
         return rc;
     fab = nic;
-    if (r->fabric_link && (rc = bind_link(r->fabric_link, path, "fabric_link", &fab, e)))
+    if (r->fabric_link && (rc = bind_link(t, r->fabric_link, path, "fabric_link", &fab, e)))
         return rc;
     if (r->oversub > 0 &&
         (rc = oversub_rate(n, path, (double)r->servers_per_tor * (double)nic.rate_bps,
@@ -863,7 +900,7 @@ static int build_rail(topo *t, cfg_node *n, const char *path, topo_raw *r, err *
         .servers_per_tor = (int)r->servers_per_tor, .aggs = (int)r->aggs,
         .planes = r->kind == K_DUAL ? 2 : 1,
     };
-    if ((rc = bind_nvlink(r->nvlink, path, &c.nvlink, e)))
+    if ((rc = bind_nvlink(t, r->nvlink, path, &c.nvlink, e)))
         return rc;
     raw_to_link(&nic, &c.nic);
     raw_to_link(&fab, &c.fabric);
@@ -939,23 +976,23 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
     link_cfg la, lb;
     switch (r.kind) {
     case K_DUMBBELL:
-        if ((rc = bind_link(r.link, path, "link", &a, e)))
+        if ((rc = bind_link(t, r.link, path, "link", &a, e)))
             return rc;
         b = a;
-        if (r.bottleneck && (rc = bind_link(r.bottleneck, path, "bottleneck", &b, e)))
+        if (r.bottleneck && (rc = bind_link(t, r.bottleneck, path, "bottleneck", &b, e)))
             return rc;
         raw_to_link(&a, &la);
         raw_to_link(&b, &lb);
         rc = topo_build_dumbbell(t, (int)r.left, (int)r.right, &la, &lb, e);
         break;
     case K_STAR:
-        if ((rc = bind_link(r.link, path, "link", &a, e)))
+        if ((rc = bind_link(t, r.link, path, "link", &a, e)))
             return rc;
         raw_to_link(&a, &la);
         rc = topo_build_star(t, (int)r.hosts, &la, e);
         break;
     case K_LEAF_SPINE:
-        if ((rc = bind_link(r.host_link, path, "host_link", &a, e)))
+        if ((rc = bind_link(t, r.host_link, path, "host_link", &a, e)))
             return rc;
         b = a;
         if (r.fabric_link && r.oversub > 0) {
@@ -963,7 +1000,7 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
             return cfg_err(e, AISIM_EINVAL, cfg_get(n, "oversubscription"), p,
                            "give either fabric_link or oversubscription, not both");
         }
-        if (r.fabric_link && (rc = bind_link(r.fabric_link, path, "fabric_link", &b, e)))
+        if (r.fabric_link && (rc = bind_link(t, r.fabric_link, path, "fabric_link", &b, e)))
             return rc;
         if (r.oversub > 0) {
             double rate = (double)r.hosts_per_leaf * (double)a.rate_bps /
@@ -987,7 +1024,7 @@ static int build_kind(topo *t, cfg_node *n, const char *path, topo_raw *rp, err 
                            "expected an even integer, found \"%s\"",
                            cfg_scalar(cfg_get(n, "k")));
         }
-        if ((rc = bind_link(r.link, path, "link", &a, e)))
+        if ((rc = bind_link(t, r.link, path, "link", &a, e)))
             return rc;
         raw_to_link(&a, &la);
         rc = topo_build_fat_tree(t, (int)r.k, &la, e);

@@ -118,6 +118,7 @@ struct topo {
     uint64_t stat_host_rx_bytes;    /* bytes that reached a host's receive sink */
     void (*on_change)(void *ctx);   /* routing changed (topo_on_routing_change) */
     void *on_change_ctx;
+    const struct qdisc_ops *const *qdiscs;  /* what `qdisc` keys may name */
 };
 
 /* ---- hashing and tables (setup time; mix64 also per packet) ------------ */

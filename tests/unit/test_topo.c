@@ -805,7 +805,7 @@ static void test_topo_from_cfg_errors_name_the_location(void **state)
         {"topology: {kind: star, hosts: 3, link: {rate: 1Gbps, ratee: 2Gbps}}\n",
          "t.yaml:1:54: topology.link.ratee: unknown key; did you mean \"rate\"?; "
          "expected one of: rate, delay, buffer, ecn_k, red_min, red_max, "
-         "red_max_p, red_weight, priorities, pfc_xoff, pfc_xon"},
+         "red_max_p, red_weight, priorities, pfc_xoff, pfc_xon, qdisc"},
         {"topology: {kind: star, hosts: 3, link: {rate: 1Gbps}, spines: 2}\n",
          "t.yaml:1:55: topology.spines: unknown key; expected one of: kind, "
          "hosts, link, shared_buffer, nic_scheduling, mark_at"},
