@@ -5,7 +5,9 @@
  * each in force over [at, until) (until absent: to the end of the run) on
  * a target: a link (both directions, `link: [a, b]`), one direction of a
  * link (`port: "a->b"`, the port's own name), or a node (`node: name`:
- * every egress port of a switch, or a host's NIC).  Kinds:
+ * every egress port of a switch, or a host's NIC).  A fault is a hook by
+ * name (hook.h: hook_kind): the set reads any kind of the list it is given
+ * (net_registry.hooks); this file defines the fault family:
  *
  *   loss       each packet arriving at a target port is dropped with
  *              probability `rate`;
@@ -48,13 +50,15 @@
 
 #include "aisim/cfg.h"
 #include "aisim/err.h"
+#include "aisim/hook.h"
 #include "aisim/out.h"
 #include "aisim/sim.h"
 #include "aisim/topo.h"
 
 typedef struct fault_set fault_set;
 
-enum fault_kind { FAULT_LOSS, FAULT_DELAY, FAULT_BLACKHOLE, FAULT_FLAP, FAULT_CORRUPT };
+/* The fault family of hook kinds (hook.h), for the registry. */
+extern const hook_kind fault_loss, fault_delay, fault_blackhole, fault_flap, fault_corrupt;
 
 /* What one fault did so far. */
 typedef struct fault_stats {
@@ -65,6 +69,7 @@ typedef struct fault_stats {
                                    was down) */
     uint64_t drop_bytes;        /* bytes of those (flap: not counted, 0) */
     uint64_t delay_pkts;        /* delayed by it */
+    uint64_t redirect_pkts;     /* sent to another port by it (hook_redirect) */
     uint64_t down_events;       /* flap: times the link went down */
     int64_t down_ps;            /* flap: total time down */
 } fault_stats;
@@ -78,8 +83,15 @@ typedef struct fault_stats {
  * period, duty or prio, a value out of range, `until` not after `at`.
  * On success *fsp is a set owned by the caller; on error *fsp is NULL and
  * nothing is left allocated.  Schedules nothing. */
-int fault_conf(fault_set **fsp, topo *t, sim *s, cfg_node *list, const char *path,
-               uint64_t seed, err *e);
+int fault_conf(fault_set **fsp, topo *t, sim *s, const hook_kind *const *kinds, cfg_node *list,
+               const char *path, uint64_t seed, err *e);
+/* The same in two steps: an empty set whose lists may name `kinds`
+ * (NULL-terminated: net_registry.hooks), then a list appended (its hooks
+ * numbered after those already in the set, for their streams and rows;
+ * `what` names the list's items in messages).
+ * On an error from fault_add the set is still the caller's to destroy. */
+fault_set *fault_create(topo *t, sim *s, const hook_kind *const *kinds, uint64_t seed);
+int fault_add(fault_set *fs, cfg_node *list, const char *path, const char *what, err *e);
 
 /* Schedules every fault's start, end and flaps.  A fault whose `at` is not
  * after now starts at once.  Call once, before the traffic is scheduled. */
@@ -95,7 +107,6 @@ bool fault_changes_routing(const fault_set *fs);
 int64_t fault_hold_ps(const fault_set *fs);
 
 size_t fault_count(const fault_set *fs);
-enum fault_kind fault_kind_of(const fault_set *fs, size_t i);
 /* What fault i did so far (a flap's current down spell included). */
 void fault_stats_of(const fault_set *fs, size_t i, fault_stats *st);
 /* Faults in force now. */

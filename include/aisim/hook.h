@@ -14,7 +14,12 @@
  *     stat_drop_*), then the hook returns HOOK_TAKEN;
  *   - delay it: hook_delay() holds it and re-injects it `delay_ps` later
  *     after this hook in the chain (the hooks behind it, then admission),
- *     then the hook returns HOOK_TAKEN.
+ *     then the hook returns HOOK_TAKEN;
+ *   - change its route: hook_redirect() hands a packet forwarded hop by hop
+ *     (p->rt NULL) to another egress port of the same node (one of its
+ *     next hops, topo_next_hops), then the hook returns HOOK_TAKEN.  A
+ *     source-routed packet's route is fixed: its remaining hops are the
+ *     ports and wires after this one.
  * Ownership: a hook that returns HOOK_TAKEN owns the packet and must have
  * freed it (hook_drop) or hold it for re-injection (hook_delay, or its own
  * scheduling followed by hook_resume).  Held packets count as in the
@@ -51,8 +56,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "aisim/cfg.h"
+#include "aisim/err.h"
 #include "aisim/pkt.h"
 #include "aisim/port.h"
+#include "aisim/rng.h"
 #include "aisim/topo.h"
 
 typedef struct hook hook;
@@ -75,6 +83,7 @@ struct hook {
     uint64_t stat_drop_pkts;    /* dropped through hook_drop */
     uint64_t stat_drop_bytes;
     uint64_t stat_delay_pkts;   /* held through hook_delay */
+    uint64_t stat_redirect_pkts;    /* handed to another port (hook_redirect) */
     hook_held *held_free;       /* private: records for hook_delay */
     hook_held *held_all;        /* private: every record, for hook_fini */
 };
@@ -109,6 +118,56 @@ void hook_delay(hook *h, port *q, pkt *p, int64_t delay_ps);
  * admission): for hooks that hold packets by their own means.  Ownership of
  * p passes to the port. */
 void hook_resume(port *q, hook *h, pkt *p);
+
+/* For hook functions: hands p, which arrived at q, to port `to` instead
+ * (another egress port of the same node: a change of route).  Only for a
+ * packet forwarded hop by hop (p->rt NULL): it goes on from `to`'s far end
+ * as from any next hop; a source-routed packet's remaining hops are fixed
+ * (asserted).  Counted by h (stat_redirect_pkts); p counts as an arrival
+ * at both ports.  The hook then returns HOOK_TAKEN.  A hook must not
+ * redirect in a cycle (to a port whose hooks send it back). */
+void hook_redirect(hook *h, port *q, pkt *p, port *to);
+
+/* ---- hooks by name (net.hooks) ----------------------------------------- */
+
+/* A kind of hook a scenario attaches by name: `net.hooks: [{kind: NAME,
+ * at, until, link | port | node, ...its keys}]` (faults are one family of
+ * kinds, fault.h; `net.faults` takes the same list).  The set that reads
+ * the list (fault.c) resolves the target, binds the kind's keys, draws
+ * from the instance's own stream, attaches the instance's hook to the
+ * target's ports at `at` and detaches it at `until`, and writes the
+ * ground truth.  src/cli/registry.c lists the kinds (net_registry.hooks);
+ * a new kind is one file plus a line there. */
+typedef struct hook_inst hook_inst;
+
+typedef struct hook_kind {
+    const char *name;           /* `kind` */
+    const char *summary;        /* one line for messages and docs */
+    const cfg_key *keys;        /* its own keys besides kind, the target, at and
+                                   until ({0}-terminated), binding into cfg */
+    size_t cfg_size;            /* bytes they bind into */
+    hook_fn *fn;                /* per packet; h->ctx is the hook_inst.  NULL: a
+                                   kind the set runs itself (flap) */
+    bool node_only;             /* the target must be a node (node: name) */
+    /* Checks the bound keys (may be NULL): a located error at n, path. */
+    int (*check)(hook_inst *in, const cfg_node *n, const char *path, err *e);
+} hook_kind;
+
+/* One hook from the list, as its kind's fn sees it. */
+struct hook_inst {
+    hook h;                     /* h.ctx is this instance */
+    const hook_kind *kind;
+    void *cfg;                  /* the kind's keys, bound */
+    topo *t;
+    int node;                   /* the target node, or -1 (a link or a port) */
+    rng r;                      /* its own stream ("net.fault", index in the list) */
+    uint64_t seen_pkts;         /* packets it looked at (its fn counts) */
+};
+
+/* A kind that changes routes (hook_deflect.c): at a node, packets forwarded
+ * hop by hop move off a port above `threshold` bytes to the least-queued
+ * equal-cost port. */
+extern const hook_kind hook_deflect;
 
 /* ---- watermarks -------------------------------------------------------- */
 

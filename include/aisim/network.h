@@ -54,20 +54,23 @@ typedef struct network network;
 
 /* The network's part of a scenario section, bound by the model that owns
  * the section (net.c lists the keys: topology, transport, hash_seeds,
- * routing, failures, faults, pcap, pcap_max_packets, sample_interval,
+ * routing, failures, faults, hooks, pcap, pcap_max_packets, sample_interval,
  * sample_ports, sample_output, plane, flow). */
 typedef struct network_cfg {
-    cfg_node *topology, *transport, *failures, *faults, *pcap, *sample_ports;
+    cfg_node *topology, *transport, *failures, *faults, *hooks, *pcap, *sample_ports;
     cfg_node *flow;             /* the flow plane's keys (src/net/flow/flownet.h) */
     int plane;                  /* enum network_plane */
     int hash_seeds;             /* 0: random per switch, 1: all equal */
-    int routing;                /* enum network_routing */
+    const char *routing_name;   /* `routing`: a forwarder's name (fwd.h); NULL: */
+    int routing;                /* ... its index in net_registry.forwarders
+                                   (enum network_routing for the built-in one) */
     int64_t pcap_max;           /* records kept per capture */
     int64_t sample_ps;          /* queues.csv period, 0: off */
     int sample_out;             /* 0: queues.csv rows and queue_stats.csv,
                                    1: queue_stats.csv only */
 } network_cfg;
 
+/* The first forwarders of the built-in registry (src/cli/registry.c). */
 enum network_routing { NET_ROUTE_ECMP, NET_ROUTE_SPRAY_RR, NET_ROUTE_SPRAY_RANDOM };
 /* Packets through ports and wires, or max-min fair fluid flows
  * (docs/flow-level.md): the same messages, connections and tables. */

@@ -166,6 +166,14 @@ int topo_node_host(const topo *t, int node);                /* node id -> host i
 /* The receive sink of a host (the last hop of routes to it). */
 sink *topo_host_sink(topo *t, int host);
 
+/* A node's links, in link id order (the order hook_attach_node attaches
+ * in), i in [0, topo_node_degree): the egress port at this node, and the
+ * node at the far end (*link, if not NULL, gets the link's id).  O(1)
+ * each, for walks over a node's ports without scanning every link. */
+size_t topo_node_degree(const topo *t, int node);
+port *topo_node_port(topo *t, int node, size_t i);
+int topo_node_adj(const topo *t, int node, size_t i, int *link);
+
 /* The two egress ports of a link: dir 0 is a->b, dir 1 is b->a. */
 port *topo_link_port(topo *t, int link, int dir);
 wire *topo_link_wire(topo *t, int link, int dir);
@@ -222,6 +230,23 @@ void topo_bind_flow(topo *t, uint32_t flow_id, int src_host, sink *tx, int dst_h
  * order) the choice is fmix64(key ^ node seed) mod c.  NULL if unreachable
  * (after failures). */
 const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key);
+/* The route of a flow under the topology's forwarder (topo_set_forwarder,
+ * fwd.h): at each node with c > 1 next hops, the forwarder's choice for a
+ * flow of this key (no packet); the ECMP route where none is set. */
+const route *topo_route_flow(topo *t, int src_host, int dst_host, uint64_t key);
+/* Sets the forwarder every node uses for packets forwarded hop by hop and
+ * topo_route_flow uses for flows (fwd.h), with its state; ops->configure
+ * may reject the topology (a located error at n, path).  Call after
+ * building, before traffic. */
+struct fwd_ops;
+struct fwd_cand;
+int topo_set_forwarder(topo *t, const struct fwd_ops *ops, const cfg_node *n, const char *path,
+                       err *e);
+/* The equal-cost next hops of `node` toward node dst_node (fwd.h: in link
+ * id order; *c valid until the next call or routing change); returns their
+ * count, 0 if routing has cut dst_node off.  What the node's forwarder
+ * chooses among, kept per (node, destination). */
+uint32_t topo_next_hops(topo *t, int node, int dst_node, const struct fwd_cand **c);
 /* The path of route rt (one topo built) as link hops: for each link it
  * crosses, in order, link id * 2 + direction (0: a->b, 1: b->a); *n gets
  * the count.  The representation of a path that the packet plane shares
@@ -232,11 +257,13 @@ const int32_t *topo_route_path(const topo *t, const route *rt, size_t *n);
 /* The forwarder of a node (pkt.h: forwarding by entropy): a packet with
  * rt NULL, dst_node and entropy set, handed to the forwarder of its source
  * host, is forwarded hop by hop toward dst_node along equal-cost paths,
- * each node choosing its next hop from the entropy: by hash (ECMP with a
- * per-packet value: random spraying), or as a path index (PKT_F_PATHIDX:
- * round robin over the paths).  No per-pair state: each hop reads the
- * distances routing keeps per destination switch.  Packets a node cannot
- * forward (the destination is cut off) are dropped and counted. */
+ * each node choosing its next hop with the topology's forwarder (fwd.h;
+ * by default from the entropy: by hash (ECMP with a per-packet value:
+ * random spraying), or as a path index (PKT_F_PATHIDX: round robin over
+ * the paths)).  Each node keeps its next hops per destination, rebuilt
+ * when routing changes, so a hop's cost does not grow with the node's
+ * degree.  Packets a node cannot forward (the destination is cut off) are
+ * dropped and counted. */
 sink *topo_node_forwarder(topo *t, int node);
 uint64_t topo_noroute_drops(const topo *t);
 

@@ -137,12 +137,27 @@ struct transport_ops {
     /* Writes the transport's own tables and summary keys at the report. */
     int (*report)(void *tp, out *o, json_t *summary, err *e);
     /* Optional (NULL: packets may arrive in any order).  The network sprays
-     * the data packets (net.routing: spray_*, named by `routing`), which
+     * the data packets (net.routing: spray_*, adaptive, named by `routing`), which
      * reorders them: a located error if the transport's keys cannot take
      * that. */
     int (*spray_check)(void *tp, const char *routing, const cfg_node *sec, const char *path,
                        err *e);
 };
+
+/* Makes data packet p of a sprayed connection (spray != CONN_PATH_FIXED)
+ * one forwarded hop by hop: its destination, and a new entropy value (a
+ * random one, or the next path index). */
+static inline void conn_spray_stamp(conn *c, pkt *p)
+{
+    p->rt = NULL;
+    p->dst_node = c->dst_node;
+    if (c->spray == CONN_SPRAY_RANDOM) {
+        p->entropy = (uint32_t)rng_next(&c->spray_rng);
+    } else {
+        p->entropy = c->spray_next++;
+        p->flags |= PKT_F_PATHIDX;
+    }
+}
 
 /* Sends data packet p of c on its path: its route, or forwarded by a new
  * entropy value when spraying. */
@@ -152,14 +167,7 @@ static inline void conn_send_data(conn *c, pkt *p)
         pkt_send(p, c->fwd);
         return;
     }
-    p->rt = NULL;
-    p->dst_node = c->dst_node;
-    if (c->spray == CONN_SPRAY_RANDOM) {
-        p->entropy = (uint32_t)rng_next(&c->spray_rng);
-    } else {
-        p->entropy = c->spray_next++;
-        p->flags |= PKT_F_PATHIDX;
-    }
+    conn_spray_stamp(c, p);
     c->src_fwd->recv(c->src_fwd, p);
 }
 

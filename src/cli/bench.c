@@ -228,6 +228,11 @@ static const bcase cases[] = {
      "net/leafspine-websearch", {NULL}},
     {"fattree", "scenario net/fattree-websearch, k=8, 100G", 3, 0, 0, 0,
      "net/fattree-websearch", {NULL}},
+    /* Forwarding hop by hop: every packet chooses at every switch. */
+    {"spray", "scenario net/spray-permutation, random spraying, 2 ms", 3, 0, 0, 0,
+     "net/spray-permutation", {"stop=2ms", NULL}},
+    {"spray-rr", "scenario net/spray-permutation, round robin, 2 ms", 3, 0, 0, 0,
+     "net/spray-permutation", {"stop=2ms", "net.routing=spray_rr", NULL}},
     {"allreduce128", "scenario ai/nccl-allreduce-128, 16 MiB", 3, 0, 0, 0,
      "ai/nccl-allreduce-128",
      {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB", NULL}},

@@ -6,6 +6,8 @@
  */
 #include <string.h>
 
+#include "aisim/fault.h"
+#include "aisim/fwd.h"
 #include "aisim/model.h"
 #include "aisim/netreg.h"
 #include "aisim/qdisc.h"
@@ -54,9 +56,19 @@ static const transport_ops *const transports[] = {&tcp_transport, &dgram_transpo
 static const qdisc_ops *const qdiscs[] = {&qdisc_droptail, &qdisc_ecn, &qdisc_ecn_ramp, &qdisc_red,
                                           &qdisc_prio,     &qdisc_dwrr, NULL};
 
+/* `net.routing`; the first three in enum network_routing's order. */
+static const fwd_ops *const forwarders[] = {&fwd_ecmp, &fwd_spray_rr, &fwd_spray_random,
+                                            &fwd_dmodk, &fwd_adaptive, NULL};
+
+/* `net.hooks` (and `net.faults`) kinds; the fault family first. */
+static const hook_kind *const hook_kinds[] = {&fault_loss, &fault_delay, &fault_blackhole,
+                                              &fault_flap, &fault_corrupt, &hook_deflect, NULL};
+
 static const net_registry builtin = {
     .transports = transports,
     .qdiscs = qdiscs,
+    .forwarders = forwarders,
+    .hooks = hook_kinds,
 };
 
 const net_registry *net_registry_builtin(void) { return &builtin; }

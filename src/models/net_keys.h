@@ -22,9 +22,9 @@
      .help = "the transport: {name: tcp, cc: dctcp, ...} or {name: dgram, ...}"},             \
     {.name = "hash_seeds", .type = CFG_ENUM, .off = offsetof(T, F.hash_seeds),               \
      .def = "random", .choices = net_seed_modes, .help = "ECMP hash seeds per switch"},       \
-    {.name = "routing", .type = CFG_ENUM, .off = offsetof(T, F.routing), .def = "ecmp",       \
-     .choices = net_routing_modes, .help = "ECMP by flow hash, or per-packet spraying over " \
-     "the equal-cost paths (round robin or random)"},                                         \
+    {.name = "routing", .type = CFG_STR, .off = offsetof(T, F.routing_name), .def = "ecmp",   \
+     .help = "the forwarder (fwd.h): ecmp (flow hash), spray_rr | spray_random (per-packet "  \
+     "spraying), dmodk (D-mod-K, fat trees), adaptive (least-queued port, per packet)"},      \
     {.name = "plane", .type = CFG_ENUM, .off = offsetof(T, F.plane), .def = "packet",         \
      .choices = net_planes, .help = "packet (ports, queues, the transport's packets) or flow " \
      "(max-min fair fluid flows: docs/flow-level.md)"},                                       \
@@ -36,6 +36,9 @@
     {.name = "faults", .type = CFG_NODE, .off = offsetof(T, F.faults), .flags = CFG_OPTIONAL, \
      .help = "injected faults: a list of {kind: loss | delay | blackhole | flap | corrupt, "  \
      "link | port | node, at, until, ...} (fault.h)"},                                        \
+    {.name = "hooks", .type = CFG_NODE, .off = offsetof(T, F.hooks), .flags = CFG_OPTIONAL,   \
+     .help = "hooks by name: a list of {kind: NAME, link | port | node, at, until, ...} "      \
+     "(hook.h; the fault kinds among them)"},                                                 \
     {.name = "pcap", .type = CFG_NODE, .off = offsetof(T, F.pcap), .flags = CFG_OPTIONAL,     \
      .help = "hosts to capture: a list of names; each gets NAME.pcap"},                       \
     {.name = "pcap_max_packets", .type = CFG_INT, .off = offsetof(T, F.pcap_max),            \
@@ -51,8 +54,6 @@
      "queue_stats.csv; stats: queue_stats.csv only (per port, the sampled time average)"}
 
 static const char *const net_seed_modes[] __attribute__((unused)) = {"random", "equal", NULL};
-static const char *const net_routing_modes[] __attribute__((unused)) = {"ecmp", "spray_rr",
-                                                                        "spray_random", NULL};
 static const char *const net_planes[] __attribute__((unused)) = {"packet", "flow", NULL};
 static const char *const net_sample_outs[] __attribute__((unused)) = {"series", "stats", NULL};
 

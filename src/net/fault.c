@@ -1,6 +1,7 @@
 /*
- * fault.c - injected faults (loss, delay, black hole, per-class corruption,
- * link flapping) on links, ports and nodes, and their ground truth (see
+ * fault.c - hooks by name on links, ports and nodes (net.faults,
+ * net.hooks), the fault family of kinds (loss, delay, black hole,
+ * per-class corruption, link flapping), and their ground truth (see
  * fault.h).
  *
  * Every kind but flap is one hook (hook.h) per fault, shared by the
@@ -18,9 +19,12 @@
  * two ports (stat_fail_drops) and wires lost between each down and the
  * following up.
  *
- * Scenario keys are bound by one cfg_key table per kind (the common keys
- * and the kind's own), so a key that does not belong to the kind is an
- * unknown key with the usual hint.
+ * The set reads hooks of any registered kind (hook.h: hook_kind; the five
+ * fault kinds are defined here, once).  Scenario keys are bound by one
+ * table per entry, the common keys (kind, target, at, until) then the
+ * kind's own, into one block (the kind's part after the common one), so a
+ * key that does not belong to the kind is an unknown key with the usual
+ * hint.
  */
 #include "aisim/fault.h"
 
@@ -33,93 +37,122 @@
 #include "aisim/rng.h"
 #include "aisim/units.h"
 
-static const char *const kind_names[] = {"loss", "delay", "blackhole", "flap", "corrupt", NULL};
-
-typedef struct fault_cfg {
-    int kind;                   /* enum fault_kind */
+/* The keys every hook of the list has, bound before its kind's. */
+typedef struct hook_common {
+    const char *kind;
     cfg_node *link;             /* [a, b], or NULL */
     const char *port;           /* "a->b", or NULL */
     const char *node;           /* a node's name, or NULL */
     int64_t at, until;          /* ps; until 0: none */
+} hook_common;
+
+#define COMMON_SIZE ((sizeof(hook_common) + 15) & ~(size_t)15)
+
+static const cfg_key common_keys[] = {
+    {.name = "kind", .type = CFG_STR, .off = offsetof(hook_common, kind),
+     .help = "the hook's kind (net_registry.hooks)"},
+    {.name = "link", .type = CFG_NODE, .off = offsetof(hook_common, link),
+     .flags = CFG_OPTIONAL, .help = "both directions of the link between two nodes: [a, b]"},
+    {.name = "port", .type = CFG_STR, .off = offsetof(hook_common, port),
+     .flags = CFG_OPTIONAL, .help = "one direction of a link: \"a->b\""},
+    {.name = "node", .type = CFG_STR, .off = offsetof(hook_common, node),
+     .flags = CFG_OPTIONAL, .help = "every egress port of a switch, or a host's NIC"},
+    {.name = "at", .type = CFG_TIME, .off = offsetof(hook_common, at), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "when the hook starts"},
+    {.name = "until", .type = CFG_TIME, .off = offsetof(hook_common, until),
+     .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0,
+     .help = "when it ends (optional: the end of the run)"},
+};
+#define NCOMMON (sizeof common_keys / sizeof common_keys[0])
+
+/* ---- the fault family: loss, delay, blackhole, flap, corrupt -------------- */
+
+typedef struct fault_params {
     double rate;                /* loss, corrupt, delay: probability */
     int64_t delay;              /* delay: ps added */
     int64_t period;             /* flap: ps */
     double duty;                /* flap: fraction of each period down */
     int64_t convergence;        /* flap: routing delay, ps */
     int64_t prio;               /* corrupt: the class */
-} fault_cfg;
+} fault_params;
 
-#define K_KIND                                                                              \
-    {.name = "kind", .type = CFG_ENUM, .off = offsetof(fault_cfg, kind), .choices = kind_names, \
-     .help = "loss, delay, blackhole, flap or corrupt"}
-#define K_TARGET                                                                            \
-    {.name = "link", .type = CFG_NODE, .off = offsetof(fault_cfg, link),                    \
-     .flags = CFG_OPTIONAL, .help = "both directions of the link between two nodes: [a, b]"}, \
-    {.name = "port", .type = CFG_STR, .off = offsetof(fault_cfg, port),                     \
-     .flags = CFG_OPTIONAL, .help = "one direction of a link: \"a->b\""},                   \
-    {.name = "node", .type = CFG_STR, .off = offsetof(fault_cfg, node),                     \
-     .flags = CFG_OPTIONAL, .help = "every egress port of a switch, or a host's NIC"}
-#define K_WHEN                                                                              \
-    {.name = "at", .type = CFG_TIME, .off = offsetof(fault_cfg, at), .def = "0s",           \
-     .flags = CFG_MIN, .min = 0, .help = "when the fault starts"},                          \
-    {.name = "until", .type = CFG_TIME, .off = offsetof(fault_cfg, until),                  \
-     .flags = CFG_OPTIONAL | CFG_MIN_EXCL, .min = 0,                                        \
-     .help = "when it ends (optional: the end of the run)"}
 #define K_RATE(def_, help_)                                                                 \
-    {.name = "rate", .type = CFG_FLOAT, .off = offsetof(fault_cfg, rate), .def = def_,      \
+    {.name = "rate", .type = CFG_FLOAT, .off = offsetof(fault_params, rate), .def = def_,   \
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1, .help = help_}
 
+static int fn_loss(hook *h, port *q, pkt *p);
+static int fn_delay(hook *h, port *q, pkt *p);
+static int fn_blackhole(hook *h, port *q, pkt *p);
+static int fn_corrupt(hook *h, port *q, pkt *p);
+
 static const cfg_key loss_keys[] = {
-    K_KIND, K_TARGET, K_WHEN,
     K_RATE(NULL, "probability that a packet is dropped"),
     {0},
 };
 static const cfg_key delay_keys[] = {
-    K_KIND, K_TARGET, K_WHEN,
-    {.name = "delay", .type = CFG_TIME, .off = offsetof(fault_cfg, delay),
+    {.name = "delay", .type = CFG_TIME, .off = offsetof(fault_params, delay),
      .flags = CFG_MIN_EXCL, .min = 0, .help = "time added before the port's queue"},
     K_RATE("1", "fraction of the packets delayed"),
     {0},
 };
-static const cfg_key blackhole_keys[] = {K_KIND, K_TARGET, K_WHEN, {0}};
+static const cfg_key no_keys[] = {{0}};
 static const cfg_key flap_keys[] = {
-    K_KIND, K_TARGET, K_WHEN,
-    {.name = "period", .type = CFG_TIME, .off = offsetof(fault_cfg, period),
+    {.name = "period", .type = CFG_TIME, .off = offsetof(fault_params, period),
      .flags = CFG_MIN_EXCL, .min = 0, .help = "one down-up cycle"},
-    {.name = "duty", .type = CFG_FLOAT, .off = offsetof(fault_cfg, duty),
+    {.name = "duty", .type = CFG_FLOAT, .off = offsetof(fault_params, duty),
      .flags = CFG_MIN_EXCL | CFG_MAX_EXCL, .min = 0, .max = 1,
      .help = "fraction of each period the link is down"},
-    {.name = "convergence", .type = CFG_TIME, .off = offsetof(fault_cfg, convergence),
+    {.name = "convergence", .type = CFG_TIME, .off = offsetof(fault_params, convergence),
      .def = "100us", .flags = CFG_MIN, .min = 0,
      .help = "delay before routing avoids (or uses again) the link"},
     {0},
 };
 static const cfg_key corrupt_keys[] = {
-    K_KIND, K_TARGET, K_WHEN,
-    {.name = "prio", .type = CFG_INT, .off = offsetof(fault_cfg, prio),
+    {.name = "prio", .type = CFG_INT, .off = offsetof(fault_params, prio),
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = PORT_MAX_PRIO - 1,
      .help = "the priority class whose packets are dropped"},
     K_RATE(NULL, "probability that a packet of the class is dropped"),
     {0},
 };
-static const cfg_key *const kind_keys[] = {loss_keys, delay_keys, blackhole_keys, flap_keys,
-                                           corrupt_keys};
+
+const hook_kind fault_loss = {.name = "loss", .summary = "drops each packet with probability rate",
+                             .keys = loss_keys, .cfg_size = sizeof(fault_params), .fn = fn_loss};
+const hook_kind fault_delay = {.name = "delay",
+                              .summary = "holds a fraction rate of the packets for delay",
+                              .keys = delay_keys, .cfg_size = sizeof(fault_params),
+                              .fn = fn_delay};
+const hook_kind fault_blackhole = {.name = "blackhole", .summary = "drops every packet",
+                                  .keys = no_keys, .cfg_size = sizeof(fault_params),
+                                  .fn = fn_blackhole};
+const hook_kind fault_flap = {.name = "flap",
+                             .summary = "takes a link down for duty x period every period",
+                             .keys = flap_keys, .cfg_size = sizeof(fault_params)};
+const hook_kind fault_corrupt = {.name = "corrupt",
+                                .summary = "drops packets of class prio with probability rate",
+                                .keys = corrupt_keys, .cfg_size = sizeof(fault_params),
+                                .fn = fn_corrupt};
+
+static bool is_fault(const hook_kind *k)
+{
+    return k == &fault_loss || k == &fault_delay || k == &fault_blackhole || k == &fault_flap ||
+           k == &fault_corrupt;
+}
 
 enum { EV_START, EV_END, EV_DOWN, EV_UP };
 static const char *const ev_names[] = {"start", "end", "down", "up"};
 
 typedef struct fault {
+    hook_inst in;               /* kind, its keys (in.cfg), stream, hook */
     fault_set *fs;
     size_t index;               /* in the list */
-    fault_cfg c;                /* parameters (no pointer into the tree kept) */
+    hook_common w;              /* target and window (no pointer into the tree kept) */
+    void *blob;                 /* the bound keys: common, then the kind's (in.cfg) */
     const char *target_type;    /* "link", "port" or "node" */
     char *target;               /* "a<->b", "a->b" or the node's name */
     int link;                   /* link id, or -1 */
     int node;                   /* node id, or -1 */
     port *ports[2];             /* link or port targets */
     int nports;
-    rng r;                      /* stream ("net.fault", index) */
-    hook h;
     bool active;                /* in force now */
     bool down;                  /* flap: link down now */
     int64_t down_len;           /* flap: ps down per period */
@@ -138,8 +171,11 @@ typedef struct fault_event {
 struct fault_set {
     topo *t;
     sim *s;
+    uint64_t seed;
+    const hook_kind *const *kinds;  /* the registry's */
+    const char **names;         /* their names, an enum's choices */
     fault *f;
-    size_t n;
+    size_t n, cap;
     fault_event *ev;            /* ground truth, in time order */
     size_t nev, capev;
 };
@@ -191,11 +227,15 @@ static int conf_target(fault *f, topo *t, const cfg_node *n, const char *path, e
     cfg_path(sub, sizeof sub, path, given);
     f->link = f->node = -1;
     int r, dir;
-    if (f->c.kind == FAULT_FLAP && strcmp(given, "link") != 0)
+    if (f->in.kind == &fault_flap && strcmp(given, "link") != 0)
         return cfg_err(e, AISIM_EINVAL, cfg_get(n, given), sub,
                        "a flap takes a link (link: [a, b]), found a %s", given);
-    if (f->c.link) {
-        const cfg_node *ln = f->c.link;
+    if (f->in.kind->node_only && strcmp(given, "node") != 0)
+        return cfg_err(e, AISIM_EINVAL, cfg_get(n, given), sub,
+                       "a %s hook takes a node (node: name), found a %s", f->in.kind->name,
+                       given);
+    if (f->w.link) {
+        const cfg_node *ln = f->w.link;
         if (cfg_kind(ln) != CFG_SEQ || cfg_len(ln) != 2 || !cfg_scalar(cfg_at(ln, 0)) ||
             !cfg_scalar(cfg_at(ln, 1)))
             return cfg_err(e, AISIM_EINVAL, ln, sub,
@@ -218,15 +258,15 @@ static int conf_target(fault *f, topo *t, const cfg_node *n, const char *path, e
         size_t len = strlen(topo_node_name(t, end[0])) + strlen(topo_node_name(t, end[1])) + 4;
         f->target = xmalloc(len);
         snprintf(f->target, len, "%s<->%s", topo_node_name(t, end[0]), topo_node_name(t, end[1]));
-    } else if (f->c.port) {
+    } else if (f->w.port) {
         const cfg_node *pn = cfg_get(n, "port");
-        const char *arrow = strstr(f->c.port, "->");
-        if (!arrow || arrow == f->c.port || !arrow[2])
+        const char *arrow = strstr(f->w.port, "->");
+        if (!arrow || arrow == f->w.port || !arrow[2])
             return cfg_err(e, AISIM_EINVAL, pn, sub,
                            "expected a port name such as \"leaf0->spine0\", found %s",
                            cfg_describe(pn, found, sizeof found));
-        char *a = xstrdup(f->c.port);
-        a[arrow - f->c.port] = '\0';
+        char *a = xstrdup(f->w.port);
+        a[arrow - f->w.port] = '\0';
         int na = node_named(t, a, pn, sub, e);
         int nb = na < 0 ? na : node_named(t, arrow + 2, pn, sub, e);
         free(a);
@@ -240,7 +280,7 @@ static int conf_target(fault *f, topo *t, const cfg_node *n, const char *path, e
         f->target_type = "port";
         f->target = xstrdup(f->ports[0]->base.name);
     } else {
-        if ((r = node_named(t, f->c.node, cfg_get(n, "node"), sub, e)) < 0)
+        if ((r = node_named(t, f->w.node, cfg_get(n, "node"), sub, e)) < 0)
             return r;
         f->node = r;
         f->target_type = "node";
@@ -249,13 +289,9 @@ static int conf_target(fault *f, topo *t, const cfg_node *n, const char *path, e
     return 0;
 }
 
-static int verdict(hook *h, port *q, pkt *p);
-
-/* Binds fault i from map n. */
-static int conf_one(fault_set *fs, size_t i, cfg_node *n, const char *path, uint64_t seed,
-                    err *e)
+/* Binds hook i from map n. */
+static int conf_one(fault_set *fs, size_t i, cfg_node *n, const char *path, err *e)
 {
-    static const cfg_key kind_key = K_KIND;
     char sub[600], found[96];
     fault *f = &fs->f[i];
     f->fs = fs;
@@ -265,60 +301,116 @@ static int conf_one(fault_set *fs, size_t i, cfg_node *n, const char *path, uint
                        cfg_describe(n, found, sizeof found));
     const cfg_node *kn = cfg_get(n, "kind");
     cfg_path(sub, sizeof sub, path, "kind");
-    if (!kn)
-        return cfg_err(e, AISIM_EINVAL, n, sub,
-                       "missing required key (expected one of: loss, delay, blackhole, flap, "
-                       "corrupt)");
-    int r;
-    if ((r = cfg_value(kn, sub, &kind_key, &f->c.kind, e)))
+    if (!kn) {
+        char msg[512] = "missing required key (expected one of: ";
+        for (size_t k = 0; fs->names[k]; k++)
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s%s", k ? ", " : "",
+                     fs->names[k]);
+        return cfg_err(e, AISIM_EINVAL, n, sub, "%s)", msg);
+    }
+    const cfg_key kind_key = {.name = "kind", .type = CFG_ENUM, .choices = fs->names};
+    int r, k;
+    if ((r = cfg_value(kn, sub, &kind_key, &k, e)))
         return r;
-    if ((r = cfg_bind(n, path, kind_keys[f->c.kind], &f->c, e)))
+    const hook_kind *kd = fs->kinds[k];
+    f->in.kind = kd;
+    /* The common keys, then the kind's, bound into one block. */
+    size_t nk = 0;
+    while (kd->keys[nk].name)
+        nk++;
+    cfg_key *keys = xcalloc(NCOMMON + nk + 1, sizeof *keys);
+    memcpy(keys, common_keys, sizeof common_keys);
+    for (size_t j = 0; j < nk; j++) {
+        keys[NCOMMON + j] = kd->keys[j];
+        keys[NCOMMON + j].off += COMMON_SIZE;
+    }
+    f->blob = xcalloc(1, COMMON_SIZE + kd->cfg_size);
+    r = cfg_bind(n, path, keys, f->blob, e);
+    free(keys);
+    if (r)
         return r;
+    memcpy(&f->w, f->blob, sizeof f->w);
+    f->in.cfg = (char *)f->blob + COMMON_SIZE;
+    f->in.t = fs->t;
     if ((r = conf_target(f, fs->t, n, path, e)))
         return r;
-    f->c.link = NULL;           /* the tree dies after configuration */
-    f->c.port = f->c.node = NULL;
-    if (f->c.until && f->c.until <= f->c.at) {
+    f->in.node = f->node;
+    f->w.kind = NULL;           /* the tree dies after configuration */
+    f->w.link = NULL;
+    f->w.port = f->w.node = NULL;
+    if (f->w.until && f->w.until <= f->w.at) {
         char tb[32];
         return cfg_err(e, AISIM_ERANGE, cfg_get(n, "until"),
                        cfg_path(sub, sizeof sub, path, "until"), "expected a time after at (%s), found %s",
-                       units_format(UNIT_TIME, f->c.at, tb, sizeof tb),
+                       units_format(UNIT_TIME, f->w.at, tb, sizeof tb),
                        cfg_describe(cfg_get(n, "until"), found, sizeof found));
     }
-    if (f->c.kind == FAULT_FLAP) {
-        f->down_len = llround(f->c.duty * (double)f->c.period);
-        if (f->down_len <= 0 || f->down_len >= f->c.period)
+    if (kd == &fault_flap) {
+        const fault_params *c = f->in.cfg;
+        f->down_len = llround(c->duty * (double)c->period);
+        if (f->down_len <= 0 || f->down_len >= c->period)
             return cfg_err(e, AISIM_ERANGE, cfg_get(n, "duty"),
                            cfg_path(sub, sizeof sub, path, "duty"),
                            "duty x period must leave the link down and up for at least 1ps "
                            "each, found %s", cfg_describe(cfg_get(n, "duty"), found,
                                                           sizeof found));
     }
-    rng_init(&f->r, seed, "net.fault", i);
-    hook_init(&f->h, verdict, f, f->target);
+    if (kd->check && (r = kd->check(&f->in, n, path, e)))
+        return r;
+    rng_init(&f->in.r, fs->seed, "net.fault", i);
+    hook_init(&f->in.h, kd->fn, &f->in, f->target);
     return 0;
 }
 
-int fault_conf(fault_set **fsp, topo *t, sim *s, cfg_node *list, const char *path,
-               uint64_t seed, err *e)
+fault_set *fault_create(topo *t, sim *s, const hook_kind *const *kinds, uint64_t seed)
 {
-    *fsp = NULL;
-    long len = 0;
-    if (list && !cfg_is_null(list) && (len = cfg_expect_list(list, path, "faults", e)) < 0)
-        return (int)len;
     fault_set *fs = xcalloc(1, sizeof *fs);
     fs->t = t;
     fs->s = s;
-    fs->n = (size_t)len;
-    fs->f = xcalloc(fs->n + 1, sizeof *fs->f);
-    for (size_t i = 0; i < fs->n; i++) {
+    fs->seed = seed;
+    fs->kinds = kinds;
+    size_t nk = 0;
+    while (kinds && kinds[nk])
+        nk++;
+    fs->names = xcalloc(nk + 1, sizeof *fs->names);
+    for (size_t i = 0; i < nk; i++)
+        fs->names[i] = kinds[i]->name;
+    return fs;
+}
+
+int fault_add(fault_set *fs, cfg_node *list, const char *path, const char *what, err *e)
+{
+    long len = 0;
+    if (list && !cfg_is_null(list) && (len = cfg_expect_list(list, path, what, e)) < 0)
+        return (int)len;
+    size_t first = fs->n;
+    if (fs->n + (size_t)len + 1 > fs->cap) {
+        fs->cap = fs->n + (size_t)len + 1;
+        fs->f = xrealloc(fs->f, fs->cap * sizeof *fs->f);
+        for (size_t i = 0; i < first; i++)     /* moved: their hooks' owner too */
+            fs->f[i].in.h.ctx = &fs->f[i].in;
+    }
+    memset(fs->f + first, 0, ((size_t)len + 1) * sizeof *fs->f);
+    for (size_t i = 0; i < (size_t)len; i++) {
         char sub[520];
-        int r = conf_one(fs, i, cfg_at(list, i), cfg_path_index(sub, sizeof sub, path, i), seed, e);
-        if (r) {
-            fs->n = i + 1;      /* free what this one got too */
-            fault_destroy(fs);
+        fs->n = first + i + 1;  /* fault_destroy frees what this one got too */
+        int r = conf_one(fs, first + i, cfg_at(list, i),
+                         cfg_path_index(sub, sizeof sub, path, i), e);
+        if (r)
             return r;
-        }
+    }
+    return 0;
+}
+
+int fault_conf(fault_set **fsp, topo *t, sim *s, const hook_kind *const *kinds, cfg_node *list,
+               const char *path, uint64_t seed, err *e)
+{
+    *fsp = NULL;
+    fault_set *fs = fault_create(t, s, kinds, seed);
+    int r = fault_add(fs, list, path, "faults", e);
+    if (r) {
+        fault_destroy(fs);
+        return r;
     }
     *fsp = fs;
     return 0;
@@ -326,33 +418,39 @@ int fault_conf(fault_set **fsp, topo *t, sim *s, cfg_node *list, const char *pat
 
 /* ---- running -------------------------------------------------------------- */
 
-static int verdict(hook *h, port *q, pkt *p)
+static int fn_loss(hook *h, port *q, pkt *p)
 {
-    fault *f = h->ctx;
-    switch (f->c.kind) {
-    case FAULT_CORRUPT:
-        if (p->prio != f->c.prio)
-            return HOOK_PASS;
-        /* fall through */
-    case FAULT_LOSS:
-        f->st.seen_pkts++;
-        if (rng_u01(&f->r) >= f->c.rate)
-            return HOOK_PASS;
-        hook_drop(h, q, p);
-        return HOOK_TAKEN;
-    case FAULT_BLACKHOLE:
-        f->st.seen_pkts++;
-        hook_drop(h, q, p);
-        return HOOK_TAKEN;
-    case FAULT_DELAY:
-        f->st.seen_pkts++;
-        if (f->c.rate < 1 && rng_u01(&f->r) >= f->c.rate)
-            return HOOK_PASS;
-        hook_delay(h, q, p, f->c.delay);
-        return HOOK_TAKEN;
-    default:
+    hook_inst *in = h->ctx;
+    const fault_params *c = in->cfg;
+    in->seen_pkts++;
+    if (rng_u01(&in->r) >= c->rate)
         return HOOK_PASS;
-    }
+    hook_drop(h, q, p);
+    return HOOK_TAKEN;
+}
+
+static int fn_corrupt(hook *h, port *q, pkt *p)
+{
+    const fault_params *c = ((hook_inst *)h->ctx)->cfg;
+    return p->prio != c->prio ? HOOK_PASS : fn_loss(h, q, p);
+}
+
+static int fn_blackhole(hook *h, port *q, pkt *p)
+{
+    ((hook_inst *)h->ctx)->seen_pkts++;
+    hook_drop(h, q, p);
+    return HOOK_TAKEN;
+}
+
+static int fn_delay(hook *h, port *q, pkt *p)
+{
+    hook_inst *in = h->ctx;
+    const fault_params *c = in->cfg;
+    in->seen_pkts++;
+    if (c->rate < 1 && rng_u01(&in->r) >= c->rate)
+        return HOOK_PASS;
+    hook_delay(h, q, p, c->delay);
+    return HOOK_TAKEN;
 }
 
 static void record(fault *f, int what)
@@ -377,16 +475,16 @@ static void attach(fault *f, bool on)
     topo *t = f->fs->t;
     if (f->node >= 0) {
         if (on)
-            hook_attach_node(t, f->node, &f->h);
+            hook_attach_node(t, f->node, &f->in.h);
         else
-            hook_detach_node(t, f->node, &f->h);
+            hook_detach_node(t, f->node, &f->in.h);
         return;
     }
     for (int i = 0; i < f->nports; i++) {
         if (on)
-            hook_attach(f->ports[i], &f->h);
+            hook_attach(f->ports[i], &f->in.h);
         else
-            hook_detach(f->ports[i], &f->h);
+            hook_detach(f->ports[i], &f->in.h);
     }
 }
 
@@ -398,7 +496,8 @@ static void flap_set(fault *f, bool down)
         f->down_since = now;
         f->st.down_events++;
     }
-    topo_link_set_up(f->fs->t, f->link, !down, f->c.convergence);
+    topo_link_set_up(f->fs->t, f->link, !down,
+                      ((const fault_params *)f->in.cfg)->convergence);
     if (!down) {
         f->st.drop_pkts += link_losses(f) - f->lost_mark;
         f->st.down_ps += now - f->down_since;
@@ -415,7 +514,7 @@ static void on_event(sim *s, void *obj, uint64_t what)
     case EV_START:
         f->active = true;
         record(f, EV_START);
-        if (f->c.kind != FAULT_FLAP) {
+        if (f->in.kind != &fault_flap) {
             attach(f, true);
             break;
         }
@@ -426,20 +525,22 @@ static void on_event(sim *s, void *obj, uint64_t what)
             break;
         f->cycle_start = now;
         flap_set(f, true);
-        if (!f->c.until || now + f->down_len < f->c.until)
+        if (!f->w.until || now + f->down_len < f->w.until)
             sim_schedule(s, now + f->down_len, on_event, f, EV_UP);
         break;
-    case EV_UP:
+    case EV_UP: {
         if (!f->active)
             break;
         flap_set(f, false);
-        if (!f->c.until || f->cycle_start + f->c.period < f->c.until)
-            sim_schedule(s, f->cycle_start + f->c.period, on_event, f, EV_DOWN);
+        int64_t period = ((const fault_params *)f->in.cfg)->period;
+        if (!f->w.until || f->cycle_start + period < f->w.until)
+            sim_schedule(s, f->cycle_start + period, on_event, f, EV_DOWN);
         break;
+    }
     case EV_END:
         if (!f->active)
             break;
-        if (f->c.kind == FAULT_FLAP) {
+        if (f->in.kind == &fault_flap) {
             if (f->down)
                 flap_set(f, false);
         } else {
@@ -456,21 +557,21 @@ void fault_start(fault_set *fs)
     int64_t now = sim_now(fs->s);
     for (size_t i = 0; i < fs->n; i++) {
         fault *f = &fs->f[i];
-        if (f->c.until && f->c.until <= now)
+        if (f->w.until && f->w.until <= now)
             continue;
-        if (f->c.at <= now)
+        if (f->w.at <= now)
             on_event(fs->s, f, EV_START);
         else
-            sim_schedule(fs->s, f->c.at, on_event, f, EV_START);
-        if (f->c.until)
-            sim_schedule(fs->s, f->c.until, on_event, f, EV_END);
+            sim_schedule(fs->s, f->w.at, on_event, f, EV_START);
+        if (f->w.until)
+            sim_schedule(fs->s, f->w.until, on_event, f, EV_END);
     }
 }
 
 bool fault_changes_routing(const fault_set *fs)
 {
     for (size_t i = 0; i < fs->n; i++)
-        if (fs->f[i].c.kind == FAULT_FLAP)
+        if (fs->f[i].in.kind == &fault_flap)
             return true;
     return false;
 }
@@ -479,18 +580,13 @@ int64_t fault_hold_ps(const fault_set *fs)
 {
     int64_t worst = 0;
     for (size_t i = 0; i < fs->n; i++)
-        if (fs->f[i].c.kind == FAULT_DELAY && fs->f[i].c.delay > worst)
-            worst = fs->f[i].c.delay;
+        if (fs->f[i].in.kind == &fault_delay &&
+            ((const fault_params *)fs->f[i].in.cfg)->delay > worst)
+            worst = ((const fault_params *)fs->f[i].in.cfg)->delay;
     return worst;
 }
 
 size_t fault_count(const fault_set *fs) { return fs->n; }
-
-enum fault_kind fault_kind_of(const fault_set *fs, size_t i)
-{
-    assert(i < fs->n);
-    return (enum fault_kind)fs->f[i].c.kind;
-}
 
 size_t fault_active(const fault_set *fs)
 {
@@ -505,7 +601,7 @@ void fault_stats_of(const fault_set *fs, size_t i, fault_stats *st)
     assert(i < fs->n);
     const fault *f = &fs->f[i];
     *st = f->st;
-    if (f->c.kind == FAULT_FLAP) {
+    if (f->in.kind == &fault_flap) {
         /* A flap adds up its losses and time at each repair: add the
          * current down spell's so far. */
         if (f->down) {
@@ -514,9 +610,11 @@ void fault_stats_of(const fault_set *fs, size_t i, fault_stats *st)
         }
         return;
     }
-    st->drop_pkts = f->h.stat_drop_pkts;
-    st->drop_bytes = f->h.stat_drop_bytes;
-    st->delay_pkts = f->h.stat_delay_pkts;
+    st->seen_pkts = f->in.seen_pkts;
+    st->drop_pkts = f->in.h.stat_drop_pkts;
+    st->drop_bytes = f->in.h.stat_drop_bytes;
+    st->delay_pkts = f->in.h.stat_delay_pkts;
+    st->redirect_pkts = f->in.h.stat_redirect_pkts;
 }
 
 /* ---- ground truth --------------------------------------------------------- */
@@ -550,21 +648,22 @@ int fault_write_truth(fault_set *fs, out *o, err *e)
         return e->code;
     fprintf(f, "fault,kind,target_type,target,at_s,until_s,rate,delay_s,period_s,duty,prio,"
                "seen_pkts,dropped_pkts,dropped_bytes,delayed_pkts,down_events,down_s\n");
+    static const fault_params none;
     for (size_t i = 0; i < fs->n; i++) {
         const fault *x = &fs->f[i];
-        const fault_cfg *c = &x->c;
+        const hook_kind *k = x->in.kind;
+        const fault_params *c = is_fault(k) ? x->in.cfg : &none;
         fault_stats sts, *st = &sts;
         fault_stats_of(fs, i, st);
-        int k = c->kind;
-        bool flap = k == FAULT_FLAP;
-        fprintf(f, "%zu,%s,%s,%s,", i, kind_names[k], x->target_type, x->target);
-        csv_time(f, c->at, ",");
-        csv_time(f, c->until ? c->until : -1, ",");
-        csv_num(f, k == FAULT_LOSS || k == FAULT_CORRUPT || k == FAULT_DELAY, c->rate, ",");
-        csv_time(f, k == FAULT_DELAY ? c->delay : -1, ",");
+        bool flap = k == &fault_flap;
+        fprintf(f, "%zu,%s,%s,%s,", i, k->name, x->target_type, x->target);
+        csv_time(f, x->w.at, ",");
+        csv_time(f, x->w.until ? x->w.until : -1, ",");
+        csv_num(f, k == &fault_loss || k == &fault_corrupt || k == &fault_delay, c->rate, ",");
+        csv_time(f, k == &fault_delay ? c->delay : -1, ",");
         csv_time(f, flap ? c->period : -1, ",");
         csv_num(f, flap, c->duty, ",");
-        if (k == FAULT_CORRUPT)
+        if (k == &fault_corrupt)
             fprintf(f, "%lld", (long long)c->prio);
         if (flap) {             /* a link's state, not a hook's counts */
             fprintf(f, ",,%llu,,,%llu,", (unsigned long long)st->drop_pkts,
@@ -584,7 +683,7 @@ int fault_write_truth(fault_set *fs, out *o, err *e)
         const fault_event *ev = &fs->ev[i];
         const fault *x = &fs->f[ev->fault];
         csv_time(v, ev->at, ",");
-        fprintf(v, "%u,%s,%s,%s\n", (unsigned)ev->fault, kind_names[x->c.kind], x->target,
+        fprintf(v, "%u,%s,%s,%s\n", (unsigned)ev->fault, x->in.kind->name, x->target,
                 ev_names[ev->what]);
     }
     return 0;
@@ -596,12 +695,14 @@ void fault_destroy(fault_set *fs)
         return;
     for (size_t i = 0; i < fs->n; i++) {
         fault *f = &fs->f[i];
-        if (f->target && f->active && f->c.kind != FAULT_FLAP)
+        if (f->target && f->active && f->in.kind != &fault_flap)
             attach(f, false);
-        hook_fini(&f->h);
+        hook_fini(&f->in.h);
         free(f->target);
+        free(f->blob);
     }
     free(fs->f);
     free(fs->ev);
+    free(fs->names);
     free(fs);
 }

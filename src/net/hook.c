@@ -111,17 +111,10 @@ void hook_port_fini(port *q)
 /* Calls fn(q, h) for every egress port of `node`; returns how many. */
 static int each_node_port(topo *t, int node, hook *h, void (*fn)(port *q, hook *h))
 {
-    int n = 0;
-    for (size_t l = 0; l < topo_links(t); l++) {
-        int a, b;
-        topo_link_ends(t, (int)l, &a, &b);
-        for (int d = 0; d < 2; d++)
-            if ((d ? b : a) == node) {
-                fn(topo_link_port(t, (int)l, d), h);
-                n++;
-            }
-    }
-    return n;
+    size_t n = topo_node_degree(t, node);
+    for (size_t i = 0; i < n; i++)
+        fn(topo_node_port(t, node, i), h);
+    return (int)n;
 }
 
 int hook_attach_node(topo *t, int node, hook *h)
@@ -132,6 +125,14 @@ int hook_attach_node(topo *t, int node, hook *h)
 int hook_detach_node(topo *t, int node, hook *h)
 {
     return each_node_port(t, node, h, hook_detach);
+}
+
+void hook_redirect(hook *h, port *q, pkt *p, port *to)
+{
+    assert(!p->rt && to != q);
+    (void)q;
+    h->stat_redirect_pkts++;
+    to->base.recv(&to->base, p);
 }
 
 /* Runs the chain from position i; non-zero if a hook took p. */

@@ -103,6 +103,61 @@ static int conf_transport(network *n, const net_registry *reg, cfg_node *tn, con
     return ops->setup(&n->tp, n->tcfg, tn, sub, e);
 }
 
+/* `routing`: a forwarder of the registry by name (or, with no name, by
+ * index: embedding programs and tests set network_cfg.routing), handed to
+ * the topology; *fw gets it (NULL: none registered, ECMP). */
+static int conf_routing(network *n, const net_registry *reg, const network_cfg *c,
+                        cfg_node *sec, const char *path, const fwd_ops **fw, err *e)
+{
+    char sub[512];
+    cfg_path(sub, sizeof sub, path, "routing");
+    const cfg_node *at = sec && cfg_kind(sec) == CFG_MAP ? cfg_get(sec, "routing") : NULL;
+    const struct fwd_ops *const *all = reg->forwarders;
+    size_t nf = 0;
+    while (all && all[nf])
+        nf++;
+    *fw = NULL;
+    if (c->routing_name) {
+        /* An enum over the registry's names, for cfg_value's message. */
+        const char **names = xcalloc(nf + 1, sizeof *names);
+        for (size_t i = 0; i < nf; i++)
+            names[i] = all[i]->name;
+        cfg_key k = {.name = "routing", .type = CFG_ENUM, .choices = names};
+        int idx = -1, r = 0;
+        for (size_t i = 0; i < nf && idx < 0; i++)
+            if (strcmp(names[i], c->routing_name) == 0)
+                idx = (int)i;
+        if (idx < 0)
+            r = at ? cfg_value(at, sub, &k, &idx, e)
+                   : ERR(e, AISIM_EINVAL, "%s: no forwarder \"%s\"", sub, c->routing_name);
+        free(names);
+        if (r)
+            return r;
+        *fw = all[idx];
+    } else if (c->routing > 0 || nf) {
+        if (c->routing < 0 || (size_t)c->routing >= nf)
+            return ERR(e, AISIM_EINVAL, "%s: no forwarder %d registered", sub, c->routing);
+        *fw = all[c->routing];
+    }
+    n->send = *fw ? (*fw)->send : FWD_SEND_ROUTE;
+    return *fw ? topo_set_forwarder(n->t, *fw, at, sub, e) : 0;
+}
+
+/* `faults` and `hooks`: one set of hooks by name (hook.h), the faults
+ * first (their streams and faults.csv rows as before hooks existed). */
+static int conf_hooks(network *n, const net_registry *reg, const network_cfg *c,
+                      const char *path, uint64_t seed, err *e)
+{
+    char sub[512];
+    n->faults = fault_create(n->t, n->s, reg->hooks, seed);
+    int r = fault_add(n->faults, c->faults, cfg_path(sub, sizeof sub, path, "faults"),
+                      "faults", e);
+    if (!r)
+        r = fault_add(n->faults, c->hooks, cfg_path(sub, sizeof sub, path, "hooks"),
+                      "hooks", e);
+    return r;
+}
+
 /* The `failures` list: the link between two named nodes; repair after failure. */
 static int conf_failures(network *n, cfg_node *fl, const char *path, err *e)
 {
@@ -300,7 +355,6 @@ static int check_buffers(network *n, const char *path, err *e)
 int network_create(network **np, const network_cfg *c, cfg_node *sec, const char *path,
                    const model_env *env, err *e)
 {
-    (void)sec;
     network *n = xcalloc(1, sizeof *n);
     *np = n;
     idtab_init(&n->conns, sizeof(nconn));
@@ -321,10 +375,13 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     }
     if ((r = conf_transport(n, env->net, c->transport, path, e)))
         return r;
-    if (c->routing != NET_ROUTE_ECMP && n->ops->spray_check &&
-        (r = n->ops->spray_check(n->tp, c->routing == NET_ROUTE_SPRAY_RR ? "spray_rr"
-                                                                        : "spray_random",
-                                 c->transport, cfg_path(sub, sizeof sub, path, "transport"), e)))
+    const fwd_ops *fw;
+    if ((r = conf_routing(n, env->net, c, sec, path, &fw, e)))
+        return r;
+    /* Packets forwarded hop by hop may arrive out of order. */
+    if (n->send != FWD_SEND_ROUTE && n->ops->spray_check &&
+        (r = n->ops->spray_check(n->tp, fw->name, c->transport,
+                                 cfg_path(sub, sizeof sub, path, "transport"), e)))
         return r;
     n->ops->framing(n->tp, &n->payload, &n->header);
     n->hop_sojourn_ps = hop_sojourn(n);
@@ -341,8 +398,7 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
     if (n->pfc)
         pfc_watch_arm(n->t, n->s);
     if ((r = check_buffers(n, path, e)) || (r = conf_pcap(n, c->pcap, path, e)) || (r = conf_failures(n, c->failures, path, e)) ||
-        (r = fault_conf(&n->faults, n->t, n->s, c->faults,
-                        cfg_path(sub, sizeof sub, path, "faults"), env->seed, e)) ||
+        (r = conf_hooks(n, env->net, c, path, env->seed, e)) ||
         (r = conf_sample_ports(n, c->sample_ports, path, e)))
         return r;
     /* The flow plane takes the transport's place (its framing kept). */
@@ -446,7 +502,7 @@ static uint64_t path_key(uint32_t id)
 static void conn_reroute(conn *c)
 {
     network *n = c->owner;
-    const route *rt = topo_route_ecmp(n->t, c->src, c->dst, c->path_key);
+    const route *rt = topo_route_flow(n->t, c->src, c->dst, c->path_key);
     if (rt) {
         c->fwd = rt;
         c->rev = rt->reverse;
@@ -684,9 +740,9 @@ conn *network_connect(network *n, int src, int dst, int prio)
     c->dst = dst;
     c->prio = (uint8_t)prio;
     c->path_key = path_key(id);
-    c->spray = n->cfg.routing == NET_ROUTE_SPRAY_RR       ? CONN_SPRAY_RR
-               : n->cfg.routing == NET_ROUTE_SPRAY_RANDOM ? CONN_SPRAY_RANDOM
-                                                          : CONN_PATH_FIXED;
+    c->spray = n->send == FWD_SEND_INDEX    ? CONN_SPRAY_RR
+               : n->send == FWD_SEND_RANDOM ? CONN_SPRAY_RANDOM
+                                            : CONN_PATH_FIXED;
     /* Seeded for every connection: a transport that chooses paths itself
      * (Stellar's OBS) draws from it too, so the run seed varies it. */
     rng_init(&c->spray_rng, n->seed, "net.spray", id);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "aisim/fault.h"
+#include "aisim/fwd.h"
 #include "aisim/idtab.h"
 #include "aisim/network.h"
 #include "aisim/pcapw.h"
@@ -85,6 +86,7 @@ struct network {
     void *tp;                   /* its per-network state */
     void *tcfg;                 /* its bound keys */
     const char **tnames;        /* `transport.name` choices (the registry's) */
+    enum fwd_send send;         /* how connections send (the forwarder's) */
     uint32_t payload, header;   /* its framing */
     /* connections and messages, by id; see nconn and nmsg */
     idtab conns, msgs;

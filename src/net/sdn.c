@@ -504,13 +504,8 @@ int sdn_add_switch(sdn *c, int node, int64_t latency_ps)
     w->lat_ps = latency_ps;
     hook_init(&w->h, sw_hook, w, "sdn");
     /* the ports in hook_attach_node's order */
-    for (size_t l = 0; l < topo_links(c->t); l++) {
-        int a, b;
-        topo_link_ends(c->t, (int)l, &a, &b);
-        for (int d = 0; d < 2; d++)
-            if ((d ? b : a) == node)
-                collect_port(topo_link_port(c->t, (int)l, d), &w->h);
-    }
+    for (size_t i = 0; i < topo_node_degree(c->t, node); i++)
+        collect_port(topo_node_port(c->t, node, i), &w->h);
     hook_attach_node(c->t, node, &w->h);
     w->watch = xcalloc(w->nports + 1, sizeof *w->watch);
     idtab_init(&w->flows, sizeof(sdn_fent));

@@ -173,6 +173,11 @@ void topo_destroy(topo *t)
     free(t->routes.e);
     free(t->rpaths);
     free(t->paths.e);
+    free(t->nhs.e);
+    free(t->cand);
+    if (t->fwd && t->fwd->fini)
+        t->fwd->fini(t->fwd_state);
+    free(t->fwd_state);
     idtab_fini(&t->binds);
     free(t->node);
     free(t->link);
@@ -413,6 +418,11 @@ int topo_finish(topo *t, err *e)
     t->hops = xmalloc(t->nnodes * sizeof *t->hops);
     t->rhops = xmalloc(t->nnodes * sizeof *t->rhops);
     t->sinks = xmalloc((2 * t->nnodes + 1) * sizeof *t->sinks);
+    uint32_t maxdeg = 1;
+    for (size_t u = 0; u < t->nnodes; u++)
+        if (t->node[u]->nadj > maxdeg)
+            maxdeg = t->node[u]->nadj;
+    t->cand = xmalloc(maxdeg * sizeof *t->cand);
     t->finished = true;
     return 0;
 }
@@ -422,6 +432,22 @@ int topo_finish(topo *t, err *e)
 size_t topo_nodes(const topo *t) { return t->nnodes; }
 size_t topo_hosts(const topo *t) { return t->nhosts; }
 size_t topo_links(const topo *t) { return t->nlinks; }
+
+size_t topo_node_degree(const topo *t, int node) { return t->node[node]->nadj; }
+
+port *topo_node_port(topo *t, int node, size_t i)
+{
+    const tadj *a = &t->node[node]->adj[i];
+    return &t->link[a->link]->dir[a->dir].port;
+}
+
+int topo_node_adj(const topo *t, int node, size_t i, int *link)
+{
+    const tadj *a = &t->node[node]->adj[i];
+    if (link)
+        *link = a->link;
+    return a->other;
+}
 
 const char *topo_node_name(const topo *t, int node)
 {

@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 
+#include "aisim/fwd.h"
 #include "aisim/idtab.h"
 #include "aisim/rng.h"
 #include "aisim/topo.h"
@@ -116,6 +117,11 @@ struct topo {
     uint64_t stat_noroute_drops;    /* forwarded by entropy, no next hop */
     uint64_t stat_noroute_bytes;
     uint64_t stat_host_rx_bytes;    /* bytes that reached a host's receive sink */
+    const fwd_ops *fwd;         /* the forwarder (topo_set_forwarder), or NULL: by entropy */
+    void *fwd_state;
+    tab nhs;                    /* (node, destination) -> nh_set, for packets
+                                   forwarded hop by hop (topo_route.c) */
+    fwd_cand *cand;             /* next hops being collected, max degree */
     void (*on_change)(void *ctx);   /* routing changed (topo_on_routing_change) */
     void *on_change_ctx;
     const struct qdisc_ops *const *qdiscs;  /* what `qdisc` keys may name */

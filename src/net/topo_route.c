@@ -1,7 +1,8 @@
 /*
  * topo_route.c - routing over the topology (topo.c): distance rows per
- * destination, forwarding by entropy, routes interned by path, ECMP routes
- * and equal-cost path lists, and a route's ideal transfer time (see
+ * destination, next hops per (node, destination) and forwarding hop by
+ * hop, routes interned by path, ECMP and forwarder-chosen routes, the
+ * choice by entropy (fwd_by_entropy), equal-cost path lists, and a route's ideal transfer time (see
  * topo.h; the state both files share is in topo_int.h).
  *
  * Distances.  Routing needs, for a destination host D, the hop distance of
@@ -24,10 +25,16 @@
  * links backwards, ending at the source's receive sink) are created
  * together and point at each other.
  *
+ * Next hops.  For packets forwarded hop by hop, each (node, destination
+ * node) pair used keeps its next hops (port, link hop, far node), built
+ * from the rows on first use and again after a routing change (nh_set);
+ * the topology's forwarder (fwd.h; by default by entropy) picks one.
+ *
  * Cost: route requests do O(path length x degree) work plus a BFS per
  * destination per routing epoch; a packet on a route does none of it, and
- * a packet forwarded by entropy O(degree) per hop once the rows exist
- * (topo_node_forward).
+ * a packet forwarded hop by hop a table look-up and the forwarder's choice
+ * per hop once its next hops are kept (topo_node_forward), whatever the
+ * node's degree.
  */
 #include "topo_int.h"
 
@@ -198,49 +205,130 @@ static bool is_next_hop(const topo *t, const dview *d, int32_t u, const tadj *a)
     return true;
 }
 
-/* Forwarding by entropy (pkt.h): at node u, the next hops toward
- * p->dst_node are the equal-cost ones (is_next_hop, in link id order);
- * with c of them the packet takes number fmix64(entropy ^ u's hash seed)
- * mod c, as an ECMP switch hashes a packet's 5-tuple, or, for a path index
- * (PKT_F_PATHIDX), entropy mod c, the entropy then divided by c: index i
- * names one path, and i = 0, 1, ... cycle through all of them where every
- * node on the way has the same number of next hops.  A node with no next
- * hop (a failure routing knows of cut the destination off) drops it. */
+/* The next hops of node u toward destination view d (is_next_hop, in link
+ * id order) into t->cand; returns their count (0 if d is cut off from u). */
+static uint32_t collect(topo *t, const dview *d, int32_t u)
+{
+    const tnode *nu = t->node[u];
+    uint32_t c = 0;
+    if (dv(d, u) == DV_INF)
+        return 0;
+    for (uint32_t i = 0; i < nu->nadj; i++) {
+        const tadj *a = &nu->adj[i];
+        if (is_next_hop(t, d, u, a))
+            t->cand[c++] = (fwd_cand){.q = &t->link[a->link]->dir[a->dir].port,
+                                      .hop = a->link * 2 + a->dir, .other = a->other};
+    }
+    return c;
+}
+
+/* The next hops of node u toward node dst for packets forwarded hop by
+ * hop, kept per (u, dst) and rebuilt when routing changes (the epoch): a
+ * hop costs a table look-up, not two walks of u's adjacency. */
+typedef struct nh_set {
+    uint64_t key;               /* u * nnodes + dst */
+    uint32_t epoch;             /* routing epoch it was computed in */
+    uint32_t n, cap;
+    fwd_cand *c;                /* in the arena */
+} nh_set;
+
+static bool nh_eq(const void *v, const void *key)
+{
+    return ((const nh_set *)v)->key == *(const uint64_t *)key;
+}
+
+static const nh_set *next_hops(topo *t, int32_t u, uint32_t dst)
+{
+    uint64_t key = (uint64_t)u * t->nnodes + dst;
+    uint64_t h = mix64(key);
+    tab_reserve(&t->nhs);
+    tab_ent *e = tab_slot(&t->nhs, h, nh_eq, &key);
+    nh_set *s = e->v;
+    if (s && s->epoch == t->epoch)
+        return s;
+    if (!s) {
+        s = arena_alloc(t, sizeof *s);
+        s->key = key;
+        e->h = h;
+        e->v = s;
+        t->nhs.n++;
+    }
+    dview d = dist_to(t, t->node[dst]->host);
+    s->n = collect(t, &d, u);
+    if (s->n > s->cap) {
+        s->cap = s->n;
+        s->c = arena_alloc(t, s->n * sizeof *s->c);
+    }
+    if (s->n)
+        memcpy(s->c, t->cand, s->n * sizeof *s->c);
+    s->epoch = t->epoch;
+    return s;
+}
+
+uint32_t fwd_by_entropy(void *state, const fwd_hop *h)
+{
+    (void)state;
+    pkt *p = h->p;
+    if (!p)
+        return (uint32_t)(mix64(h->key ^ h->seed) % h->n);
+    if (p->flags & PKT_F_PATHIDX) {
+        uint32_t i = p->entropy % h->n;
+        p->entropy /= h->n;
+        return i;
+    }
+    return (uint32_t)(mix64(p->entropy ^ h->seed) % h->n);
+}
+
+uint32_t topo_next_hops(topo *t, int node, int dst_node, const fwd_cand **c)
+{
+    const nh_set *s = next_hops(t, node, (uint32_t)dst_node);
+    *c = s->c;
+    return s->n;
+}
+
+/* The forwarder's choice among c[0..n) at node u (by_fwd false, or no
+ * forwarder set: by entropy). */
+static uint32_t choose(topo *t, bool by_fwd, int32_t u, int dst_host, pkt *p, uint64_t key,
+                       const fwd_cand *c, uint32_t n)
+{
+    fwd_hop h = {.t = t, .node = u, .dst_host = dst_host, .seed = t->node[u]->hash_seed,
+                 .p = p, .key = key, .c = c, .n = n};
+    uint32_t i = by_fwd && t->fwd ? t->fwd->choose(t->fwd_state, &h) : fwd_by_entropy(NULL, &h);
+    assert(i < n);
+    return i;
+}
+
+/* Forwarding hop by hop (pkt.h): at node u, the forwarder picks one of the
+ * equal-cost next hops toward p->dst_node (fwd.h; by default by entropy:
+ * fwd_by_entropy).  A node with no next hop (a failure routing knows of
+ * cut the destination off) drops the packet. */
 void topo_node_forward(sink *self, pkt *p)
 {
     node_fwd *f = container_of(self, node_fwd, base);
     topo *t = f->t;
-    int32_t u = f->node;
-    const tnode *nu = t->node[u];
-    int dst_host = t->node[p->dst_node]->host;
-    dview d = dist_to(t, dst_host);
-    uint32_t c = 0;
-    if (dv(&d, u) != DV_INF)
-        for (uint32_t i = 0; i < nu->nadj; i++)
-            c += is_next_hop(t, &d, u, &nu->adj[i]);
-    if (c == 0) {
+    const nh_set *s = next_hops(t, f->node, p->dst_node);
+    if (s->n == 0) {
         t->stat_noroute_drops++;
         t->stat_noroute_bytes += p->size_bytes;
         pkt_free(t->pool, p);
         return;
     }
-    uint64_t pick = 0;
-    if (c > 1) {
-        if (p->flags & PKT_F_PATHIDX) {
-            pick = p->entropy % c;
-            p->entropy /= c;
-        } else {
-            pick = mix64(p->entropy ^ nu->hash_seed) % c;
-        }
-    }
-    for (uint32_t i = 0; i < nu->nadj; i++) {
-        const tadj *a = &nu->adj[i];
-        if (is_next_hop(t, &d, u, a) && pick-- == 0) {
-            port *q = &t->link[a->link]->dir[a->dir].port;
-            q->base.recv(&q->base, p);
-            return;
-        }
-    }
+    uint32_t i = s->n == 1 ? 0
+                           : choose(t, true, f->node, t->node[p->dst_node]->host, p, 0, s->c,
+                                    s->n);
+    port *q = s->c[i].q;
+    q->base.recv(&q->base, p);
+}
+
+int topo_set_forwarder(topo *t, const fwd_ops *ops, const cfg_node *n, const char *path, err *e)
+{
+    if (t->fwd && t->fwd->fini)
+        t->fwd->fini(t->fwd_state);
+    free(t->fwd_state);
+    t->fwd_state = ops->state_size ? xcalloc(1, ops->state_size) : NULL;
+    t->fwd = ops;
+    t->epoch++;                 /* next-hop sets and routes chosen anew */
+    return ops->configure ? ops->configure(t->fwd_state, t, n, path, e) : 0;
 }
 
 sink *topo_node_forwarder(topo *t, int node) { return &t->node[node]->fwd.base; }
@@ -311,7 +399,10 @@ const int32_t *topo_route_path(const topo *t, const route *rt, size_t *n)
     return p + 1;
 }
 
-const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key)
+/* The route from src_host to dst_host a forwarder picks for a flow of key
+ * `key` (ops NULL: by entropy, i.e. ECMP): at each node, the choice among
+ * its next hops (collect). */
+static const route *route_by(topo *t, int src_host, int dst_host, uint64_t key, bool by_fwd)
 {
     assert(t->finished && src_host != dst_host);
     int32_t src = topo_host_node(t, src_host), dst = topo_host_node(t, dst_host);
@@ -320,22 +411,23 @@ const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key)
         return NULL;
     int n = 0;
     for (int32_t u = src; u != dst;) {
-        const tnode *nu = t->node[u];
-        uint32_t ncand = 0;
-        for (uint32_t i = 0; i < nu->nadj; i++)
-            ncand += is_next_hop(t, &d, u, &nu->adj[i]);
-        assert(ncand > 0);
-        uint64_t pick = ncand == 1 ? 0 : mix64(key ^ nu->hash_seed) % ncand;
-        for (uint32_t i = 0; i < nu->nadj; i++) {
-            const tadj *a = &nu->adj[i];
-            if (is_next_hop(t, &d, u, a) && pick-- == 0) {
-                t->hops[n++] = a->link * 2 + a->dir;
-                u = a->other;
-                break;
-            }
-        }
+        uint32_t c = collect(t, &d, u);
+        assert(c > 0);
+        uint32_t i = c == 1 ? 0 : choose(t, by_fwd, u, dst_host, NULL, key, t->cand, c);
+        t->hops[n++] = t->cand[i].hop;
+        u = t->cand[i].other;
     }
     return route_of_path(t, t->hops, n, src, dst);
+}
+
+const route *topo_route_ecmp(topo *t, int src_host, int dst_host, uint64_t key)
+{
+    return route_by(t, src_host, dst_host, key, false);
+}
+
+const route *topo_route_flow(topo *t, int src_host, int dst_host, uint64_t key)
+{
+    return route_by(t, src_host, dst_host, key, true);
 }
 
 typedef struct path_acc {

@@ -163,14 +163,7 @@ void rdma_path_default(rdma_qp *qp, pkt *p)
         p->hop = 1;             /* hop 0 is the NIC port itself */
         return;
     }
-    p->rt = NULL;
-    p->dst_node = c->dst_node;
-    if (c->spray == CONN_SPRAY_RANDOM) {
-        p->entropy = (uint32_t)rng_next(&c->spray_rng);
-    } else {
-        p->entropy = c->spray_next++;
-        p->flags |= PKT_F_PATHIDX;
-    }
+    conn_spray_stamp(c, p);
 }
 
 /* The PSN to send next, or UINT64_MAX; *hole says it is one of selective

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "aisim/fault.h"
+#include "aisim/netreg.h"
 #include "aisim/units.h"
 #include "catcher.h"
 #include "testutil.h"
@@ -58,7 +59,8 @@ static int bed_init(bed *b, const char *faults, uint64_t seed, err *e)
         fail_msg("%s", e->msg);
     if (topo_from_cfg(b->t, cfg_get(cfg_root(d), "topology"), "topology", e))
         fail_msg("%s", e->msg);
-    int rc = fault_conf(&b->fs, b->t, b->s, cfg_get(cfg_root(d), "faults"), "faults", seed, e);
+    int rc = fault_conf(&b->fs, b->t, b->s, net_registry_builtin()->hooks,
+                        cfg_get(cfg_root(d), "faults"), "faults", seed, e);
     cfg_free(d);                            /* the set keeps nothing of the tree */
     catcher_init(&b->rx, b->s, b->pool, "rx");
     catcher_init(&b->tx, b->s, b->pool, "tx");
@@ -375,10 +377,10 @@ static void test_fault_bad_configs_exact_messages(void **state)
     } bad[] = {
         {"\n  - {kind: los, link: [left, right], rate: 0.1}\n",
          "f.yaml:7:12: faults[0].kind: expected one of: loss, delay, blackhole, flap, "
-         "corrupt, found \"los\"; did you mean \"loss\"?"},
+         "corrupt, deflect, found \"los\"; did you mean \"loss\"?"},
         {"\n  - {link: [left, right], rate: 0.1}\n",
          "f.yaml:7:5: faults[0].kind: missing required key (expected one of: loss, delay, "
-         "blackhole, flap, corrupt)"},
+         "blackhole, flap, corrupt, deflect)"},
         {"\n  - {kind: loss, link: [left, rigth], rate: 0.1}\n",
          "f.yaml:7:31: faults[0].link[1]: unknown node \"rigth\""},
         {"\n  - {kind: loss, link: [h0, right], rate: 0.1}\n",

@@ -580,7 +580,8 @@ static void test_net_spraying_balances_packets_across_spines(void **state)
 /* Faults from a scenario: 1 % loss on the dumbbell's bottleneck for 10 ms
  * drops a binomial share of what crossed it then (faults.csv), every drop
  * is in the run's counts and bytes stay conserved; a black hole on h3's NIC
- * from 10 ms on stops its flow's deliveries. */
+ * from 10 ms on stops its flow's deliveries.  Given as `net.hooks`, the
+ * same list gives the same files. */
 static void test_net_faults_from_the_scenario(void **state)
 {
     (void)state;
@@ -602,6 +603,14 @@ static void test_net_faults_from_the_scenario(void **state)
     double got = csv_value("faults", "flows.csv", "3", 9);
     assert_true(got < 10e-3 * 10e9 / 8);
     json_decref(a);
+    /* The same list as hooks by name: the same run, file for file. */
+    const char *hsets[] = {"net.hooks=[{kind: loss, link: [left, right], rate: 0.01, at: 2ms, "
+                           "until: 12ms}, {kind: blackhole, node: h3, at: 10ms}]",
+                           "stop=20ms"};
+    json_decref(net_run("net/dumbbell", "hooks", hsets, 2));
+    const char *files[] = {"faults.csv", "fault_events.csv", "flows.csv", "links.csv"};
+    for (size_t i = 0; i < 4; i++)
+        tu_assert_same_file("faults", "hooks", files[i]);
 }
 
 /* net/spray-permutation (DCTCP, 32 long flows across leaves, each packet on

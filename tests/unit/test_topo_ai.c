@@ -19,45 +19,8 @@
 #include "aisim/topo.h"
 #include "aisim/units.h"
 #include "testutil.h"
+#include "topobed.h"
 
-typedef struct catcher {
-    sink base;
-    pkt_pool *pool;
-    int n;
-} catcher;
-
-static void catch_recv(sink *self, pkt *p)
-{
-    catcher *c = (catcher *)self;
-    c->n++;
-    pkt_free(c->pool, p);
-}
-
-typedef struct bed {
-    sim *s;
-    pkt_pool *pool;
-    topo *t;
-    catcher rx;
-} bed;
-
-static void bed_init(bed *b)
-{
-    memset(b, 0, sizeof *b);
-    b->s = sim_create();
-    b->pool = pkt_pool_create();
-    b->t = topo_create(b->s, b->pool, 1);
-    b->rx.base.recv = catch_recv;
-    b->rx.base.name = "rx";
-    b->rx.pool = b->pool;
-}
-
-static void bed_fini(bed *b)
-{
-    assert_int_equal(pkt_pool_live(b->pool), 0);
-    topo_destroy(b->t);
-    pkt_pool_destroy(b->pool);
-    sim_destroy(b->s);
-}
 
 static link_cfg mk_link(int64_t rate_bps)
 {
@@ -292,12 +255,7 @@ static void spray(bed *b, int s, int d, int n)
 {
     topo_bind_flow(b->t, 0, s, &b->rx.base, d, &b->rx.base);
     for (int i = 0; i < n; i++) {
-        pkt *p = pkt_alloc(b->pool);
-        p->flow_id = 0;
-        p->kind = PKT_DATA;
-        p->size_bytes = 1500;
-        p->dst_node = (uint32_t)topo_host_node(b->t, d);
-        p->entropy = (uint32_t)i * 2654435761u;
+        pkt *p = bed_hop_pkt(b, d, (uint32_t)i * 2654435761u);
         sink *f = topo_node_forwarder(b->t, topo_host_node(b->t, s));
         f->recv(f, p);
     }

@@ -261,7 +261,7 @@ bool network_flow_path(network *n, const conn *c, double *rate_bps, int64_t *del
     if (n->ops != &flow_plane)
         return false;
     /* a connection that has not sent yet: the route it will take */
-    const route *fwd = c->fwd ? c->fwd : topo_route_ecmp(n->t, c->src, c->dst, c->path_key);
+    const route *fwd = c->fwd ? c->fwd : topo_route_flow(n->t, c->src, c->dst, c->path_key);
     if (!fwd)
         return false;
     const flownet *f = n->tp;
