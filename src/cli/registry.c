@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "aisim/model.h"
+#include "aisim/netext.h"
 #include "aisim/netreg.h"
 #include "aisim/transport.h"
 #include "systems/stellar/stellar_mp_transport.h"
+#include "systems/stellar/stellar_rdma.h"
 
 extern const model_ops queue_model_ops;
 extern const model_ops net_model_ops;
@@ -17,7 +19,6 @@ extern const model_ops birp_model_ops;
 extern const model_ops fedenergy_model_ops;
 extern const model_ops stellar_model_ops;
 extern const model_ops collective_model_ops;
-extern const model_ops sdtcp_model_ops;
 extern const model_ops training_model_ops;
 extern const model_ops skeleton_model_ops;
 
@@ -28,7 +29,6 @@ static const model_ops *const models[] = {
     &fedenergy_model_ops,
     &stellar_model_ops,
     &collective_model_ops,
-    &sdtcp_model_ops,
     &training_model_ops,
     &skeleton_model_ops,
     NULL,
@@ -47,10 +47,15 @@ const model_ops *model_find(const char *name)
 /* The first transport is the default of `transport.name`. */
 static const transport_ops *const transports[] = {&tcp_transport, &dgram_transport,
                                                   &rocev2_transport, &stellar_dgram_transport,
-                                                  NULL};
+                                                  &stellar_rocev2_transport, NULL};
+
+extern const netext_ops sdtcp_ext_ops;
+
+static const netext_ops *const extensions[] = {&sdtcp_ext_ops, NULL};
 
 static const net_registry builtin = {
     .transports = transports,
+    .extensions = extensions,
 };
 
 const net_registry *net_registry_builtin(void) { return &builtin; }
