@@ -18,13 +18,16 @@ obj=${BUILD:-build}/src
 if [ -d "$obj/systems" ] && command -v nm >/dev/null; then
     up=$(find "$obj/systems" -name '*.o' -exec nm -g --defined-only {} + 2>/dev/null |
          awk 'NF == 3 {print $3}' | sort -u)
-    for o in $(find "$obj/net" "$obj/transport" -name '*.o' 2>/dev/null); do
-        for s in $(nm -u "$o" | awk '{print $NF}'); do
-            if printf '%s\n' "$up" | grep -qx "$s"; then
-                printf 'layers: %s calls %s, defined in systems/\n' "$o" "$s"
-                exit 1
-            fi
-        done
-    done
+    calls=$(find "$obj/net" "$obj/transport" -name '*.o' -exec nm -A -u {} + 2>/dev/null |
+            awk '{print $NF, $1}' | sort)
+    hit=$(printf '%s\n' "$calls" | awk 'NR == FNR {up[$1] = 1; next} ($1 in up)' \
+          /dev/fd/3 - 3<<EOF2
+$up
+EOF2
+)
+    if [ -n "$hit" ]; then
+        printf 'layers: a net/ or transport/ object calls into systems/:\n%s\n' "$hit"
+        exit 1
+    fi
 fi
 echo "layers: ok"
