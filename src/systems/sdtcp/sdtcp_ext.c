@@ -201,7 +201,8 @@ typedef struct sd_ext {
     size_t nburst;
     bool *sender;               /* by host: sent a query's block */
     conn **bg;                  /* background connections (an endless message) */
-    size_t nbg, capbg;
+    size_t nbg, capbg, bg_flows;
+    uint64_t bg_gone_bytes;     /* delivered by those aborted (and so freed) */
     int64_t bg_start;           /* the first background message's start */
     /* timeline */
     sim_timer tick;
@@ -465,6 +466,7 @@ static void sd_on_send(void *st, conn *c, const net_msg *msg)
             m->bg = xrealloc(m->bg, m->capbg * sizeof *m->bg);
         }
         m->bg[m->nbg++] = c;
+        m->bg_flows++;
         if (m->bg_start < 0 || msg->start_ps < m->bg_start)
             m->bg_start = msg->start_ps;
         return;
@@ -495,7 +497,20 @@ static void sd_on_send(void *st, conn *c, const net_msg *msg)
 static void sd_on_done(void *st, const net_msg *msg)
 {
     sd_ext *m = st;
-    if (msg->bytes == UINT64_MAX || msg->tag < 0 || (size_t)msg->tag >= m->nq)
+    if (msg->bytes == UINT64_MAX) {
+        /* an endless message ends only when its transport gave up: its
+         * connection will be freed, so keep what it delivered and forget it */
+        for (size_t i = 0; i < m->nbg; i++)
+            if (m->bg[i]->id == msg->conn) {
+                conn_stats cs;
+                m->ops->stats(m->bg[i], &cs);
+                m->bg_gone_bytes += cs.delivered;
+                m->bg[i] = m->bg[--m->nbg];
+                break;
+            }
+        return;
+    }
+    if (msg->tag < 0 || (size_t)msg->tag >= m->nq)
         return;
     sd_query *q = &m->q[msg->tag];
     if (--q->left == 0)
@@ -510,7 +525,7 @@ static void on_tick(sim *s, void *obj, uint64_t arg)
 {
     (void)arg;
     sd_ext *m = obj;
-    uint64_t bg = 0;
+    uint64_t bg = m->bg_gone_bytes;
     for (size_t i = 0; i < m->nbg; i++) {
         conn_stats st;
         m->ops->stats(m->bg[i], &st);
@@ -675,7 +690,7 @@ static int sd_report(void *st, out *o, json_t *sum, err *e)
     if (m->c.scheme == SCHEME_SDTCP)
         json_object_set_new(j, "mode", json_string(modes[m->c.mode]));
     json_object_set_new(j, "senders", json_integer(senders));
-    json_object_set_new(j, "background_flows", json_integer((json_int_t)m->nbg));
+    json_object_set_new(j, "background_flows", json_integer((json_int_t)m->bg_flows));
     json_object_set_new(j, "rounds_completed", json_integer(m->done));
     out_json_num(j, "qct_p50_s", samples_quantile(&q, 0.5));
     out_json_num(j, "qct_p99_s", samples_quantile(&q, 0.99));
