@@ -16,7 +16,8 @@ over seeds:
 
 Usage (from the repository root, after make):
   scripts/sdtcp_table.py n [SEEDS]
-Output directories go under $SDTCP_OUT (default out/sdtcp-study).
+Output directories go under $SDTCP_OUT (default out/sdtcp-study); with
+SDTCP_REUSE=1 a sweep whose sweep.json is there is read, not run again.
 """
 import json
 import math
@@ -28,19 +29,19 @@ AISIM = os.environ.get("AISIM", "build/aisim")
 OUT = os.environ.get("SDTCP_OUT", "out/sdtcp-study")
 
 SCHEMES = [
-    ("NewReno, RTO_min 200 ms", ["sdtcp.scheme=none"]),
-    ("NewReno, RTO_min 1 ms", ["sdtcp.scheme=none", "sdtcp.transport.min_rto=1ms"]),
-    ("DCTCP (K 20 pkts)", ["sdtcp.scheme=none", "sdtcp.transport.cc=dctcp"]),
-    ("ICTCP", ["sdtcp.scheme=ictcp"]),
-    ("SDTCP paper-minimal", ["sdtcp.policy.mode=minimal"]),
-    ("SDTCP banded", ["sdtcp.policy.mode=banded"]),
-    ("ablation: throttle all", ["sdtcp.policy.mode=all"]),
-    ("ablation: fixed window", ["sdtcp.policy.mode=fixed"]),
+    ("NewReno, RTO_min 200 ms", ["net.extensions.sdtcp.scheme=none"]),
+    ("NewReno, RTO_min 1 ms", ["net.extensions.sdtcp.scheme=none", "net.transport.min_rto=1ms"]),
+    ("DCTCP (K 20 pkts)", ["net.extensions.sdtcp.scheme=none", "net.transport.cc=dctcp"]),
+    ("ICTCP", ["net.extensions.sdtcp.scheme=ictcp"]),
+    ("SDTCP paper-minimal", ["net.extensions.sdtcp.policy.mode=minimal"]),
+    ("SDTCP banded", ["net.extensions.sdtcp.policy.mode=banded"]),
+    ("ablation: throttle all", ["net.extensions.sdtcp.policy.mode=all"]),
+    ("ablation: fixed window", ["net.extensions.sdtcp.policy.mode=fixed"]),
 ]
 
-FAST = ["sdtcp.transport.init_cwnd=2", "sdtcp.controller.latency=10us",
-        "sdtcp.controller.processing=5us", "sdtcp.controller.renotify=0s",
-        "sdtcp.policy.rtt=100us"]
+FAST = ["net.transport.init_cwnd=2", "net.extensions.sdtcp.controller.latency=10us",
+        "net.extensions.sdtcp.controller.processing=5us", "net.extensions.sdtcp.controller.renotify=0s",
+        "net.extensions.sdtcp.policy.rtt=100us"]
 
 METRICS = [
     ("burst loss", "sdtcp.burst_loss_rate", "{:.4f}", 1),
@@ -58,6 +59,9 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8:
 
 def sweep(name, scenario, sets, vary, seeds):
     out = os.path.join(OUT, name)
+    if os.environ.get("SDTCP_REUSE") and os.path.exists(os.path.join(out, "sweep.json")):
+        with open(os.path.join(out, "sweep.json")) as f:
+            return json.load(f)         # tables again from the sweeps of an earlier run
     cmd = [AISIM, "sweep", scenario, "--seeds", seeds, "--out", out, "--force", "-q",
            "--jobs", "2"]
     for v in vary:
@@ -118,33 +122,36 @@ def main():
         for i, (label, sets) in enumerate(SCHEMES):
             extra = FAST if what == "fast" else []
             doc = sweep("%s-%d" % (what, i), "sdtcp/incast-bg", extra + sets,
-                        ["sdtcp.incast.senders=" + ns], seeds)
-            for n, rows in sorted(by(rows_of(doc), "sdtcp.incast.senders").items(), key=lambda x: int(x[0])):
+                        ["net.incast.senders=" + ns], seeds)
+            for n, rows in sorted(by(rows_of(doc), "net.incast.senders").items(), key=lambda x: int(x[0])):
                 groups.append((label, n, rows))
         if what == "n":
             groups.sort(key=lambda g: int(g[1]))
         table("N sweep" if what == "n" else "N = 32, fast controller, IW 2", groups)
     elif what == "delay":
         doc = sweep("delay", "sdtcp/delay", [], [
-            "sdtcp.controller.latency=10us,30us,100us,300us,1ms,3ms,10ms"], seeds)
-        groups = [("latency " + k, 32, v) for k, v in by(rows_of(doc), "sdtcp.controller.latency").items()]
+            "net.extensions.sdtcp.controller.latency=10us,30us,100us,300us,1ms,3ms,10ms"], seeds)
+        groups = [("latency " + k, 32, v) for k, v in by(rows_of(doc), "net.extensions.sdtcp.controller.latency").items()]
         table("controller delay", groups)
-        base = sweep("delay-none", "sdtcp/delay", ["sdtcp.scheme=none"], [
-            "sdtcp.incast.senders=32"], seeds)
+        base = sweep("delay-none", "sdtcp/delay", ["net.extensions.sdtcp.scheme=none"], [
+            "net.incast.senders=32"], seeds)
         table("the same without controller", [("NewReno", 32, rows_of(base))])
     elif what == "bg":
         groups = []
+        hosts = ["h99", "h98", "h97"]
         for i, (label, sets) in enumerate([SCHEMES[0], SCHEMES[5]]):
-            doc = sweep("bg-%d" % i, "sdtcp/incast-bg", FAST + sets,
-                        ["sdtcp.background.flows=1,2,3"], seeds)
-            for k, rows in by(rows_of(doc), "sdtcp.background.flows").items():
-                groups.append(("%s, %s background" % (label, k), 32, rows))
+            for k in (1, 2, 3):
+                flows = "net.flows=[" + ", ".join("{src: %s, dst: h0}" % h
+                                                  for h in hosts[:k]) + "]"
+                doc = sweep("bg-%d-%d" % (i, k), "sdtcp/incast-bg", FAST + sets + [flows],
+                            ["net.incast.senders=32"], seeds)
+                groups.append(("%s, %d background" % (label, k), 32, rows_of(doc)))
         table("background flows", groups)
     elif what in ("leaf", "pure"):
         sc = "sdtcp/leafspine" if what == "leaf" else "sdtcp/pure-incast"
         groups = []
-        for label, sets in [("SDTCP (scenario's mode)", []), ("NewReno", ["sdtcp.scheme=none"])]:
-            doc = sweep(what + "-" + str(len(groups)), sc, sets, ["sdtcp.tail=10ms"], seeds)
+        for label, sets in [("SDTCP (scenario's mode)", []), ("NewReno", ["net.extensions.sdtcp.scheme=none"])]:
+            doc = sweep(what + "-" + str(len(groups)), sc, sets, ["net.tail=10ms"], seeds)
             groups.append((label, "-", rows_of(doc)))
         table(sc, groups)
     else:

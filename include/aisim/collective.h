@@ -108,7 +108,6 @@ coll_comm *coll_comm_subset(coll_comm *parent, const int *ranks, int count);
 void coll_comm_destroy(coll_comm *c);
 int coll_comm_size(const coll_comm *c);
 int coll_comm_endpoint(const coll_comm *c, int rank);
-network *coll_comm_network(const coll_comm *c);
 
 /* Checks endpoints for a communicator before creating one: each in
  * 0..endpoints-1 and none twice; a located error (node, path) if not. */

@@ -64,8 +64,4 @@ void ecdf_free(ecdf *t);
 double ecdf_sample(const ecdf *t, rng *r);
 double ecdf_mean(const ecdf *t);
 
-/* Constructors for code and tests. */
-dist dist_exponential(double mean);
-dist dist_constant(double v);
-
 #endif

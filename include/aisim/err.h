@@ -48,10 +48,6 @@ int err_set_(err *e, int code, const char *src, int line, const char *fmt, ...)
 /* Prefixes the existing message with "prefix: " (used to add context). */
 void err_prefix(err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Name ("EINVAL") and description of a code. */
-const char *aisim_errname(int code);
-const char *aisim_strerror(int code);
-
 /* Allocation that never returns NULL: on out-of-memory it prints
  * "aisim: out of memory (allocating N bytes)" and exits 1 (aisim_oom()). */
 void aisim_oom(size_t n) __attribute__((noreturn));

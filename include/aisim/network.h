@@ -55,10 +55,11 @@ typedef struct network network;
 /* The network's part of a scenario section, bound by the model that owns
  * the section (net.c lists the keys: topology, transport, hash_seeds,
  * routing, failures, faults, hooks, pcap, pcap_max_packets, sample_interval,
- * sample_ports, sample_output, plane, flow). */
+ * sample_ports, sample_output, plane, flow, extensions). */
 typedef struct network_cfg {
     cfg_node *topology, *transport, *failures, *faults, *hooks, *pcap, *sample_ports;
     cfg_node *flow;             /* the flow plane's keys (src/net/flow/flownet.h) */
+    cfg_node *extensions;       /* name -> section of each extension (netext.h) */
     int plane;                  /* enum network_plane */
     int hash_seeds;             /* 0: random per switch, 1: all equal */
     const char *routing_name;   /* `routing`: a forwarder's name (fwd.h); NULL: */
@@ -104,6 +105,10 @@ typedef void (*net_done_fn)(void *ctx, network *n, const net_msg *m);
  * the scenario location.  On error *out is still set (destroy it). */
 int network_create(network **np, const network_cfg *c, cfg_node *sec, const char *path,
                    const model_env *env, err *e);
+/* The same for a section that holds the network keys (netkeys.h) and
+ * nothing else: binds them, then network_create(). */
+int network_from_section(network **np, cfg_node *sec, const char *path, const model_env *env,
+                         err *e);
 void network_destroy(network *n);
 /* Schedules the faults (fault.h), the failures and the sampler. */
 void network_start(network *n);
@@ -113,6 +118,8 @@ pkt_pool *network_pool(network *n);
 sim *network_sim(network *n);
 const transport_ops *network_transport(const network *n);
 size_t network_endpoints(const network *n);
+/* The transport's framing: payload and header bytes of a full packet. */
+void network_framing(const network *n, uint32_t *payload, uint32_t *header);
 /* The endpoint named `name` (a host), or a located error (negative). */
 int network_endpoint(network *n, const char *name, const cfg_node *at, const char *path,
                      err *e);

@@ -60,7 +60,6 @@ void pcapw_destroy(pcapw *w);
 /* Records packet p at time ts_ps. */
 void pcapw_add(pcapw *w, int64_t ts_ps, const pkt *p);
 
-uint64_t pcapw_count(const pcapw *w);       /* records kept */
 uint64_t pcapw_missed(const pcapw *w);      /* packets over the limit */
 
 /* Writes the records as a pcap stream to f (which the caller owns). */

@@ -21,9 +21,10 @@
  * allocated per packet once the pool is warm.  The payload is never
  * materialised; size_bytes is what the wire carries.  A pool counts live
  * packets, so that a test can check sent = delivered + dropped + in flight.
- * sizeof(pkt) is 96 bytes (checked by a static assertion); what every hop
- * reads or writes (next, rt, hop, prio, flags, size_bytes) is in the first
- * 32, which the pool keeps within one cache line.
+ * sizeof(pkt) is 96 bytes (a static assertion keeps it within two cache
+ * lines, 128 bytes); what every hop reads or writes (next, rt, hop, prio,
+ * flags, size_bytes) is in the first 32, which the pool keeps within one
+ * cache line.
  */
 #ifndef AISIM_PKT_H
 #define AISIM_PKT_H

@@ -130,7 +130,8 @@ typedef struct rdma_keys {
     double timely_alpha, timely_beta;
     /* DCTCP over RoCE */
     int64_t dctcp_rai_bps;
-    /* `multipath:` (Stellar, src/systems/stellar/stellar_rdma.c), NULL: none */
+    /* `multipath:`, the section of a transport wrapping this one (Stellar's
+     * stellar_rocev2); rocev2 alone refuses it.  NULL: none */
     cfg_node *multipath;
 } rdma_keys;
 
@@ -216,6 +217,33 @@ void rdma_qp_wake(rdma_qp *qp);
 /* The `window: bdp` window of qp in bytes, at least 1 (enum rdma_window). */
 uint64_t rdma_window_bytes(const rdma_qp *qp);
 
+/* ---- for a transport that wraps rocev2 (Stellar's stellar_rocev2) ------
+ * It calls rocev2_transport's setup and teardown around its own and acts
+ * through these and the CC / loss-recovery ops (rdma_cc_ops), never by
+ * writing a QP's or the transport's fields. */
+
+/* rocev2's scenario keys (binding an rdma_keys), for a wrapper's own table. */
+extern const cfg_key rdma_schema[];
+/* Makes cc every QP's congestion control (in place of `cc:`); ctx is the
+ * wrapper's, for the CC to read (rdma_tp_cc_ctx).  Call from setup. */
+void rdma_tp_set_cc(rdma_tp *tp, const rdma_cc_ops *cc, void *ctx);
+void *rdma_tp_cc_ctx(const rdma_tp *tp);
+/* Selective repeat is required with `what` (a located error naming the
+ * transport section's `recovery` otherwise). */
+int rdma_need_selective(const rdma_tp *tp, const char *what, const cfg_node *sec,
+                        const char *path, err *e);
+/* The QP's pacing rate, CC window (0: none) and path hook (NULL: the
+ * default, rdma_path_default). */
+void rdma_qp_set_rate(rdma_qp *qp, int64_t rate_bps);
+void rdma_qp_set_window(rdma_qp *qp, uint64_t wnd_bytes);
+void rdma_qp_set_path(rdma_qp *qp, void (*path)(rdma_qp *qp, pkt *p), void *ctx);
+/* The QP's timeout count (its loss recovery's, when a CC owns recovery). */
+void rdma_qp_set_timeouts(rdma_qp *qp, uint64_t n);
+/* Events a CC algorithm ignores. */
+void rdma_cc_nop_send(rdma_qp *qp, void *st, const pkt *p);
+void rdma_cc_nop_ack(rdma_qp *qp, void *st, const pkt *a, uint64_t newly);
+void rdma_cc_nop(rdma_qp *qp, void *st);
+
 /* ---- inside the transport (rdma*.c) ------------------------------------ */
 
 /* The NIC of port q (made on first use), and its scheduler. */
@@ -249,13 +277,8 @@ struct rdma_tp {
     sim_timer sampler;
     bool sampler_on;
     int64_t max_rtt_ps;         /* HPCC's T: the largest base RTT seen */
-    void *mp;                   /* multipath: the bound keys (stellar_rdma.c) */
+    void *cc_ctx;               /* a wrapping transport's context for its CC */
 };
-
-/* `multipath:` of the transport (stellar_rdma.c): binds the section into
- * tp->mp and sets tp->cc to Stellar's; frees it. */
-int rdma_mp_setup(rdma_tp *tp, cfg_node *sec, const char *path, const cfg_node *tsec, err *e);
-void rdma_mp_teardown(rdma_tp *tp);
 
 /* HPCC in-band telemetry: up to RDMA_INT_HOPS hops per packet. */
 #define RDMA_INT_HOPS 8

@@ -114,12 +114,9 @@ void sdn_destroy(sdn *c);
 /* Manages switch `node` over a channel of one-way latency_ps: hooks its
  * egress ports.  Returns its index.  Call before sdn_start. */
 int sdn_add_switch(sdn *c, int node, int64_t latency_ps);
-int sdn_switches(const sdn *c);
-int sdn_switch_node(const sdn *c, int sw);
-/* Egress ports of switch sw, by index; the index of `q` (-1: not its). */
+/* Egress ports of switch sw, by index. */
 uint32_t sdn_switch_ports(const sdn *c, int sw);
 port *sdn_port(const sdn *c, int sw, uint32_t i);
-int sdn_port_index(const sdn *c, int sw, const port *q);
 /* Watches port i of switch sw: levels[k] = {high, low} bytes, ascending;
  * cn_gap_ps: the rate limit; renotify_ps: while the queue stays above a
  * level, the notification is repeated this often (0: never).  Call before

@@ -150,8 +150,6 @@ void skel_lognorm_fit(const double *x, size_t n, double *mu, double *sigma);
 /* Z-test of the mean of ln x against N(mu, sigma^2): returns the two-sided
  * p-value and the statistic in *z. */
 double skel_ztest(const double *x, size_t n, double mu, double sigma, double *z);
-/* The same from the mean of ln x of n samples (running sums suffice). */
-double skel_ztest_mean(double mean_ln, size_t n, double mu, double sigma, double *z);
 bool skel_long_term_mean(double mean_ln, size_t n, double mu, double sigma, double alpha,
                          double min_shift);
 /* Long-term verdict: p < alpha and the median moved by >= min_shift
@@ -222,7 +220,6 @@ typedef struct skel_votes {
 } skel_votes;
 void skel_votes_init(skel_votes *v, size_t n);
 void skel_votes_fini(skel_votes *v);
-void skel_votes_clear(skel_votes *v);
 /* Adds one path (elements el[0..len)) as anomalous or healthy. */
 void skel_votes_add(skel_votes *v, const int32_t *el, size_t len, bool anomalous);
 /* The culprit on path el: elements not exonerated by a healthy path and

@@ -41,6 +41,10 @@ void bm_init(batch_means *b, int nbatch);
 void bm_fini(batch_means *b);
 void bm_add(batch_means *b, double x);
 double bm_mean(const batch_means *b);
+/* The 97.5 % quantile of Student's t with df degrees of freedom (a 95 %
+ * two-sided interval: mean +- t * sd / sqrt(n), df = n - 1), from the table
+ * to df 30, then 40, 60, 120 and the normal's 1.960; NAN for df < 1. */
+double stat_t975(int df);
 /* Half-width of the 95% confidence interval of the mean (Student t over the
  * completed batches); NAN with fewer than 2 batches. */
 double bm_halfwidth95(const batch_means *b);

@@ -186,8 +186,6 @@ static inline void smp_cc_cap_base(smp_cc *cc, int64_t base_ps)
     if (base_ps > cc->cap_base_ps)
         cc->cap_base_ps = base_ps;
 }
-double smp_cc_min(const smp_cc *cc);
-double smp_cc_max(const smp_cc *cc);
 
 /* ---- receiver: placement by PSN in a bitmap ----------------------- */
 

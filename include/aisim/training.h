@@ -164,7 +164,6 @@ typedef struct trn_prog {
     int keys[2];                /* keys per direction (max key + 1) */
 } trn_prog;
 
-void trn_prog_push(trn_prog *p, const trn_op *op);
 void trn_prog_free(trn_prog *p);
 
 /* How the builder turns layers into programs. */
@@ -219,7 +218,6 @@ typedef struct trn_cost {
     int64_t lat_ps[TRN_G_NGROUP];
     int size[TRN_G_NGROUP];         /* ranks per group */
 } trn_cost;
-int64_t trn_cost_coll(const trn_cost *c, const trn_comm *cm);
 
 /* What one stage's rank did over the iteration. */
 typedef struct trn_stage_stats {

@@ -1,7 +1,8 @@
 /*
  * transport.h - the contract between the network object (network.h) and a
- * transport protocol: TCP (NewReno, DCTCP), a datagram transport, and the
- * ones to come (RoCEv2).
+ * transport protocol: TCP (NewReno, DCTCP), datagrams, RoCEv2 (RC queue
+ * pairs), the flow plane, and those a system registers from above
+ * (Stellar's multi-path core, src/cli/registry.c).
  *
  * A transport is an ops table, in the style of Linux's proto_ops: the
  * network allocates `conn_size` zeroed bytes per connection, fills the

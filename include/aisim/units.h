@@ -67,7 +67,6 @@ bool units_parse(enum unit_kind kind, const char *text, int64_t *out, const char
 
 /* Example text for error messages: "1.5us", "100Gbps", "64KiB". */
 const char *units_example(enum unit_kind kind);
-const char *units_kind_name(enum unit_kind kind);   /* "time", "rate", "size" */
 
 /* Formats a value with the largest unit that keeps it exact, e.g. 1500000 ps
  * as "1500ns"... or "1.5us" (shortest exact decimal).  buf >= 32 bytes. */

@@ -1,8 +1,8 @@
 /*
  * workload.h - traffic generators that talk to a network through its
  * message API (network.h) only: explicit flows, rounds of incast, Poisson
- * background traffic from a flow-size distribution.  The AI workloads
- * (collectives, training jobs) are to come beside them.
+ * background traffic from a flow-size distribution, and the collectives'
+ * sweeps and concurrent jobs.
  *
  * A workload is an ops table.  A model that owns a scenario section binds
  * each workload's key in it as a subtree (CFG_NODE) and hands that subtree

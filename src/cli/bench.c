@@ -237,7 +237,7 @@ static const bcase cases[] = {
      "ai/nccl-allreduce-128",
      {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB", NULL}},
     {"sdtcp", "scenario sdtcp/incast-bg, N=32, SDTCP", 5, 0, 0, 0, "sdtcp/incast-bg",
-     {"sdtcp.scheme=sdtcp", NULL}},
+     {"net.extensions.sdtcp.scheme=sdtcp", NULL}},
     {"gpt13b", "scenario ai/gpt13b, 1 iteration, 128 GPUs, bytes x0.1", 3, 0, 0, 0, "ai/gpt13b",
      {"training.bytes_scale=0.1", NULL}},
     {"rdma", "scenario rdma/fattree-permutation, DCQCN", 3, 0, 0, 0,
@@ -284,7 +284,7 @@ static bres run_case(const bcase *c, int quick)
         /* The same scenario without the controller (scheme none: the
          * switches' measuring hooks stay): the runs differ in what they
          * simulate, so the ratio is of wall time per packet hop. */
-        const char *none[] = {"sdtcp.scheme=none", NULL};
+        const char *none[] = {"net.extensions.sdtcp.scheme=none", NULL};
         bres w = bench_scenario(c->scenario, c->sets, 1);
         bres wo = bench_scenario(c->scenario, none, 1);
         if (w.pkts > 0 && wo.pkts > 0 && wo.wall > 0)

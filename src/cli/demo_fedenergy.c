@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "aisim/stats.h"
 #include "cli/cli.h"
 #include "cli/run.h"
 
@@ -29,7 +30,6 @@ static double jnum(json_t *o, const char *a, const char *b)
  * if not all (Student t, 95%). */
 static void cell(char *buf, size_t len, const double *x, double scale, int digits)
 {
-    static const double t975[SEEDS] = {NAN, 12.706, 4.303, 3.182, 2.776};
     double m = 0, ss = 0;
     int n = 0;
     for (int k = 0; k < SEEDS; k++)
@@ -45,7 +45,7 @@ static void cell(char *buf, size_t len, const double *x, double scale, int digit
     for (int k = 0; k < SEEDS; k++)
         if (isfinite(x[k]))
             ss += (x[k] * scale - m) * (x[k] * scale - m);
-    double h = n > 1 ? t975[n - 1] * sqrt(ss / (n - 1) / n) : NAN;
+    double h = n > 1 ? stat_t975(n - 1) * sqrt(ss / (n - 1) / n) : NAN;
     int w = snprintf(buf, len, "%.*f +-%.*f", digits, m, digits, h);
     if (n < SEEDS && w > 0 && (size_t)w < len)
         snprintf(buf + w, len - (size_t)w, " (%d/%d)", n, SEEDS);

@@ -15,6 +15,4 @@ struct embedded_example {
 /* Terminated by an entry whose name is NULL. */
 extern const struct embedded_example embedded_examples[];
 
-const struct embedded_example *example_find(const char *name);
-
 #endif

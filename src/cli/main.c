@@ -18,6 +18,8 @@
 
 #include "aisim/log.h"
 #include "aisim/model.h"
+#include "aisim/netext.h"
+#include "aisim/netreg.h"
 #include "cli/cli.h"
 #include "cli/examples.h"
 #include "cli/run.h"
@@ -226,6 +228,10 @@ static int cmd_list(void)
     printf("models:\n");
     for (const model_ops *const *m = model_all(); *m; m++)
         printf("  %-12s %s\n", (*m)->name, (*m)->summary);
+    const netext_ops *const *ext = net_registry_builtin()->extensions;
+    printf("\nnetwork extensions (net.extensions.NAME):\n");
+    for (; ext && *ext; ext++)
+        printf("  %-12s %s\n", (*ext)->name, (*ext)->summary);
     printf("\nbuilt-in examples (aisim run NAME):\n");
     for (const struct embedded_example *x = embedded_examples; x->name; x++)
         printf("  %-24s %s\n", x->name, x->path);

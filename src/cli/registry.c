@@ -9,10 +9,12 @@
 #include "aisim/fault.h"
 #include "aisim/fwd.h"
 #include "aisim/model.h"
+#include "aisim/netext.h"
 #include "aisim/netreg.h"
 #include "aisim/qdisc.h"
 #include "aisim/transport.h"
 #include "systems/stellar/stellar_mp_transport.h"
+#include "systems/stellar/stellar_rdma.h"
 
 extern const model_ops queue_model_ops;
 extern const model_ops net_model_ops;
@@ -20,7 +22,6 @@ extern const model_ops birp_model_ops;
 extern const model_ops fedenergy_model_ops;
 extern const model_ops stellar_model_ops;
 extern const model_ops collective_model_ops;
-extern const model_ops sdtcp_model_ops;
 extern const model_ops training_model_ops;
 extern const model_ops skeleton_model_ops;
 
@@ -31,7 +32,6 @@ static const model_ops *const models[] = {
     &fedenergy_model_ops,
     &stellar_model_ops,
     &collective_model_ops,
-    &sdtcp_model_ops,
     &training_model_ops,
     &skeleton_model_ops,
     NULL,
@@ -50,7 +50,11 @@ const model_ops *model_find(const char *name)
 /* The first transport is the default of `transport.name`. */
 static const transport_ops *const transports[] = {&tcp_transport, &dgram_transport,
                                                   &rocev2_transport, &stellar_dgram_transport,
-                                                  NULL};
+                                                  &stellar_rocev2_transport, NULL};
+
+extern const netext_ops sdtcp_ext_ops;
+
+static const netext_ops *const extensions[] = {&sdtcp_ext_ops, NULL};
 
 /* Queue disciplines a link's `qdisc` may name (qdisc.h). */
 static const qdisc_ops *const qdiscs[] = {&qdisc_droptail, &qdisc_ecn, &qdisc_ecn_ramp, &qdisc_red,
@@ -69,6 +73,7 @@ static const net_registry builtin = {
     .qdiscs = qdiscs,
     .forwarders = forwarders,
     .hooks = hook_kinds,
+    .extensions = extensions,
 };
 
 const net_registry *net_registry_builtin(void) { return &builtin; }

@@ -11,7 +11,7 @@
 #include "aisim/sim.h"
 #include "cli/examples.h"
 
-const struct embedded_example *example_find(const char *name)
+static const struct embedded_example *example_find(const char *name)
 {
     for (const struct embedded_example *x = embedded_examples; x->name; x++)
         if (strcmp(x->name, name) == 0)

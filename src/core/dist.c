@@ -259,8 +259,6 @@ double dist_moment2(const dist *d)
     return NAN;
 }
 
-dist dist_exponential(double mean) { return (dist){.kind = DIST_EXPONENTIAL, .a = mean}; }
-dist dist_constant(double v) { return (dist){.kind = DIST_CONSTANT, .a = v}; }
 
 /* ---- empirical CDF ---------------------------------------------------- */
 

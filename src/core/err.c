@@ -62,26 +62,6 @@ void err_prefix(err *e, const char *fmt, ...)
     escape_controls(e->msg, sizeof e->msg);
 }
 
-const char *aisim_errname(int code)
-{
-    switch (code) {
-#define AISIM_ERR_NAME(name, val, desc) case val: return #name;
-        AISIM_ERRNO_MAP(AISIM_ERR_NAME)
-#undef AISIM_ERR_NAME
-    }
-    return "EUNKNOWN";
-}
-
-const char *aisim_strerror(int code)
-{
-    switch (code) {
-#define AISIM_ERR_DESC(name, val, desc) case val: return desc;
-        AISIM_ERRNO_MAP(AISIM_ERR_DESC)
-#undef AISIM_ERR_DESC
-    }
-    return "unknown error";
-}
-
 void aisim_oom(size_t n)
 {
     /* Exit 1 (the run failed), not abort()'s 134: running out of memory is

@@ -52,16 +52,6 @@ const char *units_example(enum unit_kind k)
     return "";
 }
 
-const char *units_kind_name(enum unit_kind k)
-{
-    switch (k) {
-    case UNIT_TIME: return "time";
-    case UNIT_RATE: return "rate";
-    case UNIT_SIZE: return "size";
-    }
-    return "";
-}
-
 #define MANT_MAX ((__int128)1000000000000000000 * 1000000)   /* 1e24 */
 
 bool units_parse(enum unit_kind kind, const char *text, int64_t *out, const char **why)

@@ -1,7 +1,7 @@
 /*
  * collective.c - the `collective` model: nccl-tests on a packet-level
  * fabric.  Configuration glue, as net.c: the section's network keys build
- * the network (net_keys.h), `sweep` is the nccl-tests workload
+ * the network (aisim/netkeys.h), `sweep` is the nccl-tests workload
  * (src/workload/coll_sweep.c) whose collectives (collective.h) send their
  * messages through the network's message API.
  *
@@ -28,7 +28,7 @@
 #include "aisim/model.h"
 #include "aisim/network.h"
 #include "aisim/workload.h"
-#include "models/net_keys.h"
+#include "aisim/netkeys.h"
 
 typedef struct coll_model_cfg {
     network_cfg net;

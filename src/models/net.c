@@ -26,12 +26,13 @@
  *              keep theirs)
  *   flows      a list of {src, dst, size, start, prio}; without size a flow
  *              is long-lived
- *   incast     {receiver, senders, block, rounds, start, persistent}: rounds
- *              in which `senders` hosts each send `block` bytes to
- *              `receiver`; the next round starts when every block of the
- *              previous one has arrived (the synchronized-read workload of
- *              the incast papers), on one persistent connection per sender
- *              unless persistent is false
+ *   incast     {receiver, senders, block, rounds, start, period, jitter,
+ *              persistent}: rounds in which `senders` hosts (a count or a
+ *              list) each send `block` bytes to `receiver`; the next round
+ *              starts when every block of the previous one has arrived (the
+ *              synchronized-read workload of the incast papers), or at
+ *              start + k period if later, on one persistent connection per
+ *              sender unless persistent is false
  *   background {load, sizes, start, duration, max_flows}: Poisson flow
  *              arrivals between uniformly random pairs of distinct hosts at
  *              `load` times the hosts' total link capacity, sizes from a
@@ -41,6 +42,9 @@
  *              sends or receives, as Ethernet/IPv4/TCP headers (pcapw.h)
  *   sample_interval, sample_ports   queues.csv: occupancy of the named
  *              ports ("sw0->h0") every interval
+ *   tail       the run goes on this long after the workloads are done
+ *   extensions systems riding on the network, by name (netext.h): e.g.
+ *              {sdtcp: {receiver: h0, scheme: sdtcp}}
  *
  * The run ends at the scenario's stop time, or when every workload has sent
  * all it will and every finite message has completed.  Connections are
@@ -55,11 +59,12 @@
 #include "aisim/network.h"
 #include "aisim/workload.h"
 
-#include "models/net_keys.h"
+#include "aisim/netkeys.h"
 
 typedef struct net_cfg {
     network_cfg net;
     cfg_node *flows, *incast, *background;
+    int64_t tail;
 } net_cfg;
 
 static const cfg_key net_keys[] = {
@@ -71,6 +76,9 @@ static const cfg_key net_keys[] = {
     {.name = "background", .type = CFG_NODE, .off = offsetof(net_cfg, background),
      .flags = CFG_OPTIONAL, .help = "Poisson flows between random host pairs {load, sizes, "
      "duration}"},
+    {.name = "tail", .type = CFG_TIME, .off = offsetof(net_cfg, tail), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "the run goes on this long after the workloads are "
+     "done (long-lived flows and extensions still running)"},
     {0},
 };
 
@@ -82,6 +90,8 @@ typedef struct net_model {
     net_cfg cfg;
     network *n;
     void *wl[NWL];
+    sim_timer end;              /* the tail's end */
+    bool ending;                /* the workloads are done; the tail runs */
 } net_model;
 
 static int net_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
@@ -110,12 +120,25 @@ static void on_complete(void *ctx, network *n, const net_msg *msg)
 {
     (void)msg;
     net_model *m = ctx;
-    if (network_active(n))
+    if (m->ending || network_active(n))
         return;
     for (int i = 0; i < NWL; i++)
         if (!workloads[i]->finished(m->wl[i]))
             return;
-    sim_stop(network_sim(n));
+    sim *s = network_sim(n);
+    if (!m->cfg.tail) {
+        sim_stop(s);
+        return;
+    }
+    m->ending = true;
+    sim_timer_arm(s, &m->end, sim_now(s) + m->cfg.tail);
+}
+
+static void on_end(sim *s, void *obj, uint64_t arg)
+{
+    (void)obj;
+    (void)arg;
+    sim_stop(s);
 }
 
 static int net_start(void *st, sim *s, err *e)
@@ -123,6 +146,7 @@ static int net_start(void *st, sim *s, err *e)
     (void)s;
     (void)e;
     net_model *m = st;
+    sim_timer_init(&m->end, on_end, m, 0);
     network_on_complete(m->n, on_complete, m);
     network_start(m->n);
     for (int i = 0; i < NWL; i++)
@@ -134,7 +158,7 @@ static double net_progress(const void *st, const sim *s)
 {
     (void)s;
     const net_model *m = st;
-    if (m->cfg.incast && !m->cfg.flows)
+    if (m->cfg.incast)
         return wl_incast.progress(m->wl[1]);
     return -1;
 }

@@ -6,7 +6,7 @@
  * ranks running on the network (training_run.h).
  *
  * Scenario section `training:`
- *   topology, transport, routing, ...   the network (net_keys.h, as in `net`)
+ *   topology, transport, routing, ...   the network (aisim/netkeys.h, as in `net`)
  *   comm       packet (default): every rank on the packet-level network,
  *              collectives through collective.h; analytical: no network
  *              traffic, the sans-I/O evaluation (trn_eval) with bus
@@ -43,7 +43,7 @@
 #include "aisim/rng.h"
 #include "aisim/training.h"
 #include "aisim/units.h"
-#include "models/net_keys.h"
+#include "aisim/netkeys.h"
 #include "workload/training_run.h"
 
 static const char *const comm_modes[] = {"packet", "analytical", NULL};

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "aisim/log.h"
+#include "aisim/netext.h"
+#include "aisim/netkeys.h"
 #include "aisim/netreg.h"
 #include "aisim/units.h"
 #include "net/flow/flownet.h"
@@ -352,6 +354,48 @@ static int check_buffers(network *n, const char *path, err *e)
                    topo_node_name(n->t, b));
 }
 
+/* `extensions`: a map from a registered extension's name to its section
+ * (netext.h), loaded in file order. */
+static int conf_extensions(network *n, const model_env *env, cfg_node *x, const char *path,
+                           err *e)
+{
+    if (!x || cfg_is_null(x))
+        return 0;
+    char sub[512], kp[700], buf[64];
+    cfg_path(sub, sizeof sub, path, "extensions");
+    if (cfg_kind(x) != CFG_MAP)
+        return cfg_err(e, AISIM_EINVAL, x, sub, "expected a map from extension name to its "
+                       "section, found %s", cfg_describe(x, buf, sizeof buf));
+    const netext_ops *const *reg = env->net->extensions;
+    n->exts = xcalloc(cfg_len(x) + 1, sizeof *n->exts);
+    for (size_t i = 0; i < cfg_len(x); i++) {
+        const char *name = cfg_key_at(x, i);
+        cfg_node *sec = cfg_at(x, i);
+        cfg_path(kp, sizeof kp, sub, name);
+        const netext_ops *ops = NULL;
+        for (size_t j = 0; reg && reg[j] && !ops; j++)
+            if (strcmp(reg[j]->name, name) == 0)
+                ops = reg[j];
+        if (!ops) {
+            char list[256] = "";
+            for (size_t j = 0; reg && reg[j]; j++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                         j ? ", " : "", reg[j]->name);
+            return cfg_err(e, AISIM_EINVAL, sec, kp, "expected a network extension (%s), "
+                           "found %s", list[0] ? list : "none registered",
+                           cfg_quote(name, buf, sizeof buf));
+        }
+        netext_inst *x1 = &n->exts[n->nexts++];
+        x1->ops = ops;
+        x1->st = xcalloc(1, ops->state_size);
+        int r;
+        if ((r = cfg_bind(sec, kp, ops->keys, x1->st, e)) ||
+            (r = ops->configure(x1->st, n, sec, kp, env, e)))
+            return r;
+    }
+    return 0;
+}
+
 int network_create(network **np, const network_cfg *c, cfg_node *sec, const char *path,
                    const model_env *env, err *e)
 {
@@ -402,9 +446,27 @@ int network_create(network **np, const network_cfg *c, cfg_node *sec, const char
         (r = conf_sample_ports(n, c->sample_ports, path, e)))
         return r;
     /* The flow plane takes the transport's place (its framing kept). */
-    if (c->plane == NET_PLANE_FLOW)
-        return flownet_attach(n, sec, c->flow, path, e);
-    return 0;
+    if (c->plane == NET_PLANE_FLOW && (r = flownet_attach(n, sec, c->flow, path, e)))
+        return r;
+    return conf_extensions(n, env, c->extensions, path, e);
+}
+
+typedef struct net_only {
+    network_cfg c;
+} net_only;
+
+static const cfg_key net_only_keys[] = {
+    NET_KEYS(net_only, c),
+    {0},
+};
+
+int network_from_section(network **np, cfg_node *sec, const char *path, const model_env *env,
+                         err *e)
+{
+    *np = NULL;
+    net_only k = {0};
+    int r = cfg_bind(sec, path, net_only_keys, &k, e);
+    return r ? r : network_create(np, &k.c, sec, path, env, e);
 }
 
 void network_destroy(network *n)
@@ -420,6 +482,11 @@ void network_destroy(network *n)
         if (k)
             free(k->q);
     }
+    for (size_t i = 0; i < n->nexts; i++) {
+        n->exts[i].ops->fini(n->exts[i].st);
+        free(n->exts[i].st);
+    }
+    free(n->exts);
     idtab_fini(&n->conns);
     idtab_fini(&n->msgs);
     free(n->reap_id);
@@ -451,6 +518,11 @@ pkt_pool *network_pool(network *n) { return n->pool; }
 sim *network_sim(network *n) { return n->s; }
 const transport_ops *network_transport(const network *n) { return n->ops; }
 size_t network_endpoints(const network *n) { return topo_hosts(n->t); }
+void network_framing(const network *n, uint32_t *payload, uint32_t *header)
+{
+    *payload = n->payload;
+    *header = n->header;
+}
 size_t network_active(const network *n) { return n->active; }
 size_t network_messages(const network *n) { return n->nmsgs; }
 
@@ -575,6 +647,9 @@ static void msg_complete(network *n, uint64_t id, bool aborted)
     if (e->m.bytes != UINT64_MAX)
         n->active--;
     e->busy = true;             /* stays in memory while its callbacks run */
+    for (size_t i = 0; i < n->nexts; i++)
+        if (n->exts[i].ops->on_done)
+            n->exts[i].ops->on_done(n->exts[i].st, &e->m);
     if (e->fn)
         e->fn(e->ctx, n, &e->m);
     if (n->on_complete)
@@ -835,6 +910,9 @@ uint64_t network_send_on(network *n, conn *c, uint64_t bytes, int64_t tag, int64
     if (bytes != UINT64_MAX)
         n->active++;
     k->stream_end = bytes == UINT64_MAX ? UINT64_MAX : k->stream_end + bytes;
+    for (size_t i = 0; i < n->nexts; i++)
+        if (n->exts[i].ops->on_send)
+            n->exts[i].ops->on_send(n->exts[i].st, c, m);
     if (first) {
         launch(n, k, start_ps);
     } else if (k->started) {
@@ -948,4 +1026,6 @@ void network_start(network *n)
         sim_timer_init(&n->sampler, on_sample, n, 0);
         sim_timer_arm(n->s, &n->sampler, 0);
     }
+    for (size_t i = 0; i < n->nexts; i++)
+        n->exts[i].ops->start(n->exts[i].st);
 }

@@ -75,6 +75,12 @@ typedef struct msg_row {
 } msg_row;
 _Static_assert(sizeof(msg_row) == 80, "msg_row has no implicit padding");
 
+/* A loaded extension (netext.h). */
+typedef struct netext_inst {
+    const struct netext_ops *ops;
+    void *st;
+} netext_inst;
+
 struct network {
     network_cfg cfg;
     sim *s;
@@ -107,6 +113,8 @@ struct network {
                                    stay in memory */
     net_done_fn on_complete;
     void *on_complete_ctx;
+    netext_inst *exts;          /* extensions, in load order */
+    size_t nexts;
     /* captures */
     net_capture *caps;
     size_t ncaps;

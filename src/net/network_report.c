@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "aisim/log.h"
+#include "aisim/netext.h"
 #include "aisim/stats.h"
 #include "aisim/units.h"
 #include "network_int.h"
@@ -317,7 +318,9 @@ int network_report(network *n, out *o, json_t *sum, err *e)
     json_object_set(sum, "fct_by_size", json_object_get(fl, "fct_by_size"));
     json_decref(fl);
     json_decref(li);
-    return 0;
+    for (size_t i = 0; i < n->nexts && !r; i++)
+        r = n->exts[i].ops->report(n->exts[i].st, o, sum, e);
+    return r;
 }
 
 /* The figures of these tables, and of the incast workload's incast.csv

@@ -64,7 +64,6 @@ void pcapw_add(pcapw *w, int64_t ts_ps, const pkt *p)
     r->flags = p->flags;
 }
 
-uint64_t pcapw_count(const pcapw *w) { return w->n; }
 uint64_t pcapw_missed(const pcapw *w) { return w->missed; }
 
 static void put16(uint8_t *b, uint16_t v)

@@ -576,16 +576,8 @@ void sdn_destroy(sdn *c)
 
 /* ---- queries ------------------------------------------------------------- */
 
-int sdn_switches(const sdn *c) { return c->nsw; }
-int sdn_switch_node(const sdn *c, int sw) { return c->sw[sw]->node; }
 uint32_t sdn_switch_ports(const sdn *c, int sw) { return c->sw[sw]->nports; }
 port *sdn_port(const sdn *c, int sw, uint32_t i) { return c->sw[sw]->ports[i]; }
-
-int sdn_port_index(const sdn *c, int sw, const port *q)
-{
-    uint32_t i = port_index(c->sw[sw], q);
-    return i == SDN_ANY ? -1 : (int)i;
-}
 
 uint32_t sdn_rules(const sdn *c, int sw)
 {

@@ -266,6 +266,16 @@ void rdma_qp_set_weight(rdma_qp *qp, uint32_t w)
     qp->turn = qp->weight;
 }
 
+void rdma_qp_set_rate(rdma_qp *qp, int64_t rate_bps) { qp->rate_bps = rate_bps; }
+void rdma_qp_set_window(rdma_qp *qp, uint64_t wnd_bytes) { qp->wnd_bytes = wnd_bytes; }
+void rdma_qp_set_timeouts(rdma_qp *qp, uint64_t n) { qp->st_timeouts = n; }
+
+void rdma_qp_set_path(rdma_qp *qp, void (*path)(rdma_qp *qp, pkt *p), void *ctx)
+{
+    qp->path = path ? path : rdma_path_default;
+    qp->path_ctx = ctx;
+}
+
 /* ---- the responder: data in, ACK / NACK / CNP out ---------------------- */
 
 static void send_ack(rdma_qp *qp, uint8_t op, uint32_t sack_off, pkt *data)

@@ -110,7 +110,8 @@ const cfg_key rdma_schema[] = {
     {.name = "dctcp_rai", .type = CFG_RATE, .off = K(dctcp_rai_bps), .def = "1000Mbps",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "DCTCP over RoCE: additive increase"},
     {.name = "multipath", .type = CFG_NODE, .off = K(multipath), .flags = CFG_OPTIONAL,
-     .help = "Stellar's multi-path QPs: {algo, paths, ...} (docs/stellar.md)"},
+     .help = "the section of a transport that wraps rocev2 (stellar_rocev2: Stellar's "
+     "multi-path QPs {algo, paths, ...}, docs/stellar.md); rocev2 alone refuses it"},
     {0},
 };
 
@@ -140,14 +141,23 @@ int rdma_setup(void **tpp, const void *bound, const cfg_node *sec, const char *p
                        (long long)tp->k.dcqcn_rhai_bps, (long long)tp->k.dcqcn_rai_bps);
     tp->cc = ccs[tp->k.cc];
     if (tp->k.multipath)
-        return rdma_mp_setup(tp, tp->k.multipath, path, sec, e);
+        return cfg_err(e, AISIM_EINVAL, tp->k.multipath, cfg_path(kp, sizeof kp, path,
+                       "multipath"), "expected no multipath section with rocev2 (Stellar's "
+                       "multi-path QPs are the transport stellar_rocev2)");
     return 0;
 }
+
+void rdma_tp_set_cc(rdma_tp *tp, const rdma_cc_ops *cc, void *ctx)
+{
+    tp->cc = cc;
+    tp->cc_ctx = ctx;
+}
+
+void *rdma_tp_cc_ctx(const rdma_tp *tp) { return tp->cc_ctx; }
 
 void rdma_teardown(void *p)
 {
     rdma_tp *tp = p;
-    rdma_mp_teardown(tp);
     rdma_report_fini(tp);
     rdma_nic_free_all(tp);
     rdma_int_fini(tp);

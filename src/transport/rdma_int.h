@@ -8,15 +8,11 @@
 #include "aisim/rdma.h"
 
 /* Keys, setup and fabric checks (rdma_config.c); the capture (rdma_pcap.c). */
-extern const cfg_key rdma_schema[];
 int rdma_setup(void **tpp, const void *bound, const cfg_node *sec, const char *path, err *e);
 void rdma_teardown(void *tp);
 void rdma_framing(const void *tp, uint32_t *payload, uint32_t *header);
 int rdma_net_ready(void *tp, topo *t, const cfg_node *sec, const char *path, err *e);
-/* Selective repeat is required with `what` (a located error otherwise);
- * the network's spraying (transport_ops.spray_check). */
-int rdma_need_selective(const rdma_tp *tp, const char *what, const cfg_node *sec,
-                        const char *path, err *e);
+/* The network's spraying (transport_ops.spray_check). */
 int rdma_spray_check(void *tp, const char *routing, const cfg_node *sec, const char *path,
                      err *e);
 void rdma_pcap(const conn *c, const pkt *p, pcap_l4 *h);
@@ -57,10 +53,6 @@ void rdma_report_unlink(rdma_tp *tp, rdma_qp *qp);
 void rdma_report_fini(rdma_tp *tp);
 int rdma_report(void *tp, out *o, json_t *summary, err *e);
 
-/* Events an algorithm ignores (rdma_cc_none.c). */
-void rdma_cc_nop_send(rdma_qp *qp, void *st, const pkt *p);
-void rdma_cc_nop_ack(rdma_qp *qp, void *st, const pkt *a, uint64_t newly);
-void rdma_cc_nop(rdma_qp *qp, void *st);
 
 /* Clamps a rate to [min_rate, line rate]. */
 static inline int64_t rdma_clamp_rate(const rdma_qp *qp, double r)

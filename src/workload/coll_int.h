@@ -98,8 +98,6 @@ uint64_t coll_split(uint64_t total, uint64_t parts, uint64_t i, uint64_t elem);
 conn *coll_world_conn(coll_world *w, int src, int dst, int chan, int prio);
 /* p->rk: channel ch's ring over servers (rail-aligned hops). */
 void coll_ring_order(plan *p, int ch);
-/* Ranks' worth of chunks in one sub-buffer (the pipelining unit). */
-uint64_t coll_sub_unit(const coll_args *a, int n, const plan *p);
 
 /* Fluid mode (coll_fluid.c): adds channel chan's operations for `bytes`
  * (the channel's share) in phases of concurrent flows; `subs` is the

@@ -126,7 +126,6 @@ void coll_comm_destroy(coll_comm *c)
 
 int coll_comm_size(const coll_comm *c) { return c->n; }
 int coll_comm_endpoint(const coll_comm *c, int rank) { return c->eps[rank]; }
-network *coll_comm_network(const coll_comm *c) { return c->w->net; }
 size_t coll_active(const coll_comm *c) { return c->w->active; }
 
 int coll_comm_check(network *net, const int *eps, int n, const cfg_node *at, const char *path,
@@ -732,7 +731,7 @@ void coll_ring_order(plan *p, int ch)
 }
 
 /* Sub-buffer size per algorithm: the largest message is about a chunk. */
-uint64_t coll_sub_unit(const coll_args *a, int n, const plan *p)
+static uint64_t coll_sub_unit(const coll_args *a, int n, const plan *p)
 {
     switch (a->type) {
     case COLL_ALLREDUCE:

@@ -5,33 +5,46 @@
  * `block` bytes to `receiver`; the next round starts when every block
  * of the previous one has arrived (the synchronized-read workload of the
  * incast papers), on one persistent connection per sender unless
- * `persistent` is false.  Each block is one message (one row of flows.csv,
- * tagged with its round); incast.csv has each round's duration and goodput.
+ * `persistent` is false.  With a `period`, round k starts at start + k
+ * period, or when round k-1 has completed if that is later (queries on a
+ * clock, as in the SDTCP and ICTCP experiments); with a `jitter`, each
+ * sender answers after a uniform delay in [0, jitter) (server time).
+ * `senders` is a count (the first N other hosts, as above) or a list of
+ * host names.  Each block is one message (one row of flows.csv, tagged
+ * with its round); incast.csv has each round's duration and goodput.
  */
 #include <math.h>
 #include <stdlib.h>
 
+#include "aisim/rng.h"
 #include "aisim/units.h"
 #include "aisim/workload.h"
 
 typedef struct incast_cfg {
     const char *receiver;
-    int64_t senders, block, rounds, start;
+    cfg_node *senders;
+    int64_t block, rounds, start, period, jitter;
     bool persistent;
 } incast_cfg;
 
 static const cfg_key incast_keys[] = {
     {.name = "receiver", .type = CFG_STR, .off = offsetof(incast_cfg, receiver),
      .help = "receiving host"},
-    {.name = "senders", .type = CFG_INT, .off = offsetof(incast_cfg, senders),
-     .flags = CFG_MIN, .min = 1, .help = "senders: the first N other hosts (hosts on other "
-     "servers first)"},
+    {.name = "senders", .type = CFG_NODE, .off = offsetof(incast_cfg, senders),
+     .help = "senders: a count N (the first N other hosts, hosts on other servers first) "
+     "or a list of host names"},
     {.name = "block", .type = CFG_SIZE, .off = offsetof(incast_cfg, block), .def = "256KiB",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "bytes each sender sends per round"},
     {.name = "rounds", .type = CFG_INT, .off = offsetof(incast_cfg, rounds), .def = "10",
      .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000000, .help = "rounds"},
     {.name = "start", .type = CFG_TIME, .off = offsetof(incast_cfg, start), .def = "0s",
      .flags = CFG_MIN, .min = 0, .help = "start of the first round"},
+    {.name = "period", .type = CFG_TIME, .off = offsetof(incast_cfg, period), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "round k starts at start + k period or when round "
+     "k-1 completes, whichever is later (0s: back to back)"},
+    {.name = "jitter", .type = CFG_TIME, .off = offsetof(incast_cfg, jitter), .def = "0s",
+     .flags = CFG_MIN, .min = 0, .help = "each sender answers after a uniform delay in [0, "
+     "jitter)"},
     {.name = "persistent", .type = CFG_BOOL, .off = offsetof(incast_cfg, persistent),
      .def = "true", .help = "one connection per sender for every round (its window carries "
      "over), as in the incast experiments; false: a new connection per block"},
@@ -41,7 +54,9 @@ static const cfg_key incast_keys[] = {
 typedef struct incast_wl {
     network *n;
     incast_cfg c;
-    int rx, *tx;
+    int rx, *tx, nsenders;
+    rng jr;                     /* answer delays */
+    sim_timer next;             /* the next round (with a period) */
     conn **conns;               /* persistent connections, per sender */
     int round, round_left;
     int64_t round_start;
@@ -74,10 +89,61 @@ static bool *same_server(topo *t, int rx)
     return near;
 }
 
+/* `senders`: a count (the first N other hosts, those on other servers
+ * first: on GPU topologies the receiver's own server's GPUs would send over
+ * NVLink, not through the network the incast is about), or a list of
+ * distinct host names other than the receiver. */
+static int conf_senders(incast_wl *w, cfg_node *node, const char *sub, err *e)
+{
+    char kp[600], kp2[700];
+    cfg_node *sn = w->c.senders;
+    cfg_path(kp, sizeof kp, sub, "senders");
+    int nh = (int)network_endpoints(w->n);
+    if (cfg_kind(sn) == CFG_SEQ) {
+        size_t len = cfg_len(sn);
+        if (len == 0)
+            return cfg_err(e, AISIM_EINVAL, sn, kp, "expected at least one sender, found an "
+                           "empty list");
+        w->tx = xcalloc(len, sizeof *w->tx);
+        for (size_t i = 0; i < len; i++) {
+            cfg_node *it = cfg_at(sn, i);
+            cfg_path_index(kp2, sizeof kp2, kp, i);
+            int r = network_endpoint(w->n, cfg_scalar(it), it, kp2, e);
+            if (r < 0)
+                return r;
+            bool dup = r == w->rx;
+            for (int j = 0; j < w->nsenders; j++)
+                dup |= w->tx[j] == r;
+            if (dup)
+                return cfg_err(e, AISIM_EINVAL, it, kp2, "expected a host other than the "
+                               "receiver and the senders before it, found \"%s\" again",
+                               cfg_scalar(it));
+            w->tx[w->nsenders++] = r;
+        }
+        return 0;
+    }
+    static const cfg_key count = {.name = "senders", .type = CFG_INT, .flags = CFG_MIN,
+                                  .min = 1};
+    int64_t ns = 0;
+    int r = cfg_value(sn, kp, &count, &ns, e);
+    if (r)
+        return r;
+    if (ns > nh - 1)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(node, "senders"), kp, "the topology has %d "
+                       "other hosts, found %lld senders", nh - 1, (long long)ns);
+    bool *near = same_server(network_topo(w->n), w->rx);
+    w->tx = xcalloc((size_t)ns, sizeof *w->tx);
+    for (int pass = 0; pass < 2; pass++)
+        for (int h = 0; h < nh && w->nsenders < ns; h++)
+            if (h != w->rx && near[h] == (pass == 1))
+                w->tx[w->nsenders++] = h;
+    free(near);
+    return 0;
+}
+
 static int incast_configure(void *st, network *n, cfg_node *node, const char *path,
                             const model_env *env, err *e)
 {
-    (void)env;
     incast_wl *w = st;
     w->n = n;
     w->rx = -1;
@@ -92,34 +158,23 @@ static int incast_configure(void *st, network *n, cfg_node *node, const char *pa
                               cfg_path(sub2, sizeof sub2, sub, "receiver"), e)) < 0)
         return r;
     w->rx = r;
-    size_t others = network_endpoints(n) - 1;
-    if ((size_t)w->c.senders > others)
-        return cfg_err(e, AISIM_ERANGE, cfg_get(node, "senders"),
-                       cfg_path(sub2, sizeof sub2, sub, "senders"), "the topology has %zu "
-                       "other hosts, found %lld senders", others, (long long)w->c.senders);
-    /* The first `senders` other hosts, those on other servers first: on GPU
-     * topologies the receiver's own server's GPUs would send over NVLink,
-     * not through the network the incast is about. */
-    bool *near = same_server(network_topo(n), w->rx);
-    w->tx = xcalloc((size_t)w->c.senders, sizeof *w->tx);
-    int k = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int h = 0; h < (int)network_endpoints(n) && k < w->c.senders; h++)
-            if (h != w->rx && near[h] == (pass == 1))
-                w->tx[k++] = h;
-    free(near);
+    if ((r = conf_senders(w, node, sub, e)))
+        return r;
+    rng_init(&w->jr, env->seed, "incast.jitter", 0);
     w->round_secs = xcalloc((size_t)w->c.rounds, sizeof *w->round_secs);
-    w->conns = xcalloc((size_t)w->c.senders, sizeof *w->conns);
+    w->conns = xcalloc((size_t)w->nsenders, sizeof *w->conns);
     return 0;
 }
 
 static void on_block(void *ctx, network *n, const net_msg *m);
 
-static void start_round(incast_wl *w, int64_t at)
+static void start_round(incast_wl *w, int64_t now)
 {
-    w->round_start = at;
-    w->round_left = (int)w->c.senders;
-    for (int k = 0; k < w->c.senders; k++) {
+    w->round_start = now;
+    w->round_left = w->nsenders;
+    for (int k = 0; k < w->nsenders; k++) {
+        int64_t at = now + (w->c.jitter ? (int64_t)rng_below(&w->jr, (uint64_t)w->c.jitter)
+                                        : 0);
         if (!w->c.persistent) {
             network_send(w->n, w->tx[k], w->rx, (uint64_t)w->c.block, 0, w->round, at,
                          on_block, w);
@@ -138,15 +193,32 @@ static void on_block(void *ctx, network *n, const net_msg *m)
     if (--w->round_left == 0) {
         int64_t now = sim_now(network_sim(n));
         w->round_secs[w->round] = ps_to_s(now - w->round_start);
-        if (++w->round < w->c.rounds)
+        if (++w->round == w->c.rounds)
+            return;
+        int64_t due = w->c.start + w->round * w->c.period;
+        if (w->c.period)
+            sim_timer_arm(network_sim(n), &w->next, due > now ? due : now);
+        else
             start_round(w, now);
     }
+}
+
+static void on_next(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    start_round(obj, sim_now(s));
 }
 
 static void incast_start(void *st)
 {
     incast_wl *w = st;
-    if (w->rx >= 0)
+    if (w->rx < 0)
+        return;
+    /* on a clock, every round starts from the timer (at its time) */
+    sim_timer_init(&w->next, on_next, w, 0);
+    if (w->c.period)
+        sim_timer_arm(network_sim(w->n), &w->next, w->c.start);
+    else
         start_round(w, w->c.start);
 }
 
@@ -171,7 +243,7 @@ static int incast_report(void *st, out *o, json_t *sum, err *e)
     if (!inf)
         return e->code;
     fprintf(inf, "round,duration_s,goodput_bps\n");
-    double total = 0, bits = (double)w->c.senders * (double)w->c.block * 8;
+    double total = 0, bits = (double)w->nsenders * (double)w->c.block * 8;
     for (int i = 0; i < w->round; i++) {
         fprintf(inf, "%d,", i);
         net_csv_num(inf, w->round_secs[i], ",");
@@ -179,7 +251,7 @@ static int incast_report(void *st, out *o, json_t *sum, err *e)
         total += w->round_secs[i];
     }
     json_t *ic = json_object();
-    json_object_set_new(ic, "senders", json_integer(w->c.senders));
+    json_object_set_new(ic, "senders", json_integer(w->nsenders));
     json_object_set_new(ic, "block_bytes", json_integer(w->c.block));
     json_object_set_new(ic, "rounds_completed", json_integer(w->round));
     double gp = w->round ? (double)w->round * bits / total : NAN;

@@ -24,7 +24,7 @@
 
 #include "aisim/training.h"
 
-void trn_prog_push(trn_prog *p, const trn_op *op)
+static void trn_prog_push(trn_prog *p, const trn_op *op)
 {
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 256;
@@ -396,7 +396,7 @@ void trn_overlap(const trn_ivs *comp, trn_ivs *comm, int64_t *comm_ps, int64_t *
 
 /* ---- the sans-I/O evaluator --------------------------------------------- */
 
-int64_t trn_cost_coll(const trn_cost *c, const trn_comm *cm)
+static int64_t trn_cost_coll(const trn_cost *c, const trn_comm *cm)
 {
     int n = c->size[cm->group];
     double f = trn_busbw_factor(cm->coll, n);

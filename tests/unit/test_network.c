@@ -159,7 +159,7 @@ static void test_transport_by_name_and_errors(void **state)
         const char *yaml, *msg;
     } bad[] = {
         {STAR "transport: {name: quic}\n",
-         "net.yaml:2:19: net.transport.name: expected one of: tcp, dgram, rocev2, stellar_dgram, found \"quic\""},
+         "net.yaml:2:19: net.transport.name: expected one of: tcp, dgram, rocev2, stellar_dgram, stellar_rocev2, found \"quic\""},
         {STAR "transport: {name: dgram, cc: dctcp}\n", "net.yaml:2:26: net.transport.cc: "
                                                        "unknown key"},
         {STAR "transport: {name: tcp, burst: true}\n", "net.yaml:2:24: net.transport.burst: "

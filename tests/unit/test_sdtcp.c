@@ -368,8 +368,8 @@ static double first_low_window(const char *path, int host, unsigned *wnd)
 static void test_rewrite_visible_in_capture(void **state)
 {
     (void)state;
-    const char *sets[] = {"sdtcp.incast.senders=8", "sdtcp.incast.rounds=1",
-                          "sdtcp.policy.mode=all", "sdtcp.pcap=[h99]", "sdtcp.tail=1ms"};
+    const char *sets[] = {"net.incast.senders=8", "net.incast.rounds=1",
+                          "net.extensions.sdtcp.policy.mode=all", "net.pcap=[h99]", "net.tail=1ms"};
     json_t *sum = tu_run("sdtcp/incast-bg", "cap", sets, 5);
     json_t *c = json_object_get(res(sum), "controller");
     double sent = num(c, "first_notification_sent_s");
@@ -390,10 +390,10 @@ static void test_rewrite_visible_in_capture(void **state)
 
 /* N = 32 with two background flows, IW 2, a 10 us controller: SDTCP
  * (banded) against NewReno (RTO_min 200 ms) on the same scenario and seed. */
-static const char *n32[] = {"sdtcp.incast.rounds=5", "sdtcp.transport.init_cwnd=2",
-                            "sdtcp.controller.latency=10us", "sdtcp.controller.processing=5us",
-                            "sdtcp.controller.renotify=0s", "sdtcp.policy.rtt=100us",
-                            "sdtcp.policy.mode=banded", "sdtcp.scheme=none"};
+static const char *n32[] = {"net.incast.rounds=5", "net.transport.init_cwnd=2",
+                            "net.extensions.sdtcp.controller.latency=10us", "net.extensions.sdtcp.controller.processing=5us",
+                            "net.extensions.sdtcp.controller.renotify=0s", "net.extensions.sdtcp.policy.rtt=100us",
+                            "net.extensions.sdtcp.policy.mode=banded", "net.extensions.sdtcp.scheme=none"};
 
 static void test_n32_loss_goodput_background(void **state)
 {
@@ -404,7 +404,7 @@ static void test_n32_loss_goodput_background(void **state)
     assert_int_equal(num(ra, "rounds_completed"), 5);
     assert_int_equal(num(rb, "rounds_completed"), 5);
     double la = num(ra, "burst_loss_rate"), lb = num(rb, "burst_loss_rate");
-    /* measured: 0.0085 against 0.0819 (9.6x); the issue asks 10x, which
+    /* measured: 0.0085 against 0.0754 (8.8x); the issue asks 10x, which
      * this model reaches on some seeds only (docs/sdtcp.md) */
     assert_true(lb > 0.05);
     assert_true(la * 5 < lb);
@@ -435,17 +435,17 @@ static void test_n32_loss_goodput_background(void **state)
 
 /* The issue's bar, with one background flow (papers.md §3(e): 1-3): burst
  * loss at least 10 times lower than NewReno's (measured 0 drops against
- * 639 of 7839 packets), goodput higher, the background keeping a non-zero
- * share while the queries run (39 Mb/s) and its rate after them. */
+ * 663 of 7863 packets), goodput higher, the background keeping a non-zero
+ * share while the queries run (42 Mb/s) and its rate after them. */
 static void test_n32_one_background_ten_times(void **state)
 {
     (void)state;
     const char *sets[10];
     memcpy(sets, n32, sizeof n32);
-    sets[8] = "sdtcp.background.flows=1";
+    sets[8] = "net.flows=[{src: h99, dst: h0}]";
     sets[7] = sets[8];          /* SDTCP: without scheme=none */
     json_t *a = tu_run("sdtcp/incast-bg", "one-sdtcp", sets, 8);
-    sets[8] = "sdtcp.scheme=none";
+    sets[8] = "net.extensions.sdtcp.scheme=none";
     json_t *b = tu_run("sdtcp/incast-bg", "one-none", sets, 9);
     json_t *ra = res(a), *rb = res(b);
     assert_true(num(rb, "burst_loss_rate") > 0.05);
@@ -462,7 +462,7 @@ static void test_n32_one_background_ten_times(void **state)
 static void test_minimal_equals_newreno_on_pure_incast(void **state)
 {
     (void)state;
-    const char *sets[] = {"sdtcp.incast.rounds=3", "sdtcp.scheme=none"};
+    const char *sets[] = {"net.incast.rounds=3", "net.extensions.sdtcp.scheme=none"};
     json_t *a = tu_run("sdtcp/pure-incast", "pure-min", sets, 1);
     json_t *b = tu_run("sdtcp/pure-incast", "pure-none", sets, 2);
     json_t *ra = res(a), *rb = res(b);
@@ -483,7 +483,7 @@ static void test_examples_small(void **state)
 {
     (void)state;
     /* leaf-spine: the notifications come from the spine */
-    const char *ls[] = {"sdtcp.incast.rounds=2"};
+    const char *ls[] = {"net.incast.rounds=2"};
     json_t *a = tu_run("sdtcp/leafspine", "ls", ls, 1);
     assert_string_equal(json_string_value(json_object_get(res(a), "monitor")),
                         "spine0->leaf0");
@@ -491,15 +491,15 @@ static void test_examples_small(void **state)
     assert_int_equal(num(res(a), "rounds_completed"), 2);
     json_decref(a);
     /* the delay sweep's point at 10 ms: too slow to act within a query */
-    const char *dl[] = {"sdtcp.incast.rounds=2", "sdtcp.controller.latency=10ms"};
+    const char *dl[] = {"net.incast.rounds=2", "net.extensions.sdtcp.controller.latency=10ms"};
     a = tu_run("sdtcp/delay", "delay", dl, 2);
     assert_true(num(json_object_get(res(a), "controller"), "first_notification_handled_s") -
                 num(json_object_get(res(a), "controller"), "first_notification_sent_s") >
                 0.01);
     json_decref(a);
     /* ICTCP and DCTCP baselines on the main example */
-    const char *ic[] = {"sdtcp.incast.rounds=2", "sdtcp.incast.senders=8",
-                        "sdtcp.scheme=ictcp"};
+    const char *ic[] = {"net.incast.rounds=2", "net.incast.senders=8",
+                        "net.extensions.sdtcp.scheme=ictcp"};
     a = tu_run("sdtcp/incast-bg", "ictcp", ic, 3);
     json_t *x = json_object_get(res(a), "ictcp");
     assert_non_null(x);
@@ -507,6 +507,69 @@ static void test_examples_small(void **state)
     assert_true(num(x, "increases") > 0);
     assert_int_equal(num(res(a), "rounds_completed"), 2);
     json_decref(a);
+}
+
+/* The sum of port `name`'s sampled tx_bps in (from, to) seconds, from the
+ * run's queues.csv (-1 if the port has no sample there). */
+static double sampled_tx(const char *sub, const char *name, double from, double to)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s/queues.csv", tu_tmp, sub);
+    char *t = tu_slurp(path, NULL), *save = NULL;
+    double v = -1;
+    size_t n = strlen(name);
+    for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *c = strchr(line, ',');
+        double at = strtod(line, NULL);
+        if (!c || strncmp(c + 1, name, n) != 0 || c[1 + n] != ',' || at <= from || at >= to)
+            continue;
+        c = strchr(c + 1 + n + 1, ',');     /* after bytes: tx_bps */
+        v = (v < 0 ? 0 : v) + strtod(c + 1, NULL);
+    }
+    free(t);
+    return v;
+}
+
+/* SDTCP on the ordinary network keys: a spine link that fails and comes
+ * back, a lossy port and sampled queues (sdtcp/incast-failure) against the
+ * same run without failure and fault.  While spine0-leaf0 is down (280 to
+ * 700 ms), once the flows' retransmission timers have fired, nothing
+ * crosses spine0->leaf0 and spine1->leaf0 carries the traffic into h0;
+ * without the failure spine0 carries its share then.  The fault drops
+ * packets (faults.csv), both spine ports are sampled, the controller still
+ * acts (ACKs rewritten) and every query completes. */
+static void test_failure_fault_sampling(void **state)
+{
+    (void)state;
+    const char *sets[] = {"net.incast.rounds=3", "net.failures=[]", "net.faults=[]"};
+    json_t *a = tu_run("sdtcp/incast-failure", "fail", sets, 1);
+    json_t *b = tu_run("sdtcp/incast-failure", "nofail", sets, 3);
+    assert_int_equal(num(res(a), "rounds_completed"), 3);
+    assert_int_equal(num(res(b), "rounds_completed"), 3);
+    assert_true(num(json_object_get(res(a), "controller"), "acks_rewritten") > 0);
+    assert_true(sampled_tx("fail", "spine0->leaf0", 0.5, 0.69) == 0);
+    assert_true(sampled_tx("fail", "spine1->leaf0", 0.5, 0.69) > 1e9);
+    assert_true(sampled_tx("nofail", "spine0->leaf0", 0.5, 0.69) > 1e9);
+    char path[256];
+    snprintf(path, sizeof path, "%s/fail/faults.csv", tu_tmp);
+    char *t = tu_slurp(path, NULL);
+    /* fault 0: loss on leaf0->h0, seen_pkts and dropped_pkts after "prio" */
+    unsigned long seen = 0, dropped = 0;
+    const char *row = strstr(t, "\n0,loss,port,leaf0->h0,");
+    assert_non_null(row);
+    const char *f = row + 1;
+    for (int i = 0; i < 11; i++)
+        f = strchr(f, ',') + 1;
+    assert_int_equal(sscanf(f, "%lu,%lu", &seen, &dropped), 2);
+    assert_true(seen > 0 && dropped > 0);
+    free(t);
+    snprintf(path, sizeof path, "%s/fail/queues.csv", tu_tmp);
+    t = tu_slurp(path, NULL);
+    assert_non_null(strstr(t, ",spine0->leaf0,"));
+    assert_non_null(strstr(t, ",spine1->leaf0,"));
+    free(t);
+    json_decref(a);
+    json_decref(b);
 }
 
 int main(void)
@@ -520,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_n32_one_background_ten_times),
         cmocka_unit_test(test_minimal_equals_newreno_on_pure_incast),
         cmocka_unit_test(test_examples_small),
+        cmocka_unit_test(test_failure_fault_sampling),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

@@ -294,7 +294,7 @@ static void test_lossy_link(void **state)
     "topology: {kind: leaf_spine, leaves: 2, spines: 8, hosts_per_leaf: 1,\n" \
     "  host_link: {rate: 100Gbps, delay: 1us, buffer: 4MB},\n" \
     "  fabric_link: {rate: 100Gbps, delay: 1us, buffer: 4MB}}\n" \
-    "transport: {name: rocev2, mtu: 4158B, recovery: selective_repeat,\n" \
+    "transport: {name: stellar_rocev2, mtu: 4158B, recovery: selective_repeat,\n" \
     "  multipath: {algo: " algo ", paths: 128}}\n"
 
 typedef struct wtap {

@@ -66,7 +66,7 @@ void birp_bandit_fini(birp_bandit *b)
     memset(b, 0, sizeof *b);
 }
 
-double birp_bandit_scale(const birp_bandit *b)
+static double birp_bandit_scale(const birp_bandit *b)
 {
     if (!b->par.normalise)
         return 1;
@@ -351,7 +351,7 @@ static void lat_bounds(const birp_slot_in *in, double *lb)
     }
 }
 
-double birp_slot_objective(const birp_slot_in *in, const double y[][BIRP_MAX_EDGES],
+static double birp_slot_objective(const birp_slot_in *in, const double y[][BIRP_MAX_EDGES],
                            const double z[][BIRP_MAX_GRID])
 {
     int E = in->nedges, K = in->ngrid;
@@ -597,7 +597,7 @@ void birp_slot_solve(const birp_slot_in *in, double (*lat)(void *, int, double),
 
 /* ---- model selection ------------------------------------------------------ */
 
-void birp_route_proportional(int n, const double *lambda, const double *backlog,
+static void birp_route_proportional(int n, const double *lambda, const double *backlog,
                              const double *share, double y[BIRP_MAX_EDGES][BIRP_MAX_EDGES])
 {
     double tot = 0, keep[BIRP_MAX_EDGES], def[BIRP_MAX_EDGES], sdef = 0;

@@ -89,8 +89,6 @@ void birp_bandit_update(birp_bandit *b, int arm, double r);
 /* The arm with the highest (discounted / windowed) mean among played arms,
  * 0 if none. */
 int birp_bandit_best(const birp_bandit *b);
-/* The scale s of the bonus (1 when not normalised). */
-double birp_bandit_scale(const birp_bandit *b);
 
 /* ---- the slot problem ------------------------------------------------------- */
 
@@ -135,11 +133,6 @@ typedef struct birp_slot_out {
 void birp_slot_solve(const birp_slot_in *in, double (*lat_curve)(void *ctx, int j, double b),
                      void *ctx, birp_slot_out *out);
 
-/* The objective of (y, z) with o at its optimum max(0, load - capacity), per
- * docs/birp.md; used for checks. */
-double birp_slot_objective(const birp_slot_in *in, const double y[][BIRP_MAX_EDGES],
-                           const double z[][BIRP_MAX_GRID]);
-
 /* Largest violation of any constraint by (y, z, o) (0 if feasible). */
 double birp_slot_violation(const birp_slot_in *in, const birp_slot_out *out);
 
@@ -164,10 +157,5 @@ typedef struct birp_ms_in {
  * the edges below their share in proportion to their spare share. */
 void birp_ms_plan(const birp_ms_in *in, int level[BIRP_MAX_EDGES],
                   double y[BIRP_MAX_EDGES][BIRP_MAX_EDGES]);
-
-/* Proportional routing used above: share_j (sums to 1) of the total
- * lambda + backlog should run at j.  Fills y (rows sum to 1). */
-void birp_route_proportional(int n, const double *lambda, const double *backlog,
-                             const double *share, double y[BIRP_MAX_EDGES][BIRP_MAX_EDGES]);
 
 #endif

@@ -507,6 +507,9 @@ static int conf_workload(birp_model *m, const char *path, const model_env *env, 
     return 0;
 }
 
+static int birp_trace_arrivals(birp_model *m, cfg_node *at, const char *path, uint64_t seed,
+                               err *e);
+
 int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
 {
     birp_model *m = st;
@@ -634,7 +637,8 @@ static void trace_copy(birp_model *m, double off, size_t *cap)
  * rate * stop arrivals, and then thinned to that number in expectation.  A
  * copy that runs past the end restarts at the trace's beginning one mean
  * gap later (counted in results.trace.wraps). */
-int birp_trace_arrivals(birp_model *m, cfg_node *at, const char *path, uint64_t seed, err *e)
+static int birp_trace_arrivals(birp_model *m, cfg_node *at, const char *path, uint64_t seed,
+                               err *e)
 {
     const birp_trace *t = &m->trace;
     double span = (double)t->t_ps[t->n - 1];                /* > 0: birp_trace_load */

@@ -219,9 +219,6 @@ static inline void account_busy(edge *ed, int64_t now)
  * the trace, fills the static part of the state. */
 int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e);
 
-/* birp_cfg.c: the run's arrival times from the trace (m->arr_ps). */
-int birp_trace_arrivals(birp_model *m, cfg_node *at, const char *path, uint64_t seed, err *e);
-
 /* birp_report.c: summary.json results and classes.csv, edges.csv, slots.csv. */
 int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e);
 

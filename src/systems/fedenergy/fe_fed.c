@@ -424,7 +424,6 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
     r->round++;
 }
 
-int fe_run_rounds(const fe_run *r) { return r->round; }
 const double *fe_run_params(const fe_run *r) { return r->w; }
 const fedenergy_ctl *fe_run_ctl(const fe_run *r) { return &r->ctl; }
 const fedenergy_pd *fe_run_pd(const fe_run *r) { return &r->pd; }

@@ -140,7 +140,6 @@ void fe_run_destroy(fe_run *r);
 void fe_run_round(fe_run *r, fe_round_stats *st);
 
 /* Rounds run so far. */
-int fe_run_rounds(const fe_run *r);
 /* Current global parameters (nparam). */
 const double *fe_run_params(const fe_run *r);
 /* Online methods: the controllers, and the observed error coefficients of

@@ -192,12 +192,6 @@ void skel_votes_fini(skel_votes *v)
     memset(v, 0, sizeof *v);
 }
 
-void skel_votes_clear(skel_votes *v)
-{
-    memset(v->bad, 0, v->n * sizeof *v->bad);
-    memset(v->good, 0, v->n);
-}
-
 void skel_votes_add(skel_votes *v, const int32_t *el, size_t len, bool anomalous)
 {
     for (size_t i = 0; i < len; i++) {

@@ -170,7 +170,7 @@ void skel_lognorm_fit(const double *x, size_t n, double *mu, double *sigma)
     *sigma = n > 1 ? sqrt(sq / (double)(n - 1)) : 0;
 }
 
-double skel_ztest_mean(double mean_ln, size_t n, double mu, double sigma, double *z)
+static double skel_ztest_mean(double mean_ln, size_t n, double mu, double sigma, double *z)
 {
     double zz = (mean_ln - mu) / (fmax(sigma, 1e-12) / sqrt((double)n));
     if (z)

@@ -10,7 +10,6 @@
 #include "aisim/skeleton.h"
 #include "aisim/topo.h"
 #include "aisim/units.h"
-#include "models/net_keys.h"
 #include "systems/skeleton/skel_pkt.h"
 
 static void on_reply(void *ctx, network *n, const net_msg *m)
@@ -148,23 +147,11 @@ void skel_prober_fini(skel_prober *pr)
 
 /* ---- the `packets` experiment ------------------------------------------- */
 
-typedef struct pk_net {
-    network_cfg nc;
-} pk_net;
-
-static const cfg_key pk_net_keys[] = {
-    NET_KEYS(pk_net, nc),
-    {0},
-};
-
 int skel_pktexp_configure(skel_pktexp *x, cfg_node *net, const char *path, const model_env *env,
                           int servers, int gpus, int per_tor, int rounds, err *e)
 {
-    pk_net k = {0};
-    int r = cfg_bind(net, path, pk_net_keys, &k, e);
+    int r = network_from_section(&x->n, net, path, env, e);
     if (r)
-        return r;
-    if ((r = network_create(&x->n, &k.nc, net, path, env, e)))
         return r;
     size_t n = network_endpoints(x->n);
     if (n != (size_t)servers * (size_t)gpus) {

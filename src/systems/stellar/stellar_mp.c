@@ -87,8 +87,8 @@ const char *smp_params_check(const smp_params *pr)
 
 /* ---- congestion control ---- */
 
-double smp_cc_min(const smp_cc *cc) { return (double)cc->pr->min_cwnd_pkts * cc->pr->mss_bytes; }
-double smp_cc_max(const smp_cc *cc) { return (double)smp_params_window(cc->pr) * cc->pr->mss_bytes; }
+static double smp_cc_min(const smp_cc *cc) { return (double)cc->pr->min_cwnd_pkts * cc->pr->mss_bytes; }
+static double smp_cc_max(const smp_cc *cc) { return (double)smp_params_window(cc->pr) * cc->pr->mss_bytes; }
 
 static void clamp(smp_cc *cc)
 {

@@ -1,9 +1,12 @@
 /*
  * stellar_rdma.c - Stellar's multi-path core (stellar_mp.h) on RoCEv2 QPs
- * (rdma.h): `net.transport: {name: rocev2, recovery: selective_repeat,
- * multipath: {algo: obs, paths: 128, ...}}`.  docs/stellar.md, section 6.
+ * (rdma.h): the transport `stellar_rocev2`, which wraps rocev2 (every key
+ * of rocev2, and `multipath`): `net.transport: {name: stellar_rocev2,
+ * recovery: selective_repeat, multipath: {algo: obs, paths: 128, ...}}`.
+ * docs/stellar.md, section 6.  Registered in src/cli/registry.c.
  *
- * The glue goes through the QP's hooks, nothing of the QP is copied:
+ * The glue goes through the QP's hooks and rdma.h's setters for wrapping
+ * transports; nothing of the QP is copied or written directly:
  *  - congestion control: the rdma_cc_ops table `stellar` (set by the
  *    `multipath` section; `cc:` is then ignored) holds one smp_qp per QP:
  *    one window shared by all its paths (smp_cc), pacing at the line rate;
@@ -26,8 +29,8 @@
 
 #include "aisim/rdma.h"
 #include "aisim/stellar_mp.h"
+#include "aisim/transport.h"
 #include "systems/stellar/stellar_rdma.h"
-#include "transport/rdma_int.h"
 
 typedef struct smr_keys {
     int algo, out;
@@ -76,34 +79,6 @@ typedef struct smr_st {
 } smr_st;
 
 
-int rdma_mp_setup(rdma_tp *tp, cfg_node *sec, const char *path, const cfg_node *tsec, err *e)
-{
-    char kp[600];
-    cfg_path(kp, sizeof kp, path, "multipath");
-    int rc = rdma_need_selective(tp, "multipath", tsec, path, e);
-    if (rc)
-        return rc;
-    smr_keys *k = xcalloc(1, sizeof *k);
-    tp->mp = k;
-    rc = cfg_bind(sec, kp, smr_schema, k, e);
-    if (rc)
-        return rc;
-    if (k->window % 64) {
-        char wp[640];
-        return cfg_err(e, AISIM_EINVAL, cfg_get(sec, "window"), cfg_path(wp, sizeof wp, kp, "window"),
-                       "expected a multiple of 64 packets (the bitmap's words), found %lld",
-                       (long long)k->window);
-    }
-    tp->cc = &rdma_cc_stellar;
-    return 0;
-}
-
-void rdma_mp_teardown(rdma_tp *tp)
-{
-    free(tp->mp);
-    tp->mp = NULL;
-}
-
 static void arm(rdma_qp *qp, smr_st *st)
 {
     int64_t at = smp_qp_deadline(&st->q);
@@ -123,7 +98,7 @@ static void on_rto(sim *s, void *obj, uint64_t arg)
     smr_st *st = qp->ccs;
     st->rto_at = INT64_MAX;
     smp_qp_timer(&st->q, sim_now(s));
-    qp->st_timeouts += st->q.timeouts - qp->st_timeouts;
+    rdma_qp_set_timeouts(qp, st->q.timeouts);
     qp->c.reroute(&qp->c);      /* the ACKs' route of now */
     arm(qp, st);
     rdma_qp_wake(qp);
@@ -151,7 +126,7 @@ static int64_t data_rtt(const rdma_qp *qp)
 static void init(rdma_qp *qp, void *v)
 {
     smr_st *st = v;
-    smr_keys *k = qp->tp->mp;
+    smr_keys *k = rdma_tp_cc_ctx(qp->tp);
     smp_params_default(&st->pr);
     st->pr.paths = (uint32_t)k->paths;
     st->pr.out = k->out ? SMP_OUT_HASH : SMP_OUT_PATHIDX;
@@ -182,10 +157,9 @@ static void init(rdma_qp *qp, void *v)
     sim_timer_init(&st->rto_t, on_rto, qp, 0);
     st->rto_at = INT64_MAX;
     st->live = true;
-    qp->rate_bps = qp->line_bps;
-    qp->wnd_bytes = 0;
-    qp->path = path_hook;
-    qp->path_ctx = st;
+    rdma_qp_set_rate(qp, qp->line_bps);
+    rdma_qp_set_window(qp, 0);
+    rdma_qp_set_path(qp, path_hook, st);
 }
 
 static void stop(rdma_qp *qp, void *v)
@@ -234,7 +208,7 @@ static void ack(rdma_qp *qp, void *v, const pkt *a)
     smr_st *st = v;
     if (a->h.rdma.op != RDMA_OP_ACK && a->h.rdma.op != RDMA_OP_NACK)
         return;
-    smp_cc_cap_base(&st->q.cc, ((const smr_keys *)qp->tp->mp)->cap_base_ps);
+    smp_cc_cap_base(&st->q.cc, ((const smr_keys *)rdma_tp_cc_ctx(qp->tp))->cap_base_ps);
     uint64_t psn = acked_psn(&st->q, a);
     smp_ack x = {.psn = psn, .cum = a->seq, .sent_ps = (int64_t)a->h.rdma.ts_ps,
                  .ce = a->flags & PKT_F_ECE};
@@ -266,3 +240,103 @@ const smp_qp *stellar_rdma_qp(const rdma_qp *qp)
     const smr_st *st = qp->ccs;
     return st->live ? &st->q : NULL;
 }
+
+/* ---- the transport: rocev2 with the multipath section -------------------- */
+
+/* rocev2's setup (the bound keys without `multipath`, which it refuses),
+ * then the section: selective repeat required, its keys bound, Stellar's
+ * CC and loss recovery installed.  Without the section (`multipath: null`)
+ * the transport is rocev2 itself: the ConnectX-7-like baseline of the same
+ * scenario. */
+static int smr_setup(void **tpp, const void *bound, const cfg_node *sec, const char *path,
+                     err *e)
+{
+    rdma_keys rk = *(const rdma_keys *)bound;
+    cfg_node *mp = rk.multipath;
+    rk.multipath = NULL;
+    int rc = rocev2_transport.setup(tpp, &rk, sec, path, e);
+    if (rc)
+        return rc;
+    rdma_tp *tp = *tpp;
+    if (!mp)
+        return 0;
+    char kp[600];
+    cfg_path(kp, sizeof kp, path, "multipath");
+    if ((rc = rdma_need_selective(tp, "multipath", sec, path, e)))
+        return rc;
+    smr_keys *k = xcalloc(1, sizeof *k);
+    rdma_tp_set_cc(tp, &rdma_cc_stellar, k);
+    if ((rc = cfg_bind(mp, kp, smr_schema, k, e)))
+        return rc;
+    if (k->window % 64) {
+        char wp[640];
+        return cfg_err(e, AISIM_EINVAL, cfg_get(mp, "window"), cfg_path(wp, sizeof wp, kp,
+                       "window"), "expected a multiple of 64 packets (the bitmap's words), "
+                       "found %lld", (long long)k->window);
+    }
+    return 0;
+}
+
+static void smr_teardown(void *tp)
+{
+    if (tp && rdma_tp_cc_ctx(tp)) {
+        free(rdma_tp_cc_ctx(tp));
+        rdma_tp_set_cc(tp, NULL, NULL);
+    }
+    rocev2_transport.teardown(tp);
+}
+
+/* Everything else is rocev2's (forwarded: its ops are not constants here). */
+static void w_framing(const void *tp, uint32_t *payload, uint32_t *header)
+{
+    rocev2_transport.framing(tp, payload, header);
+}
+static void w_conn_init(conn *c, sink **at_src, sink **at_dst)
+{
+    rocev2_transport.conn_init(c, at_src, at_dst);
+}
+static void w_start(conn *c, int64_t at_ps, uint64_t bytes, int64_t base_rtt_ps)
+{
+    rocev2_transport.start(c, at_ps, bytes, base_rtt_ps);
+}
+static void w_append(conn *c, uint64_t bytes) { rocev2_transport.append(c, bytes); }
+static void w_paths_changed(conn *c) { rocev2_transport.paths_changed(c); }
+static void w_stop(conn *c) { rocev2_transport.stop(c); }
+static void w_stats(const conn *c, conn_stats *st) { rocev2_transport.stats(c, st); }
+static bool w_idle(const conn *c) { return rocev2_transport.idle(c); }
+static void w_pcap(const conn *c, const pkt *p, pcap_l4 *h) { rocev2_transport.pcap(c, p, h); }
+static int w_net_ready(void *tp, topo *t, const cfg_node *sec, const char *path, err *e)
+{
+    return rocev2_transport.net_ready(tp, t, sec, path, e);
+}
+static int w_report(void *tp, out *o, json_t *summary, err *e)
+{
+    return rocev2_transport.report(tp, o, summary, e);
+}
+static int w_spray_check(void *tp, const char *routing, const cfg_node *sec, const char *path,
+                         err *e)
+{
+    return rocev2_transport.spray_check(tp, routing, sec, path, e);
+}
+
+const transport_ops stellar_rocev2_transport = {
+    .name = "stellar_rocev2",
+    .summary = "Stellar's multi-path RoCEv2 QPs: rocev2 with a multipath section",
+    .conn_size = sizeof(rdma_qp),
+    .keys = rdma_schema,
+    .cfg_size = sizeof(rdma_keys),
+    .setup = smr_setup,
+    .teardown = smr_teardown,
+    .framing = w_framing,
+    .conn_init = w_conn_init,
+    .start = w_start,
+    .append = w_append,
+    .paths_changed = w_paths_changed,
+    .stop = w_stop,
+    .stats = w_stats,
+    .idle = w_idle,
+    .pcap = w_pcap,
+    .net_ready = w_net_ready,
+    .report = w_report,
+    .spray_check = w_spray_check,
+};

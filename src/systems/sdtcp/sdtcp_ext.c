@@ -1,34 +1,36 @@
 /*
- * sdtcp_model.c - the `sdtcp` model: SDTCP (sdtcp.h) on the SDN control
- * plane (sdn.h) over a packet-level network, with its baselines, in the
- * scenario of the incast papers: rounds of queries in which `senders`
- * hosts each return `block` bytes to one receiver, sharing the bottleneck
- * with long-lived background flows into the same receiver.
+ * sdtcp_ext.c - the `sdtcp` network extension (netext.h): SDTCP (sdtcp.h)
+ * on the SDN control plane (sdn.h) of an ordinary network, with ICTCP and
+ * the transport alone as baselines, measured in the scenario of the incast
+ * papers: rounds of queries (the `incast` workload, `period` and `jitter`
+ * set) sharing the receiver's port with long-lived background flows (the
+ * `flows` workload without sizes).  Everything else (topology, transport,
+ * failures, faults, sampling, pcap) is the network's own keys.
  *
- * Scenario section `sdtcp:`
- *   topology, transport, routing, hash_seeds, pcap, pcap_max_packets,
- *   sample_ports   as in the `net` model (network.h)
+ * Section `extensions: {sdtcp: {...}}` of the network's model:
+ *   receiver    the host the queries go to: timeline.csv's default port
+ *               is the one into it, ICTCP runs at its NIC
  *   scheme      none (the transport alone: NewReno or DCTCP as
  *               transport.cc says) | sdtcp | ictcp
- *   incast      {receiver, senders, block, rounds, period, start, persistent}
- *               round k starts at start + k period, or when round k-1 has
- *               completed if that is later; each block on a new connection
- *               unless persistent (SDTCP classifies by age and bytes, so a
- *               connection reused for many queries would become long-lived)
- *   background  {flows, start, receiver}: long-lived flows from the last
- *               hosts to the receiver (default: the incast's)
- *   tail        the run goes on this long after the last round
  *   sample      period of timeline.csv (queue, throughputs, rules)
  *   monitor     the port whose queue timeline.csv shows (default: the
  *               port into the receiver)
  *   controller  {switches: [{name, latency}], latency, processing,
- *               stats_interval, notify, clear, min_gap}: the switches it
- *               manages (default all), the channel latency (one way; per
- *               switch or the default), its time per message, the
+ *               stats_interval, notify, clear, min_gap, renotify}: the
+ *               switches it manages (default all), the channel latency (one
+ *               way; per switch or the default), its time per message, the
  *               flow-stats period, the notification and clear levels as
  *               fractions of each port's buffer, the rate limit
  *   policy      SDTCP's parameters (sdtcp.h), the paper's values by default
  *   ictcp       ICTCP's parameters (ictcp.h)
+ *
+ * What it measures, from the messages the network shows it (on_send,
+ * on_done): a query is the finite messages of one tag >= 0 (the incast
+ * workload tags each block with its round), from the first one's sending
+ * to the last one's completion; a connection that carries a finite
+ * message is a burst flow, one that carries an endless message a
+ * background flow.  That split is the measurement's ground truth; the
+ * policy never sees it (it classifies by age and bytes, sdtcp.h).
  *
  * Every managed switch carries the sdn.h hook whatever the scheme, so the
  * loss of burst flows is measured the same way for every scheme (the
@@ -39,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aisim/model.h"
+#include "aisim/netext.h"
 #include "aisim/network.h"
 #include "aisim/sdn.h"
 #include "aisim/sdtcp.h"
@@ -50,20 +52,11 @@
 enum { SCHEME_NONE, SCHEME_SDTCP, SCHEME_ICTCP };
 static const char *const schemes[] = {"none", "sdtcp", "ictcp", NULL};
 static const char *const modes[] = {"minimal", "banded", "all", "fixed", NULL};
-static const char *const seed_modes[] = {"random", "equal", NULL};
-static const char *const routing_modes[] = {"ecmp", "spray_rr", "spray_random", NULL};
 
 typedef struct sd_cfg {
-    network_cfg net;
-    int scheme;
-    /* incast */
     const char *receiver;
-    int64_t senders, block, rounds, period, start, jitter;
-    bool persistent;
-    /* background */
-    int64_t bg_flows, bg_start;
-    const char *bg_receiver;
-    int64_t tail, sample;
+    int scheme;
+    int64_t sample;
     const char *monitor;
     /* controller */
     cfg_node *switches;
@@ -77,37 +70,6 @@ typedef struct sd_cfg {
     double ic_alpha, ic_beta, ic_g1, ic_g2;
     int64_t ic_rtt, ic_min_wnd;
 } sd_cfg;
-
-static const cfg_key incast_keys[] = {
-    {.name = "receiver", .type = CFG_STR, .off = offsetof(sd_cfg, receiver),
-     .help = "receiving host"},
-    {.name = "senders", .type = CFG_INT, .off = offsetof(sd_cfg, senders), .flags = CFG_MIN,
-     .min = 1, .help = "senders: the first N other hosts"},
-    {.name = "block", .type = CFG_SIZE, .off = offsetof(sd_cfg, block), .def = "64KiB",
-     .flags = CFG_MIN_EXCL, .min = 0, .help = "bytes each sender returns per query"},
-    {.name = "rounds", .type = CFG_INT, .off = offsetof(sd_cfg, rounds), .def = "10",
-     .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1000000, .help = "queries"},
-    {.name = "period", .type = CFG_TIME, .off = offsetof(sd_cfg, period), .def = "10ms",
-     .flags = CFG_MIN, .min = 0, .help = "time between query starts (0: back to back)"},
-    {.name = "start", .type = CFG_TIME, .off = offsetof(sd_cfg, start), .def = "20ms",
-     .flags = CFG_MIN, .min = 0, .help = "first query (background flows warm up before)"},
-    {.name = "jitter", .type = CFG_TIME, .off = offsetof(sd_cfg, jitter), .def = "20us",
-     .flags = CFG_MIN, .min = 0, .help = "each sender answers after a uniform delay in [0, "
-     "jitter) (server time; the seed's only use on a star)"},
-    {.name = "persistent", .type = CFG_BOOL, .off = offsetof(sd_cfg, persistent),
-     .def = "false", .help = "one connection per sender for every query"},
-    {0},
-};
-
-static const cfg_key bg_keys[] = {
-    {.name = "flows", .type = CFG_INT, .off = offsetof(sd_cfg, bg_flows), .def = "2",
-     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 64, .help = "long-lived background flows"},
-    {.name = "start", .type = CFG_TIME, .off = offsetof(sd_cfg, bg_start), .def = "0s",
-     .flags = CFG_MIN, .min = 0, .help = "their start"},
-    {.name = "receiver", .type = CFG_STR, .off = offsetof(sd_cfg, bg_receiver),
-     .flags = CFG_OPTIONAL, .help = "their receiver (default: the incast's)"},
-    {0},
-};
 
 static const cfg_key ctl_keys[] = {
     {.name = "switches", .type = CFG_NODE, .off = offsetof(sd_cfg, switches),
@@ -183,28 +145,10 @@ static const cfg_key ictcp_keys[] = {
 };
 
 static const cfg_key sd_keys[] = {
-    {.name = "topology", .type = CFG_NODE, .off = offsetof(sd_cfg, net.topology),
-     .help = "the network (docs/network.md)"},
-    {.name = "transport", .type = CFG_NODE, .off = offsetof(sd_cfg, net.transport),
-     .def = "{}", .help = "the transport: {name: tcp, cc: newreno | dctcp, min_rto, ...}"},
-    {.name = "hash_seeds", .type = CFG_ENUM, .off = offsetof(sd_cfg, net.hash_seeds),
-     .def = "random", .choices = seed_modes, .help = "ECMP hash seeds per switch"},
-    {.name = "routing", .type = CFG_ENUM, .off = offsetof(sd_cfg, net.routing), .def = "ecmp",
-     .choices = routing_modes, .help = "ecmp, spray_rr or spray_random"},
-    {.name = "pcap", .type = CFG_NODE, .off = offsetof(sd_cfg, net.pcap),
-     .flags = CFG_OPTIONAL, .help = "hosts to capture: a list of names"},
-    {.name = "pcap_max_packets", .type = CFG_INT, .off = offsetof(sd_cfg, net.pcap_max),
-     .def = "1000000", .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1e9,
-     .help = "packets kept per capture"},
-    {.name = "sample_ports", .type = CFG_NODE, .off = offsetof(sd_cfg, net.sample_ports),
-     .flags = CFG_OPTIONAL, .help = "ports for queues.csv (with sample)"},
+    {.name = "receiver", .type = CFG_STR, .off = offsetof(sd_cfg, receiver),
+     .help = "the queries' receiver (timeline.csv's port into it; ICTCP at its NIC)"},
     {.name = "scheme", .type = CFG_ENUM, .off = offsetof(sd_cfg, scheme), .def = "sdtcp",
      .choices = schemes, .help = "none (the transport alone), sdtcp or ictcp"},
-    {.name = "incast", .type = CFG_MAPOF, .sub = incast_keys, .help = "the queries"},
-    {.name = "background", .type = CFG_MAPOF, .sub = bg_keys, .def = "{}",
-     .help = "long-lived flows into the receiver"},
-    {.name = "tail", .type = CFG_TIME, .off = offsetof(sd_cfg, tail), .def = "10ms",
-     .flags = CFG_MIN, .min = 0, .help = "run on after the last query"},
     {.name = "sample", .type = CFG_TIME, .off = offsetof(sd_cfg, sample), .def = "100us",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "period of timeline.csv"},
     {.name = "monitor", .type = CFG_STR, .off = offsetof(sd_cfg, monitor),
@@ -225,15 +169,19 @@ typedef struct sd_sample {
     uint32_t rules;
 } sd_sample;
 
-typedef struct sd_model {
-    sd_cfg c;
+/* One query, as its messages show it. */
+typedef struct sd_query {
+    int64_t start_ps, end_ps;   /* first block sent, last one done (< 0: not yet) */
+    int left;                   /* blocks not done */
+} sd_query;
+
+typedef struct sd_ext {
+    sd_cfg c;                   /* first: the keys bind into it */
     network *n;
     sim *s;
     const transport_ops *ops;
     uint32_t mss;
-    int rx, bg_rx, *tx, *bg_tx;
-    conn **pconn;               /* persistent query connections */
-    conn **bg;                  /* background connections */
+    int rx;
     port *mon;                  /* monitored port */
     /* the control plane and the schemes */
     sdn *ctl;
@@ -244,15 +192,18 @@ typedef struct sd_model {
     int nsw;
     sdtcp_flow *obs;
     size_t capobs;
-    /* queries */
-    rng jr;                     /* answer delays */
-    int round, left;
-    int64_t round_start;
-    double *qct;                /* seconds per round */
-    uint8_t *burst;             /* by connection id: 1 if a query's */
+    /* queries and flows, from the messages */
+    sd_query *q;                /* by tag */
+    size_t nq, capq;
+    int done;                   /* queries complete, in order */
+    uint64_t q_bytes;           /* bytes of the first query */
+    uint8_t *burst;             /* by connection id: 1 if it carried a finite message */
     size_t nburst;
-    uint64_t burst_timeouts, burst_rtx;
-    sim_timer next_round, end;
+    bool *sender;               /* by host: sent a query's block */
+    conn **bg;                  /* background connections (an endless message) */
+    size_t nbg, capbg, bg_flows;
+    uint64_t bg_gone_bytes;     /* delivered by those aborted (and so freed) */
+    int64_t bg_start;           /* the first background message's start */
     /* timeline */
     sim_timer tick;
     uint64_t bg_last, port_tx_last;
@@ -260,7 +211,7 @@ typedef struct sd_model {
     size_t nts, capts;
     int64_t first_cn_ps;        /* first congestion notification handled */
     int64_t first_cn_sent_ps;   /* ... and sent by its switch */
-} sd_model;
+} sd_ext;
 
 /* ---- controller glue ------------------------------------------------------ */
 
@@ -268,7 +219,7 @@ typedef struct sd_model {
  * decisions back to the switch as flow-mods. */
 static void on_ctl(void *ctx, sdn *c, const sdn_msg *m)
 {
-    sd_model *md = ctx;
+    sd_ext *md = ctx;
     if (m->kind == SDN_FLOW_STATS)
         return;                 /* the policy decides from the notification's flows */
     if (m->kind == SDN_CONGESTION && md->first_cn_ps < 0) {
@@ -312,19 +263,6 @@ static port *port_named(topo *t, const char *name)
     return NULL;
 }
 
-/* The switch host h hangs from (its first network link's other end). */
-static int host_switch(topo *t, int h)
-{
-    int hn = topo_host_node(t, h);
-    for (size_t l = 0; l < topo_links(t); l++) {
-        int a, b;
-        topo_link_ends(t, (int)l, &a, &b);
-        if (!topo_link_is_intra_host(t, (int)l) && (a == hn || b == hn))
-            return a == hn ? b : a;
-    }
-    return -1;
-}
-
 /* The port that feeds host `h` (its switch's port toward it). */
 static port *port_into_host(topo *t, int h)
 {
@@ -342,7 +280,7 @@ static port *port_into_host(topo *t, int h)
     return NULL;
 }
 
-static int conf_switches(sd_model *m, const char *path, err *e)
+static int conf_switches(sd_ext *m, const char *path, err *e)
 {
     topo *t = network_topo(m->n);
     char sub[512], kp[600], kp2[700];
@@ -398,7 +336,7 @@ static int conf_switches(sd_model *m, const char *path, err *e)
 }
 
 /* Q_L, Q_H and the notification level against each watched port's buffer. */
-static int check_levels(sd_model *m, cfg_node *sec, const char *path, err *e)
+static int check_levels(sd_ext *m, cfg_node *sec, const char *path, err *e)
 {
     cfg_node *pol = cfg_get(sec, "policy");
     char sub[512], kp[600];
@@ -442,7 +380,7 @@ static int check_levels(sd_model *m, cfg_node *sec, const char *path, err *e)
 }
 
 /* A window key below one MSS is an error (a sender could not send). */
-static int check_window(sd_model *m, cfg_node *sec, const char *path, const char *section,
+static int check_window(sd_ext *m, cfg_node *sec, const char *path, const char *section,
                         const char *key, int64_t *v, int64_t def, err *e)
 {
     if (*v == 0) {
@@ -458,77 +396,28 @@ static int check_window(sd_model *m, cfg_node *sec, const char *path, const char
                    "MSS (%u B), found %lld B", m->mss, (long long)*v);
 }
 
-static int sd_configure(void *st, cfg_node *sec, const char *path, const model_env *env,
-                        err *e)
+static int sd_configure(void *st, network *n, cfg_node *sec, const char *path,
+                        const model_env *env, err *e)
 {
-    sd_model *m = st;
+    (void)env;
+    sd_ext *m = st;
     m->first_cn_ps = -1;
-    m->s = env->sim;
-    rng_init(&m->jr, env->seed, "sdtcp.jitter", 0);
-    int r = cfg_bind(sec, path, sd_keys, &m->c, e);
-    if (r)
-        return r;
-    if ((r = network_create(&m->n, &m->c.net, sec, path, env, e)))
-        return r;
-    m->ops = network_transport(m->n);
-    char sub[512], kp[600];
-    cfg_node *tn = cfg_get(sec, "transport");
+    m->bg_start = -1;
+    m->n = n;
+    m->s = network_sim(n);
+    m->ops = network_transport(n);
+    char kp[600];
     if (strcmp(m->ops->name, "tcp") != 0)
-        return cfg_err(e, AISIM_EINVAL, cfg_get(tn, "name"), cfg_path(kp, sizeof kp, path,
-                       "transport.name"), "expected tcp (the schemes act on TCP's window), "
-                       "found %s", m->ops->name);
-    /* the segment size, as the transport bound it (its default written back) */
-    static const cfg_key mss_key = {.name = "mss", .type = CFG_SIZE};
-    int64_t mss = 0;
-    if ((r = cfg_value(cfg_get(tn, "mss"), path, &mss_key, &mss, e)))
-        return r;
-    m->mss = (uint32_t)mss;
-    cfg_path(sub, sizeof sub, path, "incast");
-    cfg_node *inc = cfg_get(sec, "incast");
-    if ((r = network_endpoint(m->n, m->c.receiver, cfg_get(inc, "receiver"),
-                              cfg_path(kp, sizeof kp, sub, "receiver"), e)) < 0)
+        return cfg_err(e, AISIM_EINVAL, sec, path, "expected the tcp transport (the schemes "
+                       "act on TCP's window), found %s", m->ops->name);
+    uint32_t hdr;
+    network_framing(n, &m->mss, &hdr);
+    int r;
+    if ((r = network_endpoint(n, m->c.receiver, cfg_get(sec, "receiver"),
+                              cfg_path(kp, sizeof kp, path, "receiver"), e)) < 0)
         return r;
     m->rx = r;
-    m->bg_rx = r;
-    if (m->c.bg_receiver) {
-        cfg_path(sub, sizeof sub, path, "background");
-        if ((r = network_endpoint(m->n, m->c.bg_receiver,
-                                  cfg_get(cfg_get(sec, "background"), "receiver"),
-                                  cfg_path(kp, sizeof kp, sub, "receiver"), e)) < 0)
-            return r;
-        m->bg_rx = r;
-    }
-    int nh = (int)network_endpoints(m->n);
-    int others = nh - 1 - (int)m->c.bg_flows - (m->bg_rx != m->rx);
-    if (m->c.senders > others) {
-        cfg_path(sub, sizeof sub, path, "incast");
-        return cfg_err(e, AISIM_ERANGE, cfg_get(inc, "senders"),
-                       cfg_path(kp, sizeof kp, sub, "senders"), "expected at most %d senders "
-                       "(%d hosts, less the receivers and %lld background senders), found %lld",
-                       others > 0 ? others : 0, nh, (long long)m->c.bg_flows,
-                       (long long)m->c.senders);
-    }
-    /* senders: the first hosts other than the receivers, those under
-     * another switch than the receiver's first (on a leaf-spine the incast
-     * then crosses the fabric); background: the last hosts */
-    topo *t = network_topo(m->n);
-    m->tx = xcalloc((size_t)m->c.senders + 1, sizeof *m->tx);
-    m->bg_tx = xcalloc((size_t)m->c.bg_flows + 1, sizeof *m->bg_tx);
-    bool *taken = xcalloc((size_t)nh, sizeof *taken);
-    taken[m->rx] = taken[m->bg_rx] = true;
-    for (int k = 0, h = nh - 1; k < m->c.bg_flows; h--)
-        if (!taken[h]) {
-            m->bg_tx[k++] = h;
-            taken[h] = true;
-        }
-    int rx_sw = host_switch(t, m->rx);
-    for (int pass = 0, k = 0; pass < 2; pass++)
-        for (int h = 0; h < nh && k < m->c.senders; h++)
-            if (!taken[h] && (host_switch(t, h) == rx_sw) == (pass == 1)) {
-                m->tx[k++] = h;
-                taken[h] = true;
-            }
-    free(taken);
+    topo *t = network_topo(n);
     if (m->c.monitor) {
         m->mon = port_named(t, m->c.monitor);
         if (!m->mon)
@@ -549,15 +438,13 @@ static int sd_configure(void *st, cfg_node *sec, const char *path, const model_e
         return r;
     if (m->c.scheme == SCHEME_SDTCP && (r = check_levels(m, sec, path, e)))
         return r;
-    m->qct = xcalloc((size_t)m->c.rounds, sizeof *m->qct);
-    m->pconn = xcalloc((size_t)m->c.senders, sizeof *m->pconn);
-    m->bg = xcalloc((size_t)m->c.bg_flows + 1, sizeof *m->bg);
+    m->sender = xcalloc(network_endpoints(n) + 1, sizeof *m->sender);
     return 0;
 }
 
-/* ---- queries ---------------------------------------------------------------- */
+/* ---- what the messages show --------------------------------------------- */
 
-static void mark_burst(sd_model *m, uint32_t id)
+static void mark_burst(sd_ext *m, uint32_t id)
 {
     if (id >= m->nburst) {
         size_t nn = m->nburst ? 2 * m->nburst : 256;
@@ -570,52 +457,66 @@ static void mark_burst(sd_model *m, uint32_t id)
     m->burst[id] = 1;
 }
 
-static void start_round(sim *s, void *obj, uint64_t arg);
-
-static void on_block(void *ctx, network *n, const net_msg *msg)
+static void sd_on_send(void *st, conn *c, const net_msg *msg)
 {
-    (void)n;
-    (void)msg;
-    sd_model *m = ctx;
-    if (--m->left)
-        return;
-    int64_t now = sim_now(m->s);
-    m->qct[m->round] = ps_to_s(now - m->round_start);
-    if (++m->round < m->c.rounds) {
-        int64_t due = m->c.start + m->round * m->c.period;
-        sim_timer_arm(m->s, &m->next_round, due > now ? due : now);
-    } else {
-        sim_timer_arm(m->s, &m->end, now + m->c.tail);
-    }
-}
-
-static void start_round(sim *s, void *obj, uint64_t arg)
-{
-    (void)arg;
-    sd_model *m = obj;
-    int64_t now = sim_now(s);
-    m->round_start = now;
-    m->left = (int)m->c.senders;
-    for (int k = 0; k < m->c.senders; k++) {
-        conn *c = m->pconn[k];
-        if (!c) {
-            c = network_connect(m->n, m->tx[k], m->rx, 0);
-            mark_burst(m, c->id);
-            if (m->c.persistent)
-                m->pconn[k] = c;
+    sd_ext *m = st;
+    if (msg->bytes == UINT64_MAX) {
+        if (m->nbg == m->capbg) {
+            m->capbg = m->capbg ? 2 * m->capbg : 8;
+            m->bg = xrealloc(m->bg, m->capbg * sizeof *m->bg);
         }
-        int64_t at = now + (m->c.jitter ? (int64_t)rng_below(&m->jr, (uint64_t)m->c.jitter) : 0);
-        network_send_on(m->n, c, (uint64_t)m->c.block, m->round, at, on_block, m);
-        if (!m->c.persistent)
-            network_close(m->n, c);
+        m->bg[m->nbg++] = c;
+        m->bg_flows++;
+        if (m->bg_start < 0 || msg->start_ps < m->bg_start)
+            m->bg_start = msg->start_ps;
+        return;
     }
+    mark_burst(m, c->id);
+    if (msg->tag < 0)
+        return;
+    size_t k = (size_t)msg->tag;
+    if (k >= m->capq) {
+        size_t nc = m->capq ? 2 * m->capq : 64;
+        while (nc <= k)
+            nc *= 2;
+        m->q = xrealloc(m->q, nc * sizeof *m->q);
+        for (size_t i = m->capq; i < nc; i++)
+            m->q[i] = (sd_query){.start_ps = -1, .end_ps = -1};
+        m->capq = nc;
+    }
+    if (k >= m->nq)
+        m->nq = k + 1;
+    if (m->q[k].start_ps < 0)
+        m->q[k].start_ps = sim_now(m->s);
+    m->q[k].left++;
+    if (k == 0)
+        m->q_bytes += msg->bytes;
+    m->sender[msg->src] = true;
 }
 
-static void on_end(sim *s, void *obj, uint64_t arg)
+static void sd_on_done(void *st, const net_msg *msg)
 {
-    (void)obj;
-    (void)arg;
-    sim_stop(s);
+    sd_ext *m = st;
+    if (msg->bytes == UINT64_MAX) {
+        /* an endless message ends only when its transport gave up: its
+         * connection will be freed, so keep what it delivered and forget it */
+        for (size_t i = 0; i < m->nbg; i++)
+            if (m->bg[i]->id == msg->conn) {
+                conn_stats cs;
+                m->ops->stats(m->bg[i], &cs);
+                m->bg_gone_bytes += cs.delivered;
+                m->bg[i] = m->bg[--m->nbg];
+                break;
+            }
+        return;
+    }
+    if (msg->tag < 0 || (size_t)msg->tag >= m->nq)
+        return;
+    sd_query *q = &m->q[msg->tag];
+    if (--q->left == 0)
+        q->end_ps = sim_now(m->s);
+    while ((size_t)m->done < m->nq && m->q[m->done].end_ps >= 0)
+        m->done++;
 }
 
 /* timeline.csv: the monitored queue, the background and burst throughput
@@ -623,9 +524,9 @@ static void on_end(sim *s, void *obj, uint64_t arg)
 static void on_tick(sim *s, void *obj, uint64_t arg)
 {
     (void)arg;
-    sd_model *m = obj;
-    uint64_t bg = 0;
-    for (int i = 0; i < m->c.bg_flows; i++) {
+    sd_ext *m = obj;
+    uint64_t bg = m->bg_gone_bytes;
+    for (size_t i = 0; i < m->nbg; i++) {
         conn_stats st;
         m->ops->stats(m->bg[i], &st);
         bg += st.delivered;
@@ -648,11 +549,10 @@ static void on_tick(sim *s, void *obj, uint64_t arg)
     sim_timer_arm(s, &m->tick, sim_now(s) + m->c.sample);
 }
 
-static int sd_start(void *st, sim *s, err *e)
+static void sd_start(void *st)
 {
-    (void)e;
-    sd_model *m = st;
-    network_start(m->n);
+    sd_ext *m = st;
+    sim *s = m->s;
     topo *t = network_topo(m->n);
     m->ctl = sdn_create(s, t, m->c.proc, m->c.scheme == SCHEME_SDTCP ? m->c.stats_ps : 0,
                         on_ctl, m);
@@ -713,23 +613,8 @@ static int sd_start(void *st, sim *s, err *e)
                 m->ic = ictcp_attach(topo_link_port(t, (int)l, a == hn ? 0 : 1), &p);
         }
     }
-    for (int i = 0; i < m->c.bg_flows; i++) {
-        m->bg[i] = network_connect(m->n, m->bg_tx[i], m->bg_rx, 0);
-        network_send_on(m->n, m->bg[i], UINT64_MAX, -1, m->c.bg_start, NULL, NULL);
-    }
-    sim_timer_init(&m->next_round, start_round, m, 0);
-    sim_timer_init(&m->end, on_end, m, 0);
     sim_timer_init(&m->tick, on_tick, m, 0);
-    sim_timer_arm(s, &m->next_round, m->c.start);
     sim_timer_arm(s, &m->tick, m->c.sample);
-    return 0;
-}
-
-static double sd_progress(const void *st, const sim *s)
-{
-    (void)s;
-    const sd_model *m = st;
-    return (double)m->round / (double)m->c.rounds;
 }
 
 /* ---- report ----------------------------------------------------------------- */
@@ -737,7 +622,7 @@ static double sd_progress(const void *st, const sim *s)
 /* Burst (or background) flows' data drops over every managed switch, and
  * the packets they offered (each flow's largest count at a switch: the
  * first switch it crosses sees all it sent). */
-static void flow_losses(const sd_model *m, bool burst, uint64_t *drops, uint64_t *pkts)
+static void flow_losses(const sd_ext *m, bool burst, uint64_t *drops, uint64_t *pkts)
 {
     *drops = *pkts = 0;
     network_int_counts k;
@@ -760,7 +645,7 @@ static void flow_losses(const sd_model *m, bool burst, uint64_t *drops, uint64_t
 }
 
 /* Mean of the background throughput samples in [from, to). */
-static double bg_mean(const sd_model *m, int64_t from, int64_t to)
+static double bg_mean(const sd_ext *m, int64_t from, int64_t to)
 {
     double sum = 0;
     size_t n = 0;
@@ -772,12 +657,10 @@ static double bg_mean(const sd_model *m, int64_t from, int64_t to)
     return n ? sum / (double)n : NAN;
 }
 
-static int sd_report(void *st, const sim *s, out *o, json_t *sum, err *e)
+static int sd_report(void *st, out *o, json_t *sum, err *e)
 {
-    sd_model *m = st;
-    int r = network_report(m->n, o, sum, e);
-    if (r)
-        return r;
+    sd_ext *m = st;
+    sim *s = m->s;
     FILE *f = out_file(o, "timeline.csv", e);
     if (!f)
         return e->code;
@@ -790,30 +673,29 @@ static int sd_report(void *st, const sim *s, out *o, json_t *sum, err *e)
         net_csv_num(f, x->port_tx_bps, ",");
         fprintf(f, "%u\n", x->rules);
     }
-    if (!(f = out_file(o, "queries.csv", e)))
-        return e->code;
-    fprintf(f, "round,qct_s,goodput_bps\n");
-    double bits = (double)m->c.senders * (double)m->c.block * 8, total = 0;
+    /* a query's goodput: the first query's bytes over each one's time */
+    double bits = (double)m->q_bytes * 8, total = 0;
     samples q;
     samples_init(&q);
-    for (int i = 0; i < m->round; i++) {
-        fprintf(f, "%d,", i);
-        net_csv_num(f, m->qct[i], ",");
-        net_csv_num(f, bits / m->qct[i], "\n");
-        total += m->qct[i];
-        samples_add(&q, m->qct[i]);
+    for (int i = 0; i < m->done; i++) {
+        double qct = ps_to_s(m->q[i].end_ps - m->q[i].start_ps);
+        total += qct;
+        samples_add(&q, qct);
     }
+    int senders = 0;
+    for (size_t h = 0; h < network_endpoints(m->n); h++)
+        senders += m->sender[h];
     json_t *j = json_object();
     json_object_set_new(j, "scheme", json_string(schemes[m->c.scheme]));
     if (m->c.scheme == SCHEME_SDTCP)
         json_object_set_new(j, "mode", json_string(modes[m->c.mode]));
-    json_object_set_new(j, "senders", json_integer(m->c.senders));
-    json_object_set_new(j, "background_flows", json_integer(m->c.bg_flows));
-    json_object_set_new(j, "rounds_completed", json_integer(m->round));
+    json_object_set_new(j, "senders", json_integer(senders));
+    json_object_set_new(j, "background_flows", json_integer((json_int_t)m->bg_flows));
+    json_object_set_new(j, "rounds_completed", json_integer(m->done));
     out_json_num(j, "qct_p50_s", samples_quantile(&q, 0.5));
     out_json_num(j, "qct_p99_s", samples_quantile(&q, 0.99));
     samples_fini(&q);
-    double gp = m->round ? (double)m->round * bits / total : NAN;
+    double gp = m->done ? (double)m->done * bits / total : NAN;
     out_json_num(j, "burst_goodput_bps", gp);
     out_json_num(j, "burst_goodput_fraction", gp / (double)m->mon->cfg.rate_bps);
     uint64_t d, p;
@@ -824,11 +706,14 @@ static int sd_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     flow_losses(m, false, &d, &p);
     json_object_set_new(j, "background_drops", json_integer((json_int_t)d));
     out_json_num(j, "background_loss_rate", p ? (double)d / (double)p : NAN);
-    int64_t first_end = m->c.start, last_end = sim_now(s) - m->c.tail;
-    out_json_num(j, "bg_bps_before", bg_mean(m, m->c.bg_start + (first_end - m->c.bg_start) / 2,
-                                             first_end));
+    /* before the first query (its second half: the background's warm-up
+     * left out), during the queries, after the last one (its second half) */
+    int64_t now = sim_now(s), bg0 = m->bg_start < 0 ? 0 : m->bg_start;
+    int64_t first_end = m->nq ? m->q[0].start_ps : now;
+    int64_t last_end = m->done ? m->q[m->done - 1].end_ps : now;
+    out_json_num(j, "bg_bps_before", bg_mean(m, bg0 + (first_end - bg0) / 2, first_end));
     out_json_num(j, "bg_bps_during", bg_mean(m, first_end, last_end));
-    out_json_num(j, "bg_bps_after", bg_mean(m, last_end + m->c.tail / 2, sim_now(s)));
+    out_json_num(j, "bg_bps_after", bg_mean(m, last_end + (now - last_end) / 2, now));
     int64_t mq = 0;
     for (size_t i = 0; i < m->nts; i++)
         if (m->ts[i].queue > mq)
@@ -880,42 +765,29 @@ static int sd_report(void *st, const sim *s, out *o, json_t *sum, err *e)
 
 static void sd_fini(void *st)
 {
-    sd_model *m = st;
+    sd_ext *m = st;
     sdtcp_destroy(m->pol);
     ictcp_destroy(m->ic);
     sdn_destroy(m->ctl);
-    network_destroy(m->n);
-    free(m->tx);
-    free(m->bg_tx);
-    free(m->pconn);
     free(m->bg);
     free(m->sw_node);
     free(m->sw_lat);
     free(m->obs);
-    free(m->qct);
+    free(m->q);
     free(m->burst);
+    free(m->sender);
     free(m->ts);
 }
 
-static const plot_spec sd_plots[] = {
-    {.csv = "timeline.csv", .x = "t_s", .y = "queue_bytes", .title = "bottleneck queue",
-     .out = "queue", .xlabel = "time (s)", .ylabel = "bytes"},
-    {.csv = "timeline.csv", .x = "t_s", .y = "bg_bps,port_tx_bps",
-     .title = "background and bottleneck throughput", .out = "throughput",
-     .xlabel = "time (s)", .ylabel = "bit/s"},
-    {.csv = "queries.csv", .x = "round", .y = "qct_s", .title = "query completion time",
-     .out = "qct", .ylabel = "s"},
-    {0},
-};
-
-const model_ops sdtcp_model_ops = {
+const netext_ops sdtcp_ext_ops = {
     .name = "sdtcp",
     .summary = "SDTCP: SDN receive-window control of TCP incast, with NewReno/DCTCP/ICTCP",
-    .state_size = sizeof(sd_model),
+    .keys = sd_keys,
+    .state_size = sizeof(sd_ext),
     .configure = sd_configure,
     .start = sd_start,
-    .progress = sd_progress,
+    .on_send = sd_on_send,
+    .on_done = sd_on_done,
     .report = sd_report,
     .fini = sd_fini,
-    .plots = sd_plots,
 };

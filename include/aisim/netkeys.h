@@ -1,14 +1,15 @@
 /*
- * net_keys.h - the scenario keys of a packet-level network (network.h's
+ * netkeys.h - the scenario keys of a packet-level network (network.h's
  * network_cfg), for every model whose section builds one (net, collective,
  * training): one list, so that the keys, defaults and help read the same
- * in each.
+ * in each.  A section that holds nothing but a network is built with
+ * network_from_section() (network.h) instead.
  *
  * NET_KEYS(T, F) expands to the cfg_key entries binding into the
  * network_cfg field F of struct T; put it in the model's key table.
  */
-#ifndef AISIM_MODELS_NET_KEYS_H
-#define AISIM_MODELS_NET_KEYS_H
+#ifndef AISIM_NETKEYS_H
+#define AISIM_NETKEYS_H
 
 #include <stddef.h>
 
@@ -51,7 +52,10 @@
      "such as \"tor*->agg*\" (fnmatch)"},                                                     \
     {.name = "sample_output", .type = CFG_ENUM, .off = offsetof(T, F.sample_out),            \
      .def = "series", .choices = net_sample_outs, .help = "series: queues.csv and "           \
-     "queue_stats.csv; stats: queue_stats.csv only (per port, the sampled time average)"}
+     "queue_stats.csv; stats: queue_stats.csv only (per port, the sampled time average)"},   \
+    {.name = "extensions", .type = CFG_NODE, .off = offsetof(T, F.extensions),               \
+     .flags = CFG_OPTIONAL, .help = "network extensions: a map from name (sdtcp, ...) to "     \
+     "its section (netext.h)"}
 
 static const char *const net_seed_modes[] __attribute__((unused)) = {"random", "equal", NULL};
 static const char *const net_planes[] __attribute__((unused)) = {"packet", "flow", NULL};
