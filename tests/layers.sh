@@ -18,8 +18,11 @@ obj=${BUILD:-build}/src
 if [ -d "$obj/systems" ] && command -v nm >/dev/null; then
     up=$(find "$obj/systems" -name '*.o' -exec nm -g --defined-only {} + 2>/dev/null |
          awk 'NF == 3 {print $3}' | sort -u)
-    calls=$(find "$obj/net" "$obj/transport" -name '*.o' -exec nm -A -u {} + 2>/dev/null |
-            awk '{print $NF, $1}' | sort)
+    # objects whose source is gone (a stale build directory) are not checked
+    calls=$(find "$obj/net" "$obj/transport" -name '*.o' | while read -r o; do
+                src=${o#"${BUILD:-build}"/}
+                [ -f "${src%.o}.c" ] && printf '%s\n' "$o"
+            done | xargs -r nm -A -u 2>/dev/null | awk '{print $NF, $1}' | sort)
     hit=$(printf '%s\n' "$calls" | awk 'NR == FNR {up[$1] = 1; next} ($1 in up)' \
           /dev/fd/3 - 3<<EOF2
 $up
