@@ -54,12 +54,7 @@ static void bed_fini(bed *b)
 
 static void send(bed *b, uint32_t size, uint8_t prio, uint16_t flags, uint64_t seq)
 {
-    pkt *p = pkt_alloc(b->pool);
-    p->size_bytes = size;
-    p->prio = prio;
-    p->flags = flags;
-    p->seq = seq;
-    pkt_send(p, b->rt);
+    pkt_send(catcher_pkt(b->pool, size, prio, flags, seq), b->rt);
 }
 
 /* 8 Gbps: a 1000-byte packet takes exactly 1 us. */
