@@ -50,4 +50,16 @@ static inline void catcher_init(catcher *c, sim *s, pkt_pool *pool, const char *
     c->s = s;
 }
 
+/* A packet of the given size, class, flags and sequence number, from pool. */
+static inline pkt *catcher_pkt(pkt_pool *pool, uint32_t size, uint8_t prio, uint16_t flags,
+                               uint64_t seq)
+{
+    pkt *p = pkt_alloc(pool);
+    p->size_bytes = size;
+    p->prio = prio;
+    p->flags = flags;
+    p->seq = seq;
+    return p;
+}
+
 #endif
