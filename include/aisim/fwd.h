@@ -50,6 +50,7 @@ typedef struct fwd_hop {
     uint64_t key;               /* p NULL: the flow's key (its 5-tuple hash) */
     const fwd_cand *c;
     uint32_t n;
+    int64_t now_ps;             /* the time of the choice */
 } fwd_hop;
 
 /* How a connection sends its data packets under a forwarder. */
@@ -65,10 +66,14 @@ typedef struct fwd_ops {
     const char *name;           /* `net.routing` in a scenario */
     const char *summary;        /* one line for messages and docs */
     enum fwd_send send;
+    const cfg_key *keys;        /* its keys in `net.forwarder` ({0}-terminated), or NULL */
+    size_t cfg_size;            /* bytes they bind into */
     size_t state_size;          /* private state, zeroed, owned by the topology */
-    /* Checks the topology and fills the state (may be NULL): a located
-     * error names `path`, the routing key, and `n`, its node (may be NULL). */
-    int (*configure)(void *state, const topo *t, const cfg_node *n, const char *path, err *e);
+    /* Checks the topology and fills the state (may be NULL); cfg is the
+     * bound keys (NULL if it has none).  A located error names `path`, the
+     * routing key, and `n`, its node (may be NULL). */
+    int (*configure)(void *state, const void *cfg, const topo *t, const cfg_node *n,
+                     const char *path, err *e);
     /* The index in [0, h->n) of the next hop to take. */
     uint32_t (*choose)(void *state, const fwd_hop *h);
     /* Frees what configure allocated (may be NULL); the state itself is

@@ -26,6 +26,9 @@
     {.name = "routing", .type = CFG_STR, .off = offsetof(T, F.routing_name), .def = "ecmp",   \
      .help = "the forwarder (fwd.h): ecmp (flow hash), spray_rr | spray_random (per-packet "  \
      "spraying), dmodk (D-mod-K, fat trees), adaptive (least-queued port, per packet)"},      \
+    {.name = "forwarder", .type = CFG_NODE, .off = offsetof(T, F.forwarder),                 \
+     .flags = CFG_OPTIONAL, .help = "the forwarder's keys, e.g. {flowlet_gap: 50us} for "     \
+     "adaptive"},                                                                             \
     {.name = "plane", .type = CFG_ENUM, .off = offsetof(T, F.plane), .def = "packet",         \
      .choices = net_planes, .help = "packet (ports, queues, the transport's packets) or flow " \
      "(max-min fair fluid flows: docs/flow-level.md)"},                                       \

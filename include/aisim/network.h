@@ -54,11 +54,12 @@ typedef struct network network;
 
 /* The network's part of a scenario section, bound by the model that owns
  * the section (net.c lists the keys: topology, transport, hash_seeds,
- * routing, failures, faults, hooks, pcap, pcap_max_packets, sample_interval,
- * sample_ports, sample_output, plane, flow, extensions). */
+ * routing, forwarder, failures, faults, hooks, pcap, pcap_max_packets,
+ * sample_interval, sample_ports, sample_output, plane, flow, extensions). */
 typedef struct network_cfg {
     cfg_node *topology, *transport, *failures, *faults, *hooks, *pcap, *sample_ports;
     cfg_node *flow;             /* the flow plane's keys (src/net/flow/flownet.h) */
+    cfg_node *forwarder;        /* the forwarder's keys (fwd.h), or NULL */
     cfg_node *extensions;       /* name -> section of each extension (netext.h) */
     int plane;                  /* enum network_plane */
     int hash_seeds;             /* 0: random per switch, 1: all equal */

@@ -237,11 +237,12 @@ const route *topo_route_flow(topo *t, int src_host, int dst_host, uint64_t key);
 /* Sets the forwarder every node uses for packets forwarded hop by hop and
  * topo_route_flow uses for flows (fwd.h), with its state; ops->configure
  * may reject the topology (a located error at n, path).  Call after
- * building, before traffic. */
+ * building, before traffic; cfg: the forwarder's bound keys (fwd_ops.keys)
+ * or NULL. */
 struct fwd_ops;
 struct fwd_cand;
-int topo_set_forwarder(topo *t, const struct fwd_ops *ops, const cfg_node *n, const char *path,
-                       err *e);
+int topo_set_forwarder(topo *t, const struct fwd_ops *ops, const void *cfg, const cfg_node *n,
+                       const char *path, err *e);
 /* The equal-cost next hops of `node` toward node dst_node (fwd.h: in link
  * id order; *c valid until the next call or routing change); returns their
  * count, 0 if routing has cut dst_node off.  What the node's forwarder

@@ -142,7 +142,29 @@ static int conf_routing(network *n, const net_registry *reg, const network_cfg *
         *fw = all[c->routing];
     }
     n->send = *fw ? (*fw)->send : FWD_SEND_ROUTE;
-    return *fw ? topo_set_forwarder(n->t, *fw, at, sub, e) : 0;
+    if (!*fw)
+        return 0;
+    /* `forwarder`: the forwarder's own keys. */
+    char fsub[512];
+    cfg_path(fsub, sizeof fsub, path, "forwarder");
+    void *cfg = NULL;
+    int r = 0;
+    if ((*fw)->keys) {
+        cfg = xcalloc(1, (*fw)->cfg_size);
+        cfg_doc *none = NULL;   /* absent: an empty map, the keys' defaults */
+        if (c->forwarder)
+            r = cfg_bind(c->forwarder, fsub, (*fw)->keys, cfg, e);
+        else if (!(r = cfg_load_string("forwarder", "{}", 2, &none, e)))
+            r = cfg_bind(cfg_root(none), fsub, (*fw)->keys, cfg, e);
+        cfg_free(none);
+    } else if (c->forwarder && !cfg_is_null(c->forwarder)) {
+        r = cfg_err(e, AISIM_EINVAL, c->forwarder, fsub,
+                    "expected no keys (routing %s has none), found a value", (*fw)->name);
+    }
+    if (!r)
+        r = topo_set_forwarder(n->t, *fw, cfg, at, sub, e);
+    free(cfg);
+    return r;
 }
 
 /* `faults` and `hooks`: one set of hooks by name (hook.h), the faults

@@ -292,7 +292,7 @@ static uint32_t choose(topo *t, bool by_fwd, int32_t u, int dst_host, pkt *p, ui
                        const fwd_cand *c, uint32_t n)
 {
     fwd_hop h = {.t = t, .node = u, .dst_host = dst_host, .seed = t->node[u]->hash_seed,
-                 .p = p, .key = key, .c = c, .n = n};
+                 .p = p, .key = key, .c = c, .n = n, .now_ps = sim_now(t->s)};
     uint32_t i = by_fwd && t->fwd ? t->fwd->choose(t->fwd_state, &h) : fwd_by_entropy(NULL, &h);
     assert(i < n);
     return i;
@@ -320,7 +320,8 @@ void topo_node_forward(sink *self, pkt *p)
     q->base.recv(&q->base, p);
 }
 
-int topo_set_forwarder(topo *t, const fwd_ops *ops, const cfg_node *n, const char *path, err *e)
+int topo_set_forwarder(topo *t, const fwd_ops *ops, const void *cfg, const cfg_node *n,
+                       const char *path, err *e)
 {
     if (t->fwd && t->fwd->fini)
         t->fwd->fini(t->fwd_state);
@@ -328,7 +329,7 @@ int topo_set_forwarder(topo *t, const fwd_ops *ops, const cfg_node *n, const cha
     t->fwd_state = ops->state_size ? xcalloc(1, ops->state_size) : NULL;
     t->fwd = ops;
     t->epoch++;                 /* next-hop sets and routes chosen anew */
-    return ops->configure ? ops->configure(t->fwd_state, t, n, path, e) : 0;
+    return ops->configure ? ops->configure(t->fwd_state, cfg, t, n, path, e) : 0;
 }
 
 sink *topo_node_forwarder(topo *t, int node) { return &t->node[node]->fwd.base; }

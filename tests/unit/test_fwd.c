@@ -67,7 +67,7 @@ static void check_dmodk(int k)
     link_cfg l = mk_link();
     err e = {0};
     assert_int_equal(topo_build_fat_tree(b.t, k, &l, &e), 0);
-    assert_int_equal(topo_set_forwarder(b.t, &fwd_dmodk, NULL, "routing", &e), 0);
+    assert_int_equal(topo_set_forwarder(b.t, &fwd_dmodk, NULL, NULL, "routing", &e), 0);
     int hosts = (int)topo_hosts(b.t);
     char got[256], want[256];
     for (int s = 0; s < hosts; s++)
@@ -119,7 +119,7 @@ static void test_dmodk_rejects_non_tree(void **state)
     topo_rail_cfg c = {.servers = 2, .gpus = 2, .servers_per_tor = 1, .aggs = 2, .planes = 1,
                        .nic = mk_link(), .fabric = mk_link(), .nvlink = mk_link()};
     assert_int_equal(topo_build_rail(b.t, &c, &e), 0);
-    assert_int_equal(topo_set_forwarder(b.t, &fwd_dmodk, NULL, "net.routing", &e), AISIM_EINVAL);
+    assert_int_equal(topo_set_forwarder(b.t, &fwd_dmodk, NULL, NULL, "net.routing", &e), AISIM_EINVAL);
     assert_non_null(strstr(e.msg, "net.routing: expected a tree whose nodes of each level have "
                                   "as many up links (dmodk), found s0.nvs with 0 and tor0.r0 with "
                                   "2 at level 1"));
@@ -149,7 +149,7 @@ static int via_congested(const fwd_ops *ops)
     link_cfg l = mk_link();
     err e = {0};
     assert_int_equal(topo_build_leaf_spine(b.t, 2, 2, 2, &l, &l, &e), 0);
-    assert_int_equal(topo_set_forwarder(b.t, ops, NULL, "routing", &e), 0);
+    assert_int_equal(topo_set_forwarder(b.t, ops, NULL, NULL, "routing", &e), 0);
     port *up[2] = {uplink(b.t, 0), uplink(b.t, 1)};
     topo_bind_flow(b.t, 0, 0, &b.rx.base, 2, &b.rx.base);
     for (int i = 0; i < 30; i++) {
@@ -177,6 +177,50 @@ static void test_adaptive_avoids_standing_queue(void **state)
     assert_int_equal(via_congested(&fwd_adaptive), 0);
     /* Spraying by entropy ignores queues: some take the congested port. */
     assert_true(via_congested(&fwd_spray_random) >= 2);
+}
+
+/* Flowlets: a flow's first packet leaves leaf0 by port P; then P gets a
+ * standing queue of 20 packets and the flow sends 10 more at once.  Per
+ * packet (gap 0) all 10 avoid P; with a 1 ms flowlet gap they follow the
+ * first (they come within the gap), and a packet after the gap chooses
+ * again and avoids P.  Returns how many of the 11 after the first took P. */
+static int flowlet_on_congested(int64_t gap_ps)
+{
+    bed b;
+    bed_init(&b);
+    link_cfg l = mk_link();
+    err e = {0};
+    assert_int_equal(topo_build_leaf_spine(b.t, 2, 2, 2, &l, &l, &e), 0);
+    const int64_t cfg = gap_ps;         /* adaptive's keys: the gap */
+    assert_int_equal(topo_set_forwarder(b.t, &fwd_adaptive, &cfg, NULL, "routing", &e), 0);
+    topo_bind_flow(b.t, 0, 0, &b.rx.base, 2, &b.rx.base);
+    sink *f = topo_node_forwarder(b.t, topo_host_node(b.t, 0));
+    f->recv(f, bed_hop_pkt(&b, 2, 1));
+    sim_run(b.s, SIM_TIME_MAX);
+    port *q = uplink(b.t, 0)->stat_tx_pkts ? uplink(b.t, 0) : uplink(b.t, 1);
+    assert_int_equal(q->stat_tx_pkts, 1);
+    for (int i = 0; i < 20; i++)
+        q->base.recv(&q->base, bed_hop_pkt(&b, 2, 100 + (uint32_t)i));
+    for (int i = 0; i < 10; i++)
+        f->recv(f, bed_hop_pkt(&b, 2, 2 + (uint32_t)i));
+    sim_run(b.s, SIM_TIME_MAX);
+    /* Much later: past the gap, with P loaded again. */
+    sim_run(b.s, sim_now(b.s) + MS(2));
+    for (int i = 0; i < 20; i++)
+        q->base.recv(&q->base, bed_hop_pkt(&b, 2, 200 + (uint32_t)i));
+    f->recv(f, bed_hop_pkt(&b, 2, 50));
+    sim_run(b.s, SIM_TIME_MAX);
+    assert_int_equal(b.rx.n, 1 + 20 + 10 + 20 + 1);
+    int took = (int)q->stat_tx_pkts - 1 - 40;
+    bed_fini(&b);
+    return took;
+}
+
+static void test_adaptive_flowlets(void **state)
+{
+    (void)state;
+    assert_int_equal(flowlet_on_congested(0), 0);
+    assert_int_equal(flowlet_on_congested(MS(1)), 10);
 }
 
 /* 20 packets reach leaf0's forwarder at once for h2, all with one entropy
@@ -290,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_dmodk_fat_tree_k8),
         cmocka_unit_test(test_dmodk_rejects_non_tree),
         cmocka_unit_test(test_adaptive_avoids_standing_queue),
+        cmocka_unit_test(test_adaptive_flowlets),
         cmocka_unit_test(test_hook_deflect_by_name),
         cmocka_unit_test(test_node_port_iterator),
     };

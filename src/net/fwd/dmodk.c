@@ -30,9 +30,10 @@ typedef struct dmodk {
     uint64_t *div;              /* by level: w_0 ... w_{l-1} */
 } dmodk;
 
-static int dmodk_configure(void *state, const topo *t, const cfg_node *n, const char *path,
-                           err *e)
+static int dmodk_configure(void *state, const void *cfg, const topo *t, const cfg_node *n,
+                           const char *path, err *e)
 {
+    (void)cfg;
     dmodk *d = state;
     size_t nn = topo_nodes(t);
     d->level = xmalloc(nn * sizeof *d->level);
