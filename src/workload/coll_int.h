@@ -27,6 +27,8 @@ typedef struct coll_world {
     int *server_slot;           /* scratch by server id: -1 (group_servers) */
     struct coll_run *runs;      /* calls running (freed with the world if a
                                    run stops before they complete) */
+    bool rates_known;           /* coll_nccl.c: the slowest endpoint's */
+    double nic_GBps, nvl_GBps;  /* NIC and NVLink rates */
 } coll_world;
 
 struct coll_comm {
@@ -66,6 +68,8 @@ struct coll_run {
     bool aborted;
     coll_world *w;
     coll_run *prev, *next;      /* in w->runs */
+    int64_t intra_ps, inter_ps; /* protocol model: each message counts as
+                                   arrived this long late, by link */
 };
 
 enum { NONE = -1 };
@@ -100,6 +104,16 @@ conn *coll_world_conn(coll_world *w, int src, int dst, int chan, int prio);
 void coll_ring_order(plan *p, int ch);
 /* Ranks' worth of chunks in one sub-buffer (the pipelining unit). */
 uint64_t coll_sub_unit(const coll_args *a, int n, const plan *p);
+
+/* Per endpoint: its server's id (endpoints sharing an NVLink switch share
+ * one; a host alone is its own). */
+const int *coll_world_servers(coll_world *w);
+/* Bytes on the wire for `bytes` of payload in protocol p (LL: twice;
+ * LL128: 128 per 120, whole lines; else as is). */
+uint64_t coll_proto_wire(enum coll_proto p, uint64_t bytes);
+/* The protocol model's latency of a step from rank src to rank dst (ps;
+ * 0 without the model). */
+int64_t coll_step_ps(const coll_run *r, int src, int dst);
 
 /* Fluid mode (coll_fluid.c): adds channel chan's operations for `bytes`
  * (the channel's share) in phases of concurrent flows; `subs` is the
