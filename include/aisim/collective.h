@@ -42,7 +42,8 @@
  *                  switch): intra-server reduce-scatter over NVLink, a ring
  *                  all-reduce per rail (same local index) across servers,
  *                  intra-server all-gather over NVLink
- *   auto           ring (the default)
+ *   auto           ring; with a protocol model (coll_args.proto), ring or
+ *                  tree as NCCL's tuner picks them (coll_tune)
  * Fluid mode (coll_args.fluid, flow plane only): a ring's 2(n-1) steps
  * become one flow per rank to its neighbour carrying the bytes of all of
  * them, halving-doubling's steps one message each (no sub-buffers), the
@@ -83,11 +84,31 @@ enum coll_algo {
     COLL_NALGOS
 };
 
+/* NCCL's protocols (coll_args.proto).  NONE: no protocol model, a step
+ * costs what its message costs on the network (the model before NCCL's
+ * was added); AUTO: the protocol NCCL's tuner picks by size. */
+enum coll_proto {
+    COLL_PROTO_NONE,
+    COLL_PROTO_AUTO,
+    COLL_PROTO_LL,              /* 8 B of data + 8 B of flags per 16 B line */
+    COLL_PROTO_LL128,           /* 120 B of data per 128 B line */
+    COLL_PROTO_SIMPLE,
+    COLL_NPROTOS
+};
+
+/* The GPU generation of NCCL's tuning tables (its compute-capability
+ * index). */
+enum coll_arch { COLL_ARCH_VOLTA, COLL_ARCH_AMPERE, COLL_ARCH_HOPPER, COLL_ARCH_BLACKWELL };
+
 /* Scenario spellings: "all_reduce", "reduce_scatter", "all_gather",
  * "all_to_all", "broadcast", "send_recv"; "auto", "ring", "tree",
  * "halving_doubling", "hierarchical".  NULL-terminated, in enum order. */
 extern const char *const coll_type_names[];
 extern const char *const coll_algo_names[];
+/* "none", "auto", "LL", "LL128", "Simple"; "volta", "ampere", "hopper",
+ * "blackwell". */
+extern const char *const coll_proto_names[];
+extern const char *const coll_arch_names[];
 /* nccl-tests' busbw / algbw for `type` on n ranks. */
 double coll_busbw_factor(enum coll_type type, int n);
 
@@ -108,6 +129,10 @@ coll_comm *coll_comm_subset(coll_comm *parent, const int *ranks, int count);
 void coll_comm_destroy(coll_comm *c);
 int coll_comm_size(const coll_comm *c);
 int coll_comm_endpoint(const coll_comm *c, int rank);
+/* Each rank's index among the ranks of its server (endpoints sharing an
+ * NVLink switch), in rank order, into local[0..n-1]: nccl-tests' device
+ * column. */
+void coll_comm_local_ranks(coll_comm *c, int *local);
 
 /* Checks endpoints for a communicator before creating one: each in
  * 0..endpoints-1 and none twice; a located error (node, path) if not. */
@@ -132,12 +157,44 @@ typedef struct coll_args {
                                    steps with one pattern is one flow per rank
                                    carrying all their bytes, the steps'
                                    latency added (docs/flow-level.md) */
+    /* NCCL's protocol model (coll_tune; docs/workloads.md): */
+    enum coll_proto proto;      /* NONE (0): off; AUTO: as NCCL's tuner */
+    enum coll_arch arch;        /* tuning tables' GPU generation */
+    int min_channels, max_channels;     /* NCCL_MIN/MAX_NCHANNELS: bound
+                                   `channels` (0: no bound); the tuner then
+                                   trims per call by size */
+    int64_t send_lat_ps;        /* every message handed to the network this
+                                   late (SimAI's per-flow send latency) */
+    bool rank_order;            /* rings in rank order, not the topology's
+                                   rail-aligned order */
 } coll_args;
+
+/* What NCCL's tuner (its tuning.cc model, NCCL 2.30.7) makes of a call:
+ * the algorithm, protocol and channels it picks and the latency terms a
+ * run adds (us).  Estimates in time_us[algorithm][protocol] (ring, tree x
+ * LL, LL128, Simple; < 0: not available for the call). */
+typedef struct coll_tuning {
+    enum coll_algo algo;
+    enum coll_proto proto;
+    int channels;
+    int nodes, ppn;             /* servers, ranks per server (rounded down) */
+    double base_us;             /* once per call */
+    double intra_us, inter_us;  /* per step over NVLink / the network */
+    double bw_GBps;             /* the tuner's algorithm bandwidth */
+    double time_us[2][3];
+} coll_tuning;
+
+/* Tunes call a on c (a->proto != NONE; a checked by coll_check).  Forced
+ * algorithm (a->algo != AUTO) and protocol are kept; halving-doubling and
+ * hierarchical, which NCCL has not, take the ring's terms. */
+void coll_tune(coll_comm *c, const coll_args *a, coll_tuning *t);
 
 /* The outcome of one call, handed to its callback. */
 typedef struct coll_result {
     enum coll_type type;
     enum coll_algo algo;        /* as run (auto resolved) */
+    enum coll_proto proto;      /* as run (NONE: no protocol model) */
+    int channels;               /* as run (the tuner may trim) */
     int ranks;
     uint64_t bytes;             /* as asked */
     int64_t tag;

@@ -59,7 +59,9 @@ typedef struct trn_layer {
 /* A workload: the layers and what the file's first line declared. */
 typedef struct trn_wl {
     bool micro;                 /* a MICRO benchmark file */
-    int tp, ep, pp, vpp, ga, all_gpus;          /* 0: not given */
+    int tp, ep, pp, vpp, ga, all_gpus;          /* 0: not given; beyond int:
+                                                   INT_MAX */
+    uint64_t ga_raw;                            /* ga as written */
     long declared;              /* layer count on line 2 (may differ) */
     uint64_t pp_bytes;          /* "pp_comm N": activation bytes between stages */
     size_t n;
@@ -95,6 +97,8 @@ typedef struct trn_log {
     size_t *ncalls;             /* per stage */
     trn_call **calls;           /* per stage */
     int tp, dp;                 /* group sizes seen (0: no such call) */
+    int all;                    /* CommGroup.all's size (every rank), or 0 */
+    int tp_line, dp_line, all_line;     /* where each was read */
 } trn_log;
 
 /* Reads an AICB physical log (line 1 a rank-range tag or a pp_stage block

@@ -322,6 +322,80 @@ static void resolve(char *buf, size_t n, const model_env *env, const char *p)
         snprintf(buf, n, "%s/%s", env->base_dir, p);
 }
 
+/* Every field of a SimAI header the job can contradict, checked against
+ * it (0 or absent: the file does not say): model_parallel_NPU_group (tp),
+ * pp, ep, vpp (when pp > 1: SimAI writes vpp 8 for pipelines of one
+ * stage too), all_gpus; ga is the micro-batch count, bounded as
+ * micro_batches is and equal to it when both are given.  The message
+ * names the file's line 1, the field and both values. */
+static int simai_header_check(const trn_wl *w, const trn_job *j, const job_cfg *jc,
+                              const char *path, err *e)
+{
+    static const char fmt[] = "%s:1: %s: expected the job's %s = %lld, found %lld";
+    if (w->tp && w->tp != j->tp)
+        return ERR(e, AISIM_EINVAL, fmt, path, "model_parallel_NPU_group", "tp",
+                   (long long)j->tp, (long long)w->tp);
+    if (w->pp && w->pp != j->pp)
+        return ERR(e, AISIM_EINVAL, fmt, path, "pp", "pp", (long long)j->pp, (long long)w->pp);
+    if (w->ep && w->ep != j->ep)
+        return ERR(e, AISIM_EINVAL, fmt, path, "ep", "ep", (long long)j->ep, (long long)w->ep);
+    if (w->vpp && j->pp > 1 && w->vpp != jc->vpp)
+        return ERR(e, AISIM_EINVAL, fmt, path, "vpp", "vpp", (long long)jc->vpp,
+                   (long long)w->vpp);
+    if (w->all_gpus && w->all_gpus != j->n)
+        return ERR(e, AISIM_EINVAL, fmt, path, "all_gpus", "GPUs (tp x pp x dp)",
+                   (long long)j->n, (long long)w->all_gpus);
+    if (w->ga_raw > (1 << 16))
+        return ERR(e, AISIM_ERANGE, "%s:1: ga: expected micro-batches 1 .. 65536 (as "
+                   "micro_batches), found %llu", path, (unsigned long long)w->ga_raw);
+    if (w->ga && jc->mbs && w->ga != jc->mbs)
+        return ERR(e, AISIM_EINVAL, fmt, path, "ga", "micro_batches", (long long)jc->mbs,
+                   (long long)w->ga);
+    return 0;
+}
+
+/* The group sizes of an AICB log against the job's: TP (its largest
+ * tp_group), DP (its first dp_group), every rank (CommGroup.all); the
+ * message names the line and both values. */
+static int aicb_groups_check(const trn_log *l, const trn_job *j, const char *path, err *e)
+{
+    static const char fmt[] = "%s:%d: comm_group_size of %s: expected the job's %s = %d, "
+                              "found %d";
+    if (l->tp && l->tp != j->tp)
+        return ERR(e, AISIM_EINVAL, fmt, path, l->tp_line, "CommGroup.tp_group", "tp", j->tp,
+                   l->tp);
+    if (l->dp && l->dp != j->dp)
+        return ERR(e, AISIM_EINVAL, fmt, path, l->dp_line, "CommGroup.dp_group", "dp", j->dp,
+                   l->dp);
+    if (l->all && l->all != j->n)
+        return ERR(e, AISIM_EINVAL, fmt, path, l->all_line, "CommGroup.all",
+                   "GPUs (tp x pp x dp)", j->n, l->all);
+    return 0;
+}
+
+/* A workload file's compute against the GPU's peak: the model's FLOPs
+ * of an iteration over the job's GPUs at gpu_tflops take at least
+ * `need`; the file's compute per GPU (its layers' forward, input- and
+ * weight-gradient times, times the micro-batches, over the stages) below
+ * that is an MFU above 1, which no GPU reaches: refused, with both times. */
+static int compute_vs_peak(const trn_wl *w, const trn_model *md, const trn_job *j, int mbs,
+                           const char *path, err *e)
+{
+    double file_ps = 0;
+    for (size_t i = 0; i < w->n; i++)
+        file_ps += (double)w->layers[i].fwd_ps + (double)w->layers[i].ig_ps +
+                   (double)w->layers[i].wg_ps;
+    double file_s = file_ps * 1e-12 * mbs / j->pp;
+    double flops = trn_model_flops_per_token(md) * mbs * md->micro_batch * md->seq * j->dp;
+    double need_s = flops / ((double)j->n * md->gpu_flops);
+    if (file_s < need_s)
+        return ERR(e, AISIM_EINVAL, "%s: compute: expected at least %.6g s per GPU and "
+                   "iteration (the model's %.4g FLOP on %d GPUs at %.4g TFLOP/s), found %.6g s "
+                   "in the file's %zu layers x %d micro-batches (MFU %.3f > 1)", path, need_s,
+                   flops, j->n, md->gpu_flops / 1e12, file_s, w->n, mbs, need_s / file_s);
+    return 0;
+}
+
 static int job_configure(trn_model_st *m, int i, cfg_node *jn, const char *jp, bool *used,
                          const model_env *env, err *e)
 {
@@ -399,10 +473,9 @@ static int job_configure(trn_model_st *m, int i, cfg_node *jn, const char *jp, b
             return cfg_err(e, AISIM_EINVAL, cfg_get(jn, "aicb_log"), kp, "the log has %d "
                            "pipeline stages, the job pp = %d", l.stages, j->pp);
         }
-        if (l.tp && l.tp != j->tp) {
+        if ((r = aicb_groups_check(&l, j, path, e))) {
             trn_log_free(&l);
-            return cfg_err(e, AISIM_EINVAL, cfg_get(jn, "aicb_log"), kp, "the log's TP groups "
-                           "have %d ranks, the job tp = %d", l.tp, j->tp);
+            return data_err(e, cfg_get(jn, "aicb_log"), kp);
         }
         double f = trn_layer_fwd_flops(&md) * md.layers / md.pp;
         int64_t fps = (int64_t)(f / (md.gpu_flops * md.efficiency) * 1e12);
@@ -416,11 +489,9 @@ static int job_configure(trn_model_st *m, int i, cfg_node *jn, const char *jp, b
             resolve(path, sizeof path, env, jc.workload);
             if (trn_read_simai(&w, path, e))
                 return data_err(e, cfg_get(jn, "workload"), kp);
-            if (w.tp && w.tp != j->tp) {
+            if ((r = simai_header_check(&w, j, &jc, path, e))) {
                 trn_wl_free(&w);
-                return cfg_err(e, AISIM_EINVAL, cfg_get(jn, "workload"), kp, "the file's "
-                               "model_parallel_NPU_group is %d, the job tp = %d", w.tp == 0 ? 1
-                               : w.tp, j->tp);
+                return data_err(e, cfg_get(jn, "workload"), kp);
             }
         } else
             trn_generate(&w, &md);
@@ -431,6 +502,10 @@ static int job_configure(trn_model_st *m, int i, cfg_node *jn, const char *jp, b
                             .act_bytes = w.pp_bytes};
         if (jc.model && !w.pp_bytes)
             bc.act_bytes = (uint64_t)md.micro_batch * md.seq * md.hidden * 2;
+        if (jc.workload && jc.model && (r = compute_vs_peak(&w, &md, j, mbs, path, e))) {
+            trn_wl_free(&w);
+            return data_err(e, cfg_get(jn, "workload"), kp);
+        }
         r = trn_build(j->progs, &w, &bc, e);
         trn_wl_free(&w);
         if (r)
@@ -661,6 +736,14 @@ static int trn_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             double tps = j->tokens_per_iter > 0 && T > 0 ? j->tokens_per_iter / T : NAN;
             double mfu = j->model_flops_per_iter > 0 && T > 0
                              ? j->model_flops_per_iter / (T * j->n * j->peak_flops) : NAN;
+            if (mfu > 1) {      /* faster than the GPUs' peak: no result */
+                free(it);
+                json_decref(jobs);
+                return ERR(e, AISIM_EINVAL, "job %s, iteration %d: MFU %.3f > 1: the "
+                           "iteration (%.6g s) is shorter than the model's FLOPs take at "
+                           "gpu_tflops; its compute times are faster than the GPU's peak",
+                           j->name, k, mfu, T);
+            }
             fprintf(f, "%s,%d,%d,%d,%d,%d,", j->name, k, j->n, j->tp, j->pp, j->dp);
             net_csv_num(f, ps_to_s(it[k].start_ps), ",");
             net_csv_num(f, T, ",");

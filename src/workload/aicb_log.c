@@ -145,10 +145,19 @@ int trn_read_aicb(trn_log *l, const char *path, err *e)
         c.phase = !strncmp(ph, "init", 4) || !ph[0] ? TRN_PH_INIT
                   : !strncmp(ph, "forward", 7) ? TRN_PH_FWD
                   : !strncmp(ph, "backward", 8) ? TRN_PH_BWD : TRN_PH_STEP;
-        if (c.group == TRN_G_TP && (!l->tp || (int)gs > l->tp))
+        bool all = !strcmp(fld[1], "CommGroup.all");
+        if (c.group == TRN_G_TP && (!l->tp || (int)gs > l->tp)) {
             l->tp = (int)gs;
-        if (c.group == TRN_G_DP && !l->dp)
+            l->tp_line = lineno;
+        }
+        if (c.group == TRN_G_DP && !all && !l->dp) {
             l->dp = (int)gs;
+            l->dp_line = lineno;
+        }
+        if (all && t != TRN_CALL_EPOCH && !l->all) {
+            l->all = (int)gs;
+            l->all_line = lineno;
+        }
         int s = l->stages - 1;
         if (l->ncalls[s] == ncap) {
             ncap = ncap ? 2 * ncap : 256;

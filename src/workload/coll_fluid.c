@@ -87,8 +87,11 @@ static void hop_figures(coll_run *r, int a, int b, int chan, double *d_ps, doubl
     int64_t d = 0;
     *d_ps = *ps_per_byte = 0;
     if (network_flow_path(w->net, k, &rate, &d) && rate > 0) {
-        *d_ps = (double)d;
-        *ps_per_byte = (double)share * 8e12 / rate;
+        /* the protocol model's step latency and line overhead (LL: two
+         * bytes per byte) belong to the hop */
+        *d_ps = (double)(d + coll_step_ps(r, a, b));
+        *ps_per_byte = (double)share * 8e12 / rate *
+                       ((double)coll_proto_wire(r->a.proto, 120) / 120.0);
     }
 }
 

@@ -27,6 +27,8 @@ typedef struct coll_world {
     int *server_slot;           /* scratch by server id: -1 (group_servers) */
     struct coll_run *runs;      /* calls running (freed with the world if a
                                    run stops before they complete) */
+    bool rates_known;           /* coll_nccl.c: the slowest endpoint's */
+    double nic_GBps, nvl_GBps;  /* NIC and NVLink rates */
 } coll_world;
 
 struct coll_comm {
@@ -66,6 +68,8 @@ struct coll_run {
     bool aborted;
     coll_world *w;
     coll_run *prev, *next;      /* in w->runs */
+    int64_t intra_ps, inter_ps; /* protocol model: each message counts as
+                                   arrived this long late, by link */
 };
 
 enum { NONE = -1 };
@@ -98,6 +102,16 @@ uint64_t coll_split(uint64_t total, uint64_t parts, uint64_t i, uint64_t elem);
 conn *coll_world_conn(coll_world *w, int src, int dst, int chan, int prio);
 /* p->rk: channel ch's ring over servers (rail-aligned hops). */
 void coll_ring_order(plan *p, int ch);
+
+/* Per endpoint: its server's id (endpoints sharing an NVLink switch share
+ * one; a host alone is its own). */
+const int *coll_world_servers(coll_world *w);
+/* Bytes on the wire for `bytes` of payload in protocol p (LL: twice;
+ * LL128: 128 per 120, whole lines; else as is). */
+uint64_t coll_proto_wire(enum coll_proto p, uint64_t bytes);
+/* The protocol model's latency of a step from rank src to rank dst (ps;
+ * 0 without the model). */
+int64_t coll_step_ps(const coll_run *r, int src, int dst);
 
 /* Fluid mode (coll_fluid.c): adds channel chan's operations for `bytes`
  * (the channel's share) in phases of concurrent flows; `subs` is the

@@ -43,6 +43,7 @@ typedef struct cjob_cfg {
     cfg_node *ranks;
     int type, algo, onoff;
     int64_t bytes, chunk, channels, prio, iters, warmup, start, gap, on, off;
+    coll_nccl_cfg nccl;
 } cjob_cfg;
 
 static const cfg_key cjob_keys[] = {
@@ -78,6 +79,7 @@ static const cfg_key cjob_keys[] = {
      .flags = CFG_MIN, .min = 0, .help = "off-period between on-periods (mean with exponential)"},
     {.name = "on_off", .type = CFG_ENUM, .off = offsetof(cjob_cfg, onoff), .def = "fixed",
      .choices = onoff_names, .help = "period lengths: fixed, or exponential of mean on / off"},
+    COLL_NCCL_KEYS(cjob_cfg, nccl),
     {0},
 };
 
@@ -178,6 +180,7 @@ static void job_call(cjob *j, int64_t at)
                    .channels = (int)j->c.channels, .chunk_bytes = (uint64_t)j->c.chunk,
                    .prio = (int)j->c.prio, .tag = (j->index + 1) * (int64_t)1000000 + j->started,
                    .start_ps = t};
+    coll_wl_nccl_args(&j->c.nccl, &a);
     j->started++;
     /* Checked at configure time. */
     if (coll_start(j->comm, &a, on_done, j, &w->fail))
@@ -222,6 +225,7 @@ static int jobs_configure(void *st, network *n, cfg_node *node, const char *path
             return r;
         coll_args a = {.type = j->c.type, .algo = j->c.algo, .bytes = (uint64_t)j->c.bytes,
                        .root = 0, .peer = 1};
+        coll_wl_nccl_args(&j->c.nccl, &a);
         if ((r = coll_wl_check(j->comm, &a, jn, sub2, "bytes", e)))
             return r;
         if (j->c.off && !j->c.on)

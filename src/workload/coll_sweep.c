@@ -33,6 +33,7 @@ typedef struct sweep_cfg {
     int64_t min_bytes, max_bytes, chunk, start, iters, warmup, channels, root, peer, prio;
     double factor;
     bool fluid;
+    coll_nccl_cfg nccl;
 } sweep_cfg;
 
 static const cfg_key sweep_keys[] = {
@@ -78,6 +79,7 @@ static const cfg_key sweep_keys[] = {
     {.name = "fluid", .type = CFG_BOOL, .off = offsetof(sweep_cfg, fluid), .def = "false",
      .help = "flow plane only: each ring phase one flow per rank carrying all its steps' "
      "bytes, the steps' latency added (docs/flow-level.md)"},
+    COLL_NCCL_KEYS(sweep_cfg, nccl),
     {0},
 };
 
@@ -133,6 +135,7 @@ static int sweep_configure(void *st, network *n, cfg_node *node, const char *pat
     /* Every call's arguments, checked now: the largest size stands for all. */
     coll_args a = {.type = w->c.type, .algo = w->c.algo, .bytes = (uint64_t)w->c.max_bytes,
                    .root = (int)w->c.root, .peer = (int)w->c.peer, .fluid = w->c.fluid};
+    coll_wl_nccl_args(&w->c.nccl, &a);
     if ((r = coll_wl_check(w->comm, &a, node, sub, "max_bytes", e)))
         return r;
     for (double b = (double)w->c.min_bytes; b <= (double)w->c.max_bytes * (1 + 1e-12);
@@ -181,6 +184,7 @@ static void next_call(sweep_wl *w, int64_t at)
                    .chunk_bytes = (uint64_t)w->c.chunk, .prio = (int)w->c.prio,
                    .tag = (int64_t)w->ncalls, .root = (int)w->c.root, .peer = (int)w->c.peer,
                    .start_ps = at, .fluid = w->c.fluid};
+    coll_wl_nccl_args(&w->c.nccl, &a);
     /* Checked at configure time for the largest size; the others differ
      * only in bytes > 0. */
     if (coll_start(w->comm, &a, on_call, w, &w->fail))
@@ -215,6 +219,66 @@ static double sweep_progress(const void *st)
     return all > 0 ? done / all : -1;
 }
 
+/* nccl-tests' program of each collective (coll_type order). */
+static const char *const nt_program[] = {"all_reduce_perf", "reduce_scatter_perf",
+                                         "all_gather_perf", "alltoall_perf", "broadcast_perf",
+                                         "sendrecv_perf"};
+
+/* nccl-tests' number in `width` columns: 2 decimals, fewer if it does not
+ * fit, then an exponent (its getFloatStr). */
+static void nt_num(char *s, int width, double v)
+{
+    if (snprintf(s, (size_t)width + 1, "%*.2f", width, v) <= width)
+        return;
+    if (snprintf(s, (size_t)width + 1, "%*.1f", width, v) <= width)
+        return;
+    if (snprintf(s, (size_t)width + 1, "%*.0f", width, v) <= width)
+        return;
+    snprintf(s, (size_t)width + 1, width >= 7 ? "%*.1e" : "%*.0e", width, v);
+}
+
+/* One group of time, algbw, busbw and #wrong (N/A: nothing is checked). */
+static void nt_body(FILE *f, double time_us, double alg, double bus)
+{
+    char t[8], a[7], b[7];
+    nt_num(t, 7, time_us);
+    nt_num(a, 6, alg);
+    nt_num(b, 6, bus);
+    fprintf(f, "  %7s  %6s  %6s    N/A", t, a, b);
+}
+
+/* nccl-tests' preamble (run line, one device line per rank, the two
+ * header lines), with aisim's settings where nccl-tests has its own. */
+static void nt_preamble(FILE *f, const sweep_wl *w, int n)
+{
+    topo *t = network_topo(w->n);
+    fprintf(f, "# aisim simulation of nccl-tests (no GPU, no data): %s, algorithm %s, protocol "
+            "%s, %d ranks, %lld channel(s), chunk %lld B\n",
+            coll_type_names[w->c.type], coll_algo_names[w->c.algo],
+            coll_proto_names[w->c.nccl.proto], n, (long long)w->c.channels, (long long)w->c.chunk);
+    fprintf(f, "# Collective test starting: %s\n", nt_program[w->c.type]);
+    fprintf(f, "# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: %g(factor) warmup iters: %lld "
+            "iters: %lld agg iters: 1 validation: 0 graph: 0 unalign: 0\n#\n# Using devices\n",
+            (long long)w->c.min_bytes, (long long)w->c.max_bytes, w->c.factor,
+            (long long)w->c.warmup, (long long)w->c.iters);
+    int *local = xcalloc((size_t)n, sizeof *local);
+    coll_comm_local_ranks(w->comm, local);
+    for (int i = 0; i < n; i++) {
+        const char *host = topo_node_name(t, topo_host_node(t, coll_comm_endpoint(w->comm, i)));
+        fprintf(f, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", i, 0,
+                0, host, local[i], 0, 0, 0, "simulated GPU");
+    }
+    free(local);
+    fprintf(f, "#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
+            "in-place          \n", "", "", "", "", "");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size",
+            "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+            "busbw", "#wrong", 0, "");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)",
+            "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+            0, "");
+}
+
 static int sweep_report(void *st, out *o, json_t *sum, err *e)
 {
     sweep_wl *w = st;
@@ -228,13 +292,13 @@ static int sweep_report(void *st, out *o, json_t *sum, err *e)
     int n = coll_comm_size(w->comm), eb = dtype_bytes[w->c.dtype];
     bool rooted = w->c.type == COLL_BROADCAST || w->c.type == COLL_SENDRECV;
     fprintf(csv, "size,count,type,redop,root,time_us,algbw_GBps,busbw_GBps\n");
-    fprintf(txt, "# aisim nccl-tests: %s, algorithm %s, %d ranks, %lld channel(s), chunk %lld B\n"
-            "#\n#%12s %12s %8s %6s %6s %10s %10s %10s\n#%12s %12s %8s %6s %6s %10s %10s %10s\n",
-            coll_type_names[w->c.type], coll_algo_names[w->c.algo], n,
-            (long long)w->c.channels, (long long)w->c.chunk, "size", "count", "type", "redop",
-            "root", "time", "algbw", "busbw", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
-            "(GB/s)");
+    nt_preamble(txt, w, n);
     double sum_bus = 0, peak_bus = 0, factor = coll_busbw_factor(w->c.type, n);
+    /* nccl-tests' redop column names the reduction of reducing
+     * collectives, "none" for the others; root is -1 unless rooted. */
+    bool reduces = w->c.type == COLL_ALLREDUCE || w->c.type == COLL_REDUCE_SCATTER ||
+                   w->c.type == COLL_SENDRECV;
+    const char *opname = reduces ? redop_names[w->c.redop] : "none";
     for (size_t i = 0; i < w->row; i++) {
         sweep_row *r = &w->rows[i];
         /* a call that moves nothing (one rank) takes 0 s: 0 GB/s, as in
@@ -249,19 +313,24 @@ static int sweep_report(void *st, out *o, json_t *sum, err *e)
         net_csv_num(csv, r->time_s * 1e6, ",");
         net_csv_num(csv, alg, ",");
         net_csv_num(csv, bus, "\n");
-        fprintf(txt, " %12llu %12llu %8s %6s %6d %10.2f %10.2f %10.2f\n",
-                (unsigned long long)r->bytes, (unsigned long long)count,
-                dtype_names[w->c.dtype], redop_names[w->c.redop], root, r->time_s * 1e6, alg,
-                bus);
+        fprintf(txt, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)r->bytes,
+                (unsigned long long)count, dtype_names[w->c.dtype], opname, root);
+        /* out-of-place, then in-place: one simulated time stands for both
+         * (no buffers are modelled); no data are checked: #wrong N/A */
+        for (int g = 0; g < 2; g++)
+            nt_body(txt, r->time_s * 1e6, alg, bus);
+        fputc('\n', txt);
         if (isfinite(bus)) {
             sum_bus += bus;
             peak_bus = bus > peak_bus ? bus : peak_bus;
         }
     }
     double avg = w->row ? sum_bus / (double)w->row : NAN;
-    fprintf(txt, "# Avg bus bandwidth    : %g\n", avg);
+    fprintf(txt, "# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
+    fprintf(txt, "# %-20s : %g \n#\n# Collective test concluded: %s\n#\n", "Avg bus bandwidth",
+            avg, nt_program[w->c.type]);
     fprintf(calls, "call,op,algorithm,ranks,bytes,start_s,finish_s,time_us,algbw_GBps,"
-            "busbw_GBps,messages,aborted\n");
+            "busbw_GBps,messages,aborted,protocol,channels\n");
     for (size_t i = 0; i < w->ncalls; i++) {
         coll_result *c = &w->calls[i];
         fprintf(calls, "%zu,%s,%s,%d,%llu,", i, coll_type_names[c->type],
@@ -271,11 +340,13 @@ static int sweep_report(void *st, out *o, json_t *sum, err *e)
         net_csv_num(calls, c->time_s * 1e6, ",");
         net_csv_num(calls, c->algbw_Bps / 1e9, ",");
         net_csv_num(calls, c->busbw_Bps / 1e9, ",");
-        fprintf(calls, "%llu,%d\n", (unsigned long long)c->messages, c->aborted);
+        fprintf(calls, "%llu,%d,%s,%d\n", (unsigned long long)c->messages, c->aborted,
+                coll_proto_names[c->proto], c->channels);
     }
     json_t *s = json_object();
     json_object_set_new(s, "op", json_string(coll_type_names[w->c.type]));
     json_object_set_new(s, "algorithm", json_string(coll_algo_names[w->c.algo]));
+    json_object_set_new(s, "protocol", json_string(coll_proto_names[w->c.nccl.proto]));
     json_object_set_new(s, "ranks", json_integer(n));
     json_object_set_new(s, "sizes", json_integer((json_int_t)w->nrows));
     json_object_set_new(s, "sizes_completed", json_integer((json_int_t)w->row));

@@ -55,6 +55,8 @@ int coll_wl_check(const coll_comm *c, const coll_args *a, cfg_node *node, const 
         return 0;
     /* coll_check's message starts with the key it is about. */
     const char *key = strncmp(e->msg, "fluid", 5) == 0   ? "fluid"
+                    : strncmp(e->msg, "protocol", 8) == 0 ? "protocol"
+                    : strncmp(e->msg, "channels", 8) == 0 ? "min_channels"
                     : strncmp(e->msg, "root", 4) == 0    ? "root"
                     : strncmp(e->msg, "peer", 4) == 0    ? "peer"
                     : strncmp(e->msg, "bytes", 5) == 0   ? bytes_key
@@ -64,4 +66,16 @@ int coll_wl_check(const coll_comm *c, const coll_args *a, cfg_node *node, const 
     snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : e->msg);
     cfg_node *at = cfg_get(node, key) ? cfg_get(node, key) : node;
     return cfg_err(e, r, at, cfg_path(sub, sizeof sub, path, key), "%s", msg);
+}
+
+const char *const coll_order_names[] = {"topology", "rank", NULL};
+
+void coll_wl_nccl_args(const coll_nccl_cfg *c, coll_args *a)
+{
+    a->proto = (enum coll_proto)c->proto;
+    a->arch = (enum coll_arch)c->arch;
+    a->min_channels = (int)c->min_channels;
+    a->max_channels = (int)c->max_channels;
+    a->send_lat_ps = c->send_lat;
+    a->rank_order = c->order == 1;
 }

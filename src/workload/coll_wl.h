@@ -11,6 +11,38 @@
 #include "aisim/collective.h"
 #include "aisim/network.h"
 
+/* NCCL's protocol model keys of a collective workload (coll_args). */
+typedef struct coll_nccl_cfg {
+    int proto, arch, order;
+    int64_t min_channels, max_channels, send_lat;
+} coll_nccl_cfg;
+
+extern const char *const coll_order_names[];   /* "topology", "rank" */
+
+/* The keys, bound into member `m` (a coll_nccl_cfg) of struct T. */
+#define COLL_NCCL_KEYS(T, m)                                                                   \
+    {.name = "protocol", .type = CFG_ENUM, .off = offsetof(T, m.proto), .def = "auto",         \
+     .choices = coll_proto_names, .help = "NCCL_PROTO: LL, LL128, Simple; auto: as NCCL's "    \
+     "tuner picks by size (also the algorithm if auto, and channels); none: no protocol "     \
+     "model (a step costs its message on the network)"},                                      \
+    {.name = "gpu", .type = CFG_ENUM, .off = offsetof(T, m.arch), .def = "hopper",            \
+     .choices = coll_arch_names, .help = "GPU generation of NCCL's tuning tables"},             \
+    {.name = "min_channels", .type = CFG_INT, .off = offsetof(T, m.min_channels), .def = "0",  \
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1024,                                        \
+     .help = "NCCL_MIN_NCHANNELS: channels raised to at least this (0: no bound)"},           \
+    {.name = "max_channels", .type = CFG_INT, .off = offsetof(T, m.max_channels), .def = "0",  \
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1024,                                        \
+     .help = "NCCL_MAX_NCHANNELS: channels capped at this (0: no bound)"},                    \
+    {.name = "send_latency", .type = CFG_TIME, .off = offsetof(T, m.send_lat), .def = "0s",   \
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1000000000000,                                \
+     .help = "every message handed to the network this late (SimAI's send latency)"},         \
+    {.name = "ring_order", .type = CFG_ENUM, .off = offsetof(T, m.order), .def = "topology",  \
+     .choices = coll_order_names, .help = "topology: rings rail-aligned per channel; rank: "   \
+     "the communicator's rank order, as NCCL and SimAI are given it"}
+
+/* Copies the keys into a call's arguments. */
+void coll_wl_nccl_args(const coll_nccl_cfg *c, coll_args *a);
+
 /* The communicator listed at `ranks` (a list of endpoint names, each once,
  * at key path `path`), or every endpoint of n in host order when ranks is
  * NULL.  Returns 0 and *comm (destroy it), or a located error. */

@@ -23,6 +23,7 @@
  * (ring all-reduce: 2(n-1) x n operations per sub-buffer and channel).
  */
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,25 @@ int coll_comm_size(const coll_comm *c) { return c->n; }
 int coll_comm_endpoint(const coll_comm *c, int rank) { return c->eps[rank]; }
 size_t coll_active(const coll_comm *c) { return c->w->active; }
 
+void coll_comm_local_ranks(coll_comm *c, int *local)
+{
+    const int *srv = coll_world_servers(c->w);
+    int *slot = c->w->server_slot, *ids = xcalloc((size_t)c->n, sizeof *ids), *cnt =
+        xcalloc((size_t)c->n, sizeof *cnt), ns = 0;
+    for (int i = 0; i < c->n; i++) {
+        int s = srv[c->eps[i]];
+        if (slot[s] < 0) {
+            slot[s] = ns;
+            ids[ns++] = s;
+        }
+        local[i] = cnt[slot[s]]++;
+    }
+    for (int k = 0; k < ns; k++)
+        slot[ids[k]] = -1;
+    free(ids);
+    free(cnt);
+}
+
 int coll_comm_check(network *net, const int *eps, int n, const cfg_node *at, const char *path,
                     err *e)
 {
@@ -191,7 +211,7 @@ conn *coll_world_conn(coll_world *w, int src, int dst, int chan, int prio)
 /* Servers: endpoints joined by intra-host links to one switch (an
  * NVSwitch) share a server, numbered by that switch's node id; an endpoint
  * without one is a server of its own (id: nodes + its node id). */
-static const int *world_servers(coll_world *w)
+const int *coll_world_servers(coll_world *w)
 {
     if (w->server)
         return w->server;
@@ -506,7 +526,7 @@ static void hierarchical(coll_run *r, plan *p, uint64_t bytes, int chan)
  * with a count other than rank 0's, bad[1] that count). */
 static int group_servers(const coll_comm *c, int *servers, int *local, int *grid, int *bad)
 {
-    const int *srv = world_servers(c->w);
+    const int *srv = coll_world_servers(c->w);
     int n = c->n, ns = 0;
     int *id = xcalloc((size_t)n, sizeof *id), *cnt = xcalloc((size_t)n, sizeof *cnt);
     int *which = xcalloc((size_t)n, sizeof *which);
@@ -556,6 +576,14 @@ int coll_check(const coll_comm *c, const coll_args *a, err *e)
     const char *tn = coll_type_names[a->type], *an = coll_algo_names[a->algo];
     if (a->bytes == 0)
         return ERR(e, AISIM_ERANGE, "bytes: expected a size > 0 for %s, found 0", tn);
+    if ((unsigned)a->proto >= COLL_NPROTOS || (unsigned)a->arch > COLL_ARCH_BLACKWELL)
+        return ERR(e, AISIM_EINVAL, "protocol: unknown protocol %d or GPU %d", (int)a->proto,
+                   (int)a->arch);
+    if (a->send_lat_ps < 0 || a->min_channels < 0 || a->max_channels < 0 ||
+        a->min_channels > 1024 || a->max_channels > 1024)
+        return ERR(e, AISIM_ERANGE, "channels: expected min/max channels 0 .. 1024 and a send "
+                   "latency >= 0, found %d, %d, %lld ps", a->min_channels, a->max_channels,
+                   (long long)a->send_lat_ps);
     if (a->elem_bytes < 0 || a->channels < 0 || a->channels > 1024)
         return ERR(e, AISIM_ERANGE, "elem_bytes, channels: expected >= 0 (channels <= 1024), "
                    "found %d, %d", a->elem_bytes, a->channels);
@@ -609,7 +637,8 @@ static void run_finish(coll_run *r)
 {
     network *net = r->c->w->net;
     int64_t now = sim_now(network_sim(net));
-    coll_result res = {.type = r->a.type, .algo = r->a.algo, .ranks = r->c->n,
+    coll_result res = {.type = r->a.type, .algo = r->a.algo, .proto = r->a.proto,
+                       .channels = r->a.channels, .ranks = r->c->n,
                        .bytes = r->a.bytes, .tag = r->a.tag, .start_ps = r->start_ps,
                        .finish_ps = now, .wire_bytes = r->wire_bytes, .aborted = r->aborted};
     for (size_t i = 0; i < r->nops; i++)
@@ -629,12 +658,30 @@ static void run_finish(coll_run *r)
 
 static void on_msg(void *ctx, network *n, const net_msg *m);
 
-/* Hands a message to the network. */
-static void send_op(coll_run *r, op *o)
+/* Hands a message to the network now: its payload in the protocol's
+ * lines. */
+static void send_now(coll_run *r, op *o)
 {
     coll_world *w = r->c->w;
     conn *k = coll_world_conn(w, r->c->eps[o->src], r->c->eps[o->dst], o->chan, r->a.prio);
-    network_send_on(w->net, k, o->bytes, r->a.tag, sim_now(network_sim(w->net)), on_msg, o);
+    network_send_on(w->net, k, coll_proto_wire(r->a.proto, o->bytes), r->a.tag,
+                    sim_now(network_sim(w->net)), on_msg, o);
+}
+
+static void send_later(sim *s, void *obj, uint64_t arg)
+{
+    (void)s, (void)arg;
+    op *o = obj;
+    send_now(o->run, o);
+}
+
+/* Hands a message to the network, the send latency late. */
+static void send_op(coll_run *r, op *o)
+{
+    if (r->a.send_lat_ps > 0)
+        sim_schedule_in(network_sim(r->c->w->net), r->a.send_lat_ps, send_later, o, 0);
+    else
+        send_now(r, o);
 }
 
 static void settled(sim *s, void *obj, uint64_t arg);
@@ -820,13 +867,28 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     r->fn = fn;
     r->ctx = ctx;
     coll_args *a = &r->a;
+    if (a->channels == 0)
+        a->channels = 1;
+    if (a->max_channels > 0 && a->channels > a->max_channels)
+        a->channels = a->max_channels;
+    if (a->min_channels > a->channels)
+        a->channels = a->min_channels;
+    int64_t base_ps = 0;
+    if (a->proto != COLL_PROTO_NONE && c->n > 1) {
+        coll_tuning t;
+        coll_tune(c, a, &t);
+        a->algo = t.algo;
+        a->proto = t.proto;
+        a->channels = t.channels;
+        base_ps = llround(t.base_us * 1e6);
+        r->intra_ps = llround(t.intra_us * 1e6);
+        r->inter_ps = llround(t.inter_us * 1e6);
+    }
     if (a->algo == COLL_ALGO_AUTO)
         a->algo = a->type == COLL_ALLTOALL || a->type == COLL_SENDRECV ? COLL_ALGO_AUTO
                                                                        : COLL_ALGO_RING;
     if (a->elem_bytes == 0)
         a->elem_bytes = 4;
-    if (a->channels == 0)
-        a->channels = 1;
     if (a->chunk_bytes == 0)
         a->chunk_bytes = 512 * 1024;
     int n = c->n;
@@ -853,7 +915,7 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     if (n > 1) {
         uint64_t unit = coll_sub_unit(a, n, &p) * a->chunk_bytes;
         for (int ch = 0; ch < a->channels; ch++) {
-            if (grouped)
+            if (grouped && !a->rank_order)
                 coll_ring_order(&p, ch);
             uint64_t cb = coll_split(a->bytes, (uint64_t)a->channels, (uint64_t)ch,
                                 (uint64_t)a->elem_bytes);
@@ -867,8 +929,12 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
                 if (a->algo != COLL_ALGO_TREE && a->type != COLL_BROADCAST)
                     subs = 1;
             }
+            size_t first = r->nops;
             for (uint64_t k = 0; k < subs; k++)
                 build(r, &p, coll_split(cb, subs, k, (uint64_t)a->elem_bytes), ch);
+            for (size_t i = first; i < r->nops; i++)     /* each step's latency */
+                if (r->ops[i].bytes > 0)
+                    r->ops[i].delay_ps += coll_step_ps(r, r->ops[i].src, r->ops[i].dst);
         }
     }
     free(p.rk);
@@ -898,8 +964,8 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     sim *s = network_sim(c->w->net);
     int64_t now = sim_now(s);
     r->start_ps = a->start_ps > now ? a->start_ps : now;
-    if (a->start_ps > now)
-        sim_schedule(s, a->start_ps, run_begin, r, 0);
+    if (r->start_ps + base_ps > now)    /* the protocol's base latency first */
+        sim_schedule(s, r->start_ps + base_ps, run_begin, r, 0);
     else
         run_begin(s, r, 0);
     return 0;

@@ -20,6 +20,7 @@
  * Errors are one line, "file:line: what: expected ..., found ...".
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +122,9 @@ static void parse_header(trn_wl *w, char *line)
         uint64_t v;
         if (!key || parse_u64(tok, &v))
             continue;
-        int iv = v > 1000000000 ? 0 : (int)v;
+        /* beyond int: kept as the largest int, which no job has, so that
+         * the job's checks refuse it rather than read "not given" */
+        int iv = v > INT_MAX ? INT_MAX : (int)v;
         if (!strcmp(key, "model_parallel_NPU_group"))
             w->tp = iv;
         else if (!strcmp(key, "ep"))
@@ -130,8 +133,10 @@ static void parse_header(trn_wl *w, char *line)
             w->pp = iv;
         else if (!strcmp(key, "vpp"))
             w->vpp = iv;
-        else if (!strcmp(key, "ga"))
+        else if (!strcmp(key, "ga")) {
             w->ga = iv;
+            w->ga_raw = v;
+        }
         else if (!strcmp(key, "all_gpus"))
             w->all_gpus = iv;
         else if (!strcmp(key, "pp_comm"))

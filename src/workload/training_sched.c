@@ -273,20 +273,22 @@ int trn_build_aicb(trn_prog *progs, const trn_log *l, int64_t fwd_ps, int64_t bw
             k = nf[s];
         if (nb[s] > k)
             k = nb[s];
-        /* micro-batches: forward passes of stage 0 */
-        if (s == 0)
-            for (size_t j = lo[0]; j < hi[0]; j++) {
-                bool start = c[j].phase == TRN_PH_FWD && c[j].coll < TRN_C_NCOLL &&
-                             (j == lo[0] || c[j - 1].phase != TRN_PH_FWD ||
-                              c[j - 1].coll >= TRN_C_NCOLL);
-                m += start;
-            }
+        /* micro-batches: forward passes of stage 0, or its backward
+         * passes where the forward communicates nothing (pure data
+         * parallelism, ZeRO-1/2: the gradients' buckets only) */
+        int ph = nf[0] ? (int)TRN_PH_FWD : (int)TRN_PH_BWD;
+        for (size_t j = lo[0]; s == 0 && j < hi[0]; j++) {
+            bool start = (int)c[j].phase == ph && c[j].coll < TRN_C_NCOLL &&
+                         (j == lo[0] || (int)c[j - 1].phase != ph ||
+                          c[j - 1].coll >= TRN_C_NCOLL);
+            m += start;
+        }
         for (size_t j = lo[s]; j < hi[s] && !act; j++)
             if (c[j].coll == TRN_CALL_ISEND)
                 act = c[j].bytes;
     }
     if (!r && m < 1)
-        r = ERR(e, AISIM_EINVAL, "the log has no forward pass in stage 0");
+        r = ERR(e, AISIM_EINVAL, "the log has no forward or backward pass in stage 0");
     if (r) {
         free(lo), free(hi), free(nf), free(nb);
         return r;

@@ -294,6 +294,21 @@ static void test_hierarchical_bytes_per_link_class(void **state)
     assert_true(fabs(nic / (ring_nic * cost) - 1) < 0.005);
     assert_int_equal(class_bytes(f.n, 2), 0);  /* rail-aware ring: ToRs only */
     fx_free(&f);
+    /* In the communicator's rank order (ring_order: rank, as SimAI's and
+     * NCCL's rings given that order), every hop between servers joins GPU
+     * 3 of one to GPU 0 of the next: across rails, through the
+     * aggregation layer, with the same NIC bytes. */
+    fx_open(&f, "topology: {kind: rail_optimised, servers: 4, gpus_per_server: 4, "
+                "servers_per_tor: 4, aggs: 2, nic_link: {rate: 100Gbps, buffer: 8MB}}\n"
+                "transport: {name: tcp, mss: 8960B}\n", 0);
+    run1(&f, f.c, (coll_args){.type = COLL_ALLREDUCE, .bytes = (uint64_t)S, .rank_order = true});
+    nic = (double)class_bytes(f.n, 1);
+    assert_true(fabs(nic / (ring_nic * cost) - 1) < 0.005);
+    double fab = (double)class_bytes(f.n, 2);
+    print_message("ring in rank order, 8 MiB: ToR-agg %.0f B\n", fab);
+    /* each of the 4 server hops goes up to an agg and down: 2 links */
+    assert_true(fabs(fab / (2 * ring_nic * cost) - 1) < 0.005);
+    fx_free(&f);
 }
 
 /* Drops, PFC pauses and ECN marks summed over every port. */
@@ -431,7 +446,9 @@ static void test_sub_communicators_run_together(void **state)
 static void test_example_sweep_table(void **state)
 {
     (void)state;
-    json_t *sum = tu_run("ai/nccl-allreduce-small", "small", NULL, 0);
+    /* the network's ceiling: without NCCL's protocol model */
+    static const char *none[] = {"collective.sweep.protocol=none"};
+    json_t *sum = tu_run("ai/nccl-allreduce-small", "small", none, 1);
     json_t *nt = json_object_get(json_object_get(sum, "results"), "nccl_tests");
     assert_non_null(nt);
     assert_int_equal(json_integer_value(json_object_get(nt, "sizes_completed")), 7);
@@ -456,7 +473,7 @@ static void test_example_sweep_table(void **state)
     }
     assert_int_equal(rows, 7);
     /* Determinism: the same run again gives the same tables, byte for byte. */
-    json_decref(tu_run("ai/nccl-allreduce-small", "again", NULL, 0));
+    json_decref(tu_run("ai/nccl-allreduce-small", "again", none, 1));
     const char *files[] = {"nccl_tests.csv", "collectives.csv", "flows.csv", "links.csv"};
     for (int i = 0; i < 4; i++)
         tu_assert_same_file("small", "again", files[i]);
@@ -472,7 +489,8 @@ static void test_example_sweep_table(void **state)
 static void test_example_over_rdma(void **state)
 {
     (void)state;
-    json_t *sum = tu_run("ai/nccl-allreduce-rdma", "rdma", NULL, 0);
+    static const char *none[] = {"collective.sweep.protocol=none"};
+    json_t *sum = tu_run("ai/nccl-allreduce-rdma", "rdma", none, 1);
     json_t *res = json_object_get(sum, "results");
     json_t *nt = json_object_get(res, "nccl_tests");
     assert_int_equal(json_integer_value(json_object_get(nt, "sizes_completed")), 4);
@@ -553,8 +571,8 @@ static void test_sweep_warmup_and_mean_of_iters(void **state)
 static void test_run_stopped_mid_call_frees_it(void **state)
 {
     (void)state;
-    static const char *sets[] = {"stop=20us"};
-    json_t *sum = tu_run("ai/nccl-allreduce-small", "stopped", sets, 1);
+    static const char *sets[] = {"stop=20us", "collective.sweep.protocol=none"};
+    json_t *sum = tu_run("ai/nccl-allreduce-small", "stopped", sets, 2);
     json_t *res = json_object_get(sum, "results");
     /* stopped with a call's messages still in the network */
     assert_true(json_integer_value(json_object_get(res, "flows_completed")) <
@@ -628,8 +646,8 @@ static void test_one_rank_reports_zero_not_nan(void **state)
     snprintf(path, sizeof path, "%s/one/nccl_tests.txt", tu_tmp);
     char *txt = tu_slurp(path, NULL);
     assert_null(strstr(txt, "nan"));
-    assert_non_null(strstr(txt, "        1024          256    float    sum     -1       0.00"
-                                "       0.00       0.00\n"));
+    assert_non_null(strstr(txt, "        1024           256     float     sum      -1     0.00"
+                                "    0.00    0.00    N/A     0.00    0.00    0.00    N/A\n"));
     free(txt);
     json_decref(sum);
 }
@@ -641,8 +659,9 @@ static void test_example_128_at_one_size(void **state)
                            "collective.sweep.algorithm=hierarchical"};
     for (int i = 0; i < 2; i++) {
         const char *sets[] = {"collective.sweep.min_bytes=4MiB",
-                              "collective.sweep.max_bytes=4MiB", algos[i]};
-        json_t *sum = tu_run("ai/nccl-allreduce-128", i ? "h128" : "r128", sets, 3);
+                              "collective.sweep.max_bytes=4MiB", algos[i],
+                              "collective.sweep.protocol=none"};
+        json_t *sum = tu_run("ai/nccl-allreduce-128", i ? "h128" : "r128", sets, 4);
         json_t *nt = json_object_get(json_object_get(sum, "results"), "nccl_tests");
         assert_int_equal(json_integer_value(json_object_get(nt, "ranks")), 128);
         assert_int_equal(json_integer_value(json_object_get(nt, "sizes_completed")), 1);
@@ -658,6 +677,170 @@ static void test_example_128_at_one_size(void **state)
     assert_string_equal(p->x, "size");
     assert_string_equal(p->y, "busbw_GBps");
     assert_int_equal(p->logx, 1);
+}
+
+/* NCCL's tuner (coll_tune, NCCL 2.30.7's tables) on 8 hosts of a star
+ * (8 servers of one GPU, 12.5 GB/s NICs, no NVLink: PCI latencies),
+ * one channel, Hopper: the all-reduce's algorithm and protocol change
+ * exactly at these sizes (worked out by hand from tuning.cc's formulas,
+ * tree correction factors included): tree LL up to 41 524 B, tree LL128
+ * from 41 528 B, ring LL from 397 552 B, ring LL128 from 441 228 B, ring
+ * Simple from 12 581 004 B. */
+static void test_nccl_protocol_at_size_boundaries(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, STAR8, 0);
+    static const struct {
+        uint64_t bytes;
+        enum coll_algo algo;
+        enum coll_proto proto;
+    } want[] = {
+        {4, COLL_ALGO_TREE, COLL_PROTO_LL},
+        {41524, COLL_ALGO_TREE, COLL_PROTO_LL},
+        {41528, COLL_ALGO_TREE, COLL_PROTO_LL128},
+        {397548, COLL_ALGO_TREE, COLL_PROTO_LL128},
+        {397552, COLL_ALGO_RING, COLL_PROTO_LL},
+        {441224, COLL_ALGO_RING, COLL_PROTO_LL},
+        {441228, COLL_ALGO_RING, COLL_PROTO_LL128},
+        {12581000, COLL_ALGO_RING, COLL_PROTO_LL128},
+        {12581004, COLL_ALGO_RING, COLL_PROTO_SIMPLE},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        coll_args a = {.type = COLL_ALLREDUCE, .bytes = want[i].bytes, .channels = 1,
+                       .proto = COLL_PROTO_AUTO, .arch = COLL_ARCH_HOPPER};
+        coll_tuning t;
+        coll_tune(f.c, &a, &t);
+        print_message("%llu B: %s %s\n", (unsigned long long)want[i].bytes,
+                      coll_algo_names[t.algo], coll_proto_names[t.proto]);
+        assert_int_equal(t.algo, want[i].algo);
+        assert_int_equal(t.proto, want[i].proto);
+        assert_int_equal(t.nodes, 8);
+        assert_int_equal(t.ppn, 1);
+    }
+    /* forced: NCCL_ALGO=ring, NCCL_PROTO=Simple at 4 B */
+    coll_args a = {.type = COLL_ALLREDUCE, .algo = COLL_ALGO_RING, .bytes = 4, .channels = 1,
+                   .proto = COLL_PROTO_SIMPLE, .arch = COLL_ARCH_HOPPER};
+    coll_tuning t;
+    coll_tune(f.c, &a, &t);
+    assert_int_equal(t.algo, COLL_ALGO_RING);
+    assert_int_equal(t.proto, COLL_PROTO_SIMPLE);
+    assert_true(t.time_us[1][0] < 0 && t.time_us[0][0] < 0 && t.time_us[0][2] > 0);
+    /* ring Simple on 8 servers of one GPU: base 8.4 us; 14 steps, all
+     * between servers: ppn 1 takes the tree's network latency, 14 us */
+    assert_true(t.base_us == 8.4 && t.inter_us == 14.0);
+    /* channels: NCCL_MAX_NCHANNELS caps, then 64 KiB of Simple keeps
+     * channels while bytes >= channels x 512 threads x 64 B: 2 of 4 */
+    a = (coll_args){.type = COLL_ALLGATHER, .bytes = 65536, .channels = 8, .max_channels = 4,
+                    .proto = COLL_PROTO_SIMPLE, .arch = COLL_ARCH_HOPPER};
+    coll_tune(f.c, &a, &t);
+    assert_int_equal(t.channels, 2);
+    a.bytes = 65532;
+    coll_tune(f.c, &a, &t);
+    assert_int_equal(t.channels, 1);
+    /* NCCL_MIN_NCHANNELS raises the communicator's channels, the call
+     * trims: 1 MiB keeps all 6 */
+    a = (coll_args){.type = COLL_ALLGATHER, .bytes = 1 << 20, .channels = 1, .min_channels = 6,
+                    .proto = COLL_PROTO_SIMPLE, .arch = COLL_ARCH_HOPPER};
+    coll_tune(f.c, &a, &t);
+    assert_int_equal(t.channels, 6);
+    fx_free(&f);
+}
+
+/* A one-step collective (all-gather on 2 hosts of the star) pays exactly
+ * the protocol's terms on top of what the same messages cost on the
+ * network: Simple 8.4 us base + 14 us for its network step; LL 6.6 + 5.0
+ * us with twice the bytes on the wire; LL128 14.0 + 8.5 us with 128 B per
+ * 120; SimAI's send latency once more per message on the way. */
+static int64_t one_step_ps(coll_args a)
+{
+    fixture f;
+    fx_open(&f, STAR8, 2);
+    a.type = COLL_ALLGATHER;
+    a.channels = 1;
+    a.arch = COLL_ARCH_HOPPER;
+    coll_result r = run1(&f, f.c, a);
+    fx_free(&f);
+    return r.finish_ps - r.start_ps;
+}
+
+static void test_nccl_one_step_latency_terms(void **state)
+{
+    (void)state;
+    int64_t none = one_step_ps((coll_args){.bytes = 65536});
+    assert_int_equal(one_step_ps((coll_args){.bytes = 65536, .proto = COLL_PROTO_SIMPLE}) - none,
+                     (8400 + 14000) * 1000LL);
+    assert_int_equal(one_step_ps((coll_args){.bytes = 65536, .proto = COLL_PROTO_SIMPLE,
+                                             .send_lat_ps = 3000000}) - none,
+                     (8400 + 14000 + 3000) * 1000LL);
+    int64_t none2 = one_step_ps((coll_args){.bytes = 131072});
+    assert_int_equal(one_step_ps((coll_args){.bytes = 65536, .proto = COLL_PROTO_LL}) - none2,
+                     (6600 + 5000) * 1000LL);
+    int64_t none3 = one_step_ps((coll_args){.bytes = 65536});
+    assert_int_equal(one_step_ps((coll_args){.bytes = 61440, .proto = COLL_PROTO_LL128}) - none3,
+                     (14000 + 8500) * 1000LL);
+    /* the tuner's own pick at 64 KiB on 2 servers runs too, and says so */
+    fixture f;
+    fx_open(&f, STAR8, 2);
+    coll_result r = run1(&f, f.c, (coll_args){.type = COLL_ALLGATHER, .bytes = 65536,
+                                              .proto = COLL_PROTO_AUTO,
+                                              .arch = COLL_ARCH_HOPPER});
+    assert_true(r.proto >= COLL_PROTO_LL && r.proto <= COLL_PROTO_SIMPLE);
+    assert_int_equal(r.algo, COLL_ALGO_RING);
+    fx_free(&f);
+}
+
+/* `aisim run ai/nccl-allreduce-small` prints what a script written for
+ * all_reduce_perf parses: data lines are those not starting with '#',
+ * 13 whitespace-separated fields (size count type redop root, then time
+ * algbw busbw #wrong out of place and in place), in nccl-tests' columns
+ * (the size ends at column 12, every line 116 characters), #wrong N/A;
+ * the out-of-bounds line and "# Avg bus bandwidth    : X" after them. */
+static void test_nccl_tests_layout(void **state)
+{
+    (void)state;
+    json_decref(tu_run("ai/nccl-allreduce-small", "layout", NULL, 0));
+    char path[256];
+    snprintf(path, sizeof path, "%s/layout/nccl_tests.txt", tu_tmp);
+    char *txt = tu_slurp(path, NULL);
+    assert_non_null(strstr(txt, "# Collective test starting: all_reduce_perf\n"));
+    assert_non_null(strstr(txt, "#       size         count      type   redop    root     time "
+                                "  algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"));
+    int rows = 0;
+    double sum = 0, avg = -1;
+    int oob = -1;
+    for (char *l = txt; *l; l = strchr(l, '\n') + 1) {
+        char *end = strchr(l, '\n');
+        assert_non_null(end);
+        if (*l == '#') {
+            sscanf(l, "# Avg bus bandwidth    : %lf", &avg);
+            sscanf(l, "# Out of bounds values : %d OK", &oob);
+            continue;
+        }
+        assert_int_equal(end - l, 116);
+        assert_true(l[11] != ' ' && l[12] == ' ');
+        long long size, count;
+        int root;
+        char type[16], op[16], w1[8], w2[8];
+        double t1, a1, b1, t2, a2, b2;
+        assert_int_equal(sscanf(l, "%lld %lld %15s %15s %d %lf %lf %lf %7s %lf %lf %lf %7s",
+                                &size, &count, type, op, &root, &t1, &a1, &b1, w1, &t2, &a2, &b2,
+                                w2), 13);
+        assert_int_equal(size, 1024LL << (2 * rows));
+        assert_int_equal(count, size / 4);
+        assert_string_equal(type, "float");
+        assert_string_equal(op, "sum");
+        assert_int_equal(root, -1);
+        assert_string_equal(w1, "N/A");
+        assert_string_equal(w2, "N/A");
+        assert_true(t1 == t2 && b1 == b2 && t1 > 0 && b1 > 0);
+        sum += b1;
+        rows++;
+    }
+    assert_int_equal(rows, 7);
+    assert_int_equal(oob, 0);
+    assert_true(fabs(avg - sum / rows) < 0.01);
+    free(txt);
 }
 
 int main(void)
@@ -678,6 +861,9 @@ int main(void)
         cmocka_unit_test(test_pipelined_messages_report_all_their_bytes),
         cmocka_unit_test(test_one_rank_reports_zero_not_nan),
         cmocka_unit_test(test_run_stopped_mid_call_frees_it),
+        cmocka_unit_test(test_nccl_protocol_at_size_boundaries),
+        cmocka_unit_test(test_nccl_one_step_latency_terms),
+        cmocka_unit_test(test_nccl_tests_layout),
     };
     return cmocka_run_group_tests_name("collective", tests, tu_setup, tu_teardown);
 }

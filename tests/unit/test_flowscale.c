@@ -29,7 +29,8 @@ static double ring_formula_us(double bytes)
 static void test_ring_allreduce_flow(void **state)
 {
     (void)state;
-    json_t *sum = tu_run("ai/allreduce-flow", "arf", NULL, 0);
+    static const char *none[] = {"collective.sweep.protocol=none"};   /* the network's */
+    json_t *sum = tu_run("ai/allreduce-flow", "arf", none, 1);
     assert_string_equal(json_string_value(json_object_get(json_object_get(sum, "results"),
                                                           "plane")), "flow");
     json_decref(sum);
@@ -47,10 +48,11 @@ static void test_ring_allreduce_flow(void **state)
 static void test_ring_allreduce_packet(void **state)
 {
     (void)state;
-    const char *sets[] = {"collective.plane=packet", "collective.sweep.max_bytes=16MiB"};
-    json_decref(tu_run("ai/allreduce-flow", "arp", sets, 2));
-    const char *fsets[] = {"collective.sweep.max_bytes=16MiB"};
-    json_decref(tu_run("ai/allreduce-flow", "arf16", fsets, 1));
+    const char *sets[] = {"collective.plane=packet", "collective.sweep.max_bytes=16MiB",
+                          "collective.sweep.protocol=none"};
+    json_decref(tu_run("ai/allreduce-flow", "arp", sets, 3));
+    const char *fsets[] = {"collective.sweep.max_bytes=16MiB", "collective.sweep.protocol=none"};
+    json_decref(tu_run("ai/allreduce-flow", "arf16", fsets, 2));
     for (uint64_t s = 4u << 20; s <= 16u << 20; s *= 4) {
         double p = tu_nccl_time_us("arp", s), fl = tu_nccl_time_us("arf16", s);
         double f = ring_formula_us((double)s);

@@ -84,8 +84,11 @@ static void test_fluid_ring_matches_steps(void **state)
 static void test_fluid_hierarchical_matches_steps(void **state)
 {
     (void)state;
+    /* the network's part: with the protocol model the fluid phases'
+     * latencies differ from the steps' by more than 1 % (docs/workloads.md) */
     const char *sets[] = {RAIL64, "collective.sweep.min_bytes=64KiB",
-                          "collective.sweep.max_bytes=64MiB", "collective.sweep.step_factor=4"};
+                          "collective.sweep.max_bytes=64MiB", "collective.sweep.step_factor=4",
+                          "collective.sweep.protocol=none"};
     double fs, ff;
     both("ai/allreduce-100k-flow", "hier64", sets, NSETS(sets), &fs, &ff);
     all_within_1pc("hier64", 64u << 10, 16u << 20, 4);
@@ -129,7 +132,8 @@ static void test_fluid_channels(void **state)
     (void)state;
     const char *ring[] = {"collective.topology.servers=4", "collective.sweep.channels=4",
                           "collective.sweep.algorithm=ring", "collective.sweep.min_bytes=256KiB",
-                          "collective.sweep.max_bytes=64MiB", "collective.sweep.step_factor=16"};
+                          "collective.sweep.max_bytes=64MiB", "collective.sweep.step_factor=16",
+                          "collective.sweep.protocol=none"};
     double fs, ff;
     both("ai/allreduce-100k-flow", "ch4r", ring, NSETS(ring), &fs, &ff);
     assert_true(fabs(rel("ch4r", 4u << 20)) < 0.01);

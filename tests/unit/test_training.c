@@ -82,17 +82,18 @@ static void test_llama65b_bubble(void **state)
     json_decref(sum);
 }
 
-/* LLaMA-65B TP2 PP8 on 16 GPUs of 2 servers (stage 3 sends to stage 4
- * across the network), messages scaled down: the packet-level run and the
+/* LLaMA-65B TP2 PP8 DP8 on its 128 GPUs (stages send across the
+ * network), messages scaled down: the packet-level run and the
  * analytical evaluation agree within 0.1 %, both with the 7/15 bubble. */
 static void test_llama65b_packet_matches_analytical(void **state)
 {
     (void)state;
-    const char *sets[] = {"training.topology.servers=2", "training.jobs[0].gpus=16",
-                          "training.bytes_scale=0.001", "training.comm=packet"};
-    json_t *p = tu_run("ai/llama65b", "l65p", sets, 4);
-    sets[3] = "training.comm=analytical";
-    json_t *a = tu_run("ai/llama65b", "l65an", sets, 4);
+    /* all 128 GPUs: the log's DP groups have 8 ranks, so a smaller job
+     * contradicts it (refused) */
+    const char *sets[] = {"training.bytes_scale=0.001", "training.comm=packet"};
+    json_t *p = tu_run("ai/llama65b", "l65p", sets, 2);
+    sets[1] = "training.comm=analytical";
+    json_t *a = tu_run("ai/llama65b", "l65an", sets, 2);
     double Tp = tu_num(job0(p, 0), "iteration_s"), Ta = tu_num(job0(a, 0), "iteration_s");
     if (fabs(Tp - Ta) > 1e-3 * Ta)
         fail_msg("packet %g s, analytical %g s", Tp, Ta);
@@ -256,10 +257,37 @@ static void test_bad_input(void **state)
     expect_bad("ai/gpt13b", d, 1, want);
 }
 
+/* The two ZeRO-2 logs AICB ships (pure DP128: no forward communication,
+ * which the reader once took for "no forward pass in stage 0") run: one
+ * micro-batch (one backward pass of gradient buckets), every rank in
+ * DP, compute and communication both present, MFU in (0, 1). */
+static void test_zero2_aicb_logs_run(void **state)
+{
+    (void)state;
+    const char *l13[] = {"training.jobs[0].aicb_log=../../data/llm_comm_workloads/"
+                         "aicb_physical/L13B-D1-C03_Llama13B_zero2_mbs1.csv",
+                         "training.jobs[0].model={layers: 40, hidden: 5120, heads: 40, "
+                         "ffn: 13824, gated: true, vocab: 32000, seq: 2048}"};
+    for (int k = 0; k < 2; k++) {
+        json_t *sum = tu_run("ai/llama7b-zero2", k ? "z2-13b" : "z2-7b", k ? l13 : NULL,
+                             k ? 2 : 0);
+        json_t *j = job0(sum, 0);
+        assert_int_equal(json_integer_value(json_object_get(j, "gpus")), 128);
+        double T = tu_num(j, "iteration_s"), comp = tu_num(j, "compute_s"),
+               mfu = tu_num(j, "mfu");
+        print_message("ZeRO-2 %s: iteration %g s, compute %g s, MFU %.3f\n", k ? "13B" : "7B", T,
+                      comp, mfu);
+        assert_true(comp > 0 && T > comp);
+        assert_true(mfu > 0 && mfu < 1);
+        json_decref(sum);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpt13b_analytical),
+        cmocka_unit_test(test_zero2_aicb_logs_run),
         cmocka_unit_test(test_llama65b_bubble),
         cmocka_unit_test(test_gpt13b_packet_small),
         cmocka_unit_test(test_llama65b_packet_matches_analytical),
