@@ -908,6 +908,19 @@ static const plot_spec sd_plots[] = {
     {0},
 };
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline sd_headlines[] = {
+    {"sdtcp.scheme", "scheme", NULL, 0},
+    {"sdtcp.qct_p50_s", "query completion median", "s", 0},
+    {"sdtcp.qct_p99_s", "query completion p99", "s", 0},
+    {"sdtcp.burst_goodput_fraction", "burst goodput, of link", "%", 0},
+    {"sdtcp.burst_loss_rate", "burst packet loss", "%", 0},
+    {"sdtcp.bg_bps_during", "background during bursts", "bit/s", 0},
+    {"sdtcp.controller.flow_mods", "controller flow-mods", "", 0},
+    MODEL_HEADLINES_NETWORK,
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops sdtcp_model_ops = {
     .name = "sdtcp",
     .summary = "SDTCP: SDN receive-window control of TCP incast, with NewReno/DCTCP/ICTCP",
@@ -918,4 +931,5 @@ const model_ops sdtcp_model_ops = {
     .report = sd_report,
     .fini = sd_fini,
     .plots = sd_plots,
+    .headlines = sd_headlines,
 };
