@@ -1137,13 +1137,18 @@ static void test_sweep_plot_draws_png(void **state)
     free(png);
     snprintf(p, sizeof p, "%s/sweep-mean_wait_s.gp", dir);
     char *gp = slurp(p);
-    /* Against the first key, one line per value of the second. */
+    /* Against the first key, one line per value of the second; the title
+     * names the run. */
     assert_non_null(strstr(gp, "set xlabel 'queue.customers'"));
+    assert_non_null(strstr(gp, "set title 'mm1 sweep: mean_wait_s"));
     assert_non_null(strstr(gp, "title 'warmup=0'"));
     assert_non_null(strstr(gp, "title 'warmup=100'"));
     free(gp);
     /* The analytic values do not depend on either key: no figure. */
     snprintf(p, sizeof p, "%s/sweep-analytic.load.png", dir);
+    assert_false(exists(p));
+    /* The varied key's own result (customers) against itself: no figure. */
+    snprintf(p, sizeof p, "%s/sweep-customers.png", dir);
     assert_false(exists(p));
 }
 
