@@ -222,8 +222,22 @@ static int cmd_list(void)
     for (const model_ops *const *m = model_all(); *m; m++)
         printf("  %-12s %s\n", (*m)->name, (*m)->summary);
     printf("\nbuilt-in examples (aisim run NAME):\n");
+    int w = 0;
     for (const struct embedded_example *x = embedded_examples; x->name; x++)
-        printf("  %-24s %s\n", x->name, x->path);
+        if ((int)strlen(x->name) > w)
+            w = (int)strlen(x->name);
+    for (const struct embedded_example *x = embedded_examples; x->name; x++) {
+        /* The scenario's top-level `description:` line, if it has one. */
+        const char *d = strstr(x->text, "\ndescription:");
+        int n = 0;
+        if (d) {
+            d += strlen("\ndescription:");
+            while (*d == ' ')
+                d++;
+            n = (int)strcspn(d, "\n");
+        }
+        printf("  %-*s  %.*s\n", w, x->name, n, d ? d : "");
+    }
     return EXIT_OK;
 }
 
