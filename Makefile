@@ -10,11 +10,17 @@
 #   make ns3-compare  aisim against ns-3 3.37 on net/leafspine-websearch and net/spray-permutation
 #                     (installs ns3; minutes of CPU; not part of `make test`)
 #   make DEBUG=1      -O0 build
+#   make shared       build/libaisim.so (objects built again with -fPIC in build/pic)
+#   make install PREFIX=/usr/local [DESTDIR=]   the binary, libaisim.a, libaisim.so
+#                     (soname libaisim.so.MAJOR), the headers, aisim.pc, the
+#                     built-in examples and data (share/aisim) and aisim(1)
 #
 # Everything except src/cli/main.c goes into libaisim.a; the CLI, the tests,
 # the benchmarks and the fuzzer link the same objects.
 
-VERSION := 0.1.0
+# The version is the embedding API's (include/aisim/aisim.h): one place.
+VERSION := $(shell sed -n 's/^\#define AISIM_VERSION_STRING "\(.*\)"/\1/p' include/aisim/aisim.h)
+SOVER   := $(firstword $(subst ., ,$(VERSION)))
 # Parallel by default (a sub-make inherits the jobserver instead).
 ifeq ($(MAKELEVEL)$(filter -j% j%,$(MAKEFLAGS)),0)
   MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
@@ -65,7 +71,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
-.PHONY: all deps demo test bench fuzz fuzz-run clean golden-update ns3-compare
+.PHONY: all deps demo test bench fuzz fuzz-run clean golden-update ns3-compare shared install
 all: $(BUILD)/aisim
 
 deps:
@@ -102,6 +108,51 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libaisim.a
 	$(Q)$(CC) $(CFLAGS) $(shell pkg-config --cflags cmocka) $(LDFLAGS) $< \
 	    $(BUILD)/libaisim.a $(LDLIBS) $(shell pkg-config --libs cmocka) -o $@
 
+# ---- the shared library and installation -------------------------------
+# The static library and the binary keep position-dependent code (no cost on
+# the hot path); libaisim.so has its own -fPIC objects.
+PIC_OBJ := $(LIB_OBJ:$(BUILD)/%.o=$(BUILD)/pic/%.o)
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC -fPIC $<")
+	$(Q)$(CC) $(CFLAGS) -fPIC -c $< -o $@
+$(BUILD)/pic/gen/examples.o: $(BUILD)/gen/examples.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -c $< -o $@
+$(BUILD)/pic/src/cli/sweep_mpi.o: CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/libaisim.so.$(VERSION): $(PIC_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libaisim.so.$(SOVER) $(LDFLAGS) $^ $(LDLIBS) -o $@
+shared: $(BUILD)/libaisim.so.$(VERSION)
+FORCE:
+
+PREFIX  ?= /usr/local
+$(BUILD)/aisim.1: $(BUILD)/aisim scripts/man.sh
+	$(Q)scripts/man.sh $(BUILD)/aisim > $@
+# pkg-config: dynamic linking needs -laisim only; --static adds what libaisim.a needs.
+$(BUILD)/aisim.pc: Makefile include/aisim/aisim.h FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' '' \
+	    'Name: aisim' 'Description: deterministic simulator for cloud and edge AI infrastructure' \
+	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -laisim' \
+	    'Requires.private: $(PKGS)' 'Libs.private: $(LIBS_EXTRA)' > $@
+install: $(BUILD)/aisim $(BUILD)/libaisim.a $(BUILD)/libaisim.so.$(VERSION) $(BUILD)/aisim.1 \
+         $(BUILD)/aisim.pc
+	$(Q)set -e; D='$(DESTDIR)$(PREFIX)'; \
+	install -d "$$D/bin" "$$D/lib/pkgconfig" "$$D/include/aisim" "$$D/share/man/man1" \
+	    "$$D/share/aisim"; \
+	install -m 755 $(BUILD)/aisim "$$D/bin/aisim"; \
+	install -m 644 $(BUILD)/libaisim.a "$$D/lib/libaisim.a"; \
+	install -m 755 $(BUILD)/libaisim.so.$(VERSION) "$$D/lib/libaisim.so.$(VERSION)"; \
+	ln -sf libaisim.so.$(VERSION) "$$D/lib/libaisim.so.$(SOVER)"; \
+	ln -sf libaisim.so.$(SOVER) "$$D/lib/libaisim.so"; \
+	install -m 644 include/aisim/*.h "$$D/include/aisim/"; \
+	install -m 644 $(BUILD)/aisim.pc "$$D/lib/pkgconfig/aisim.pc"; \
+	install -m 644 $(BUILD)/aisim.1 "$$D/share/man/man1/aisim.1"; \
+	rm -rf "$$D/share/aisim/examples" "$$D/share/aisim/data"; \
+	cp -R examples data "$$D/share/aisim/"; \
+	echo "installed aisim $(VERSION) under $$D"
+
 demo: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/aisim demo
@@ -112,6 +163,7 @@ VALGRIND_CMD := valgrind -q --error-exitcode=97 --leak-check=full \
                 --errors-for-leak-kinds=definite --track-origins=yes
 test: deps
 	@$(if $(VALGRIND),scripts/deps.sh valgrind)
+	@scripts/deps.sh tshark || echo "tshark could not be installed: test_pcap skips its decoding tests"
 	@$(MAKE) --no-print-directory $(BUILD)/aisim $(TESTS)
 	@AISIM=$(BUILD)/aisim RUNNER="$(if $(VALGRIND),$(VALGRIND_CMD))" tests/run.sh $(TESTS)
 

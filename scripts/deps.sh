@@ -5,7 +5,11 @@
 #
 #   scripts/deps.sh            build + test dependencies
 #   scripts/deps.sh fuzz       also the libFuzzer toolchain (clang)
+#   scripts/deps.sh mpi        also Open MPI, for `mpirun -n N aisim sweep`
+#                              (rebuild aisim after: make clean all)
 #   scripts/deps.sh valgrind   also valgrind (make test VALGRIND=1)
+#   scripts/deps.sh tshark     also tshark (the capture test decodes aisim's
+#                              pcaps with Wireshark's dissectors)
 #   scripts/deps.sh ns3        also ns-3 3.37 and what building against it
 #                              needs (scripts/ns3-compare.sh)
 #   scripts/deps.sh hpcc       also what building the HPCC ns-3 fork and
@@ -14,10 +18,12 @@ set -eu
 
 PKGS="gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev \
 libpcap-dev libopenblas-dev libglpk-dev coinor-libipopt-dev zlib1g-dev \
-gnuplot-nox libfftw3-dev libopenmpi-dev openmpi-bin"
+gnuplot-nox libfftw3-dev"
 case "${1:-}" in
 fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;
+mpi) PKGS="$PKGS libopenmpi-dev openmpi-bin" ;;
 valgrind) PKGS="$PKGS valgrind" ;;
+tshark) PKGS="$PKGS tshark" ;;
 ns3)
     # libns3-dev's pkg-config files name libgsl.so; python3 (compare.py) is
     # taken from Debian only when none is on the PATH.

@@ -122,6 +122,11 @@ typedef struct cfg_key {
  * with a default get the default, which is also inserted into the tree. */
 int cfg_bind(cfg_node *n, const char *path, const cfg_key *keys, void *dst, err *e);
 
+/* Edit distance of two names (insertions, deletions, substitutions and
+ * swaps of neighbours), 99 if either is over 64 characters: what "did you
+ * mean" suggestions measure. */
+int cfg_edit_distance(const char *a, const char *b);
+
 /* Converts one scalar as key k would (used by cfg_bind, and by modules that
  * read values from lists). */
 int cfg_value(const cfg_node *n, const char *path, const cfg_key *k, void *field, err *e);

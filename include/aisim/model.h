@@ -50,6 +50,31 @@ typedef struct plot_spec {
     int logx;               /* logarithmic x axis */
 } plot_spec;
 
+/* A headline result: what `aisim run` prints first, before the counters.
+ * key is a path into the summary's results: members joined by '.', an
+ * integer picks an array element (-1 the last), '*' stands for every member
+ * of an object or element of an array.  Consecutive headlines with the same
+ * part before '*' print as one table: a row per match (an element's "name"
+ * member, or its index), a column per headline.  A key the run does not
+ * have is not printed.  A list ends with a NULL key. */
+typedef struct model_headline {
+    const char *key;
+    const char *label;      /* a few words; a table's column heading */
+    const char *unit;       /* printed with an SI prefix: "s", "bit/s", "B",
+                               "B/s", "J", "W", "rps"...; "%": a fraction
+                               printed in per cent; "" or NULL: a plain
+                               number (or a string) */
+    double scale;           /* multiplies the value into `unit` (0: 1), e.g.
+                               1e9 for a key in GB/s printed in B/s */
+} model_headline;
+
+/* The network's headlines (network_report()'s part of the summary), for
+ * the models that build a network: put it in their list. */
+#define MODEL_HEADLINES_NETWORK                                                             \
+    {"goodput_bps", "goodput", "bit/s", 0}, {"fct_p50_s", "FCT median", "s", 0},             \
+    {"fct_p99_s", "FCT p99", "s", 0}, {"flows_completed", "messages completed", "", 0},     \
+    {"drops", "packet drops", "", 0}
+
 typedef struct model_ops {
     const char *name;       /* `model:` value and section key */
     const char *summary;    /* one line for `aisim list` */
@@ -73,6 +98,8 @@ typedef struct model_ops {
     /* Figures for `aisim plot`, or NULL; a CSV without one gets a default
      * figure (every numeric column against the first). */
     const plot_spec *plots;
+    /* What `aisim run` prints first, or NULL (model_headline). */
+    const model_headline *headlines;
 } model_ops;
 
 /* The registry. */

@@ -14,7 +14,11 @@
  * option would, and SACK options).  The
  * payload is not stored: each frame is captured up to its headers (caplen)
  * with its full length on the wire (len), as `tcpdump -s 96` would, so
- * Wireshark and tshark decode it.
+ * Wireshark and tshark decode it; a transport that sets `whole` (datagrams,
+ * RoCEv2) has its frames captured whole, the payload as zeros (and with
+ * `icrc` the ICRC at the end), as UDP dissectors read the payload.
+ * Timestamps have nanosecond precision (the nanosecond pcap format, magic
+ * 0xa1b23c4d), truncated from the simulator's picoseconds.
  *
  * Records are kept in memory up to a limit; packets beyond it are counted,
  * not captured.
@@ -47,6 +51,11 @@ typedef struct pcap_l4 {
     uint8_t extra[32];
     uint8_t l2_bytes;           /* bytes of the packet's size that are Ethernet
                                    header and FCS (RoCEv2: 18), not IP */
+    bool whole;                 /* UDP: the whole frame is captured, payload as
+                                   zeros (a UDP dissector reads the payload:
+                                   a truncated one is a short frame) */
+    bool icrc;                  /* UDP, whole: the payload ends in RoCEv2's
+                                   invariant CRC (computed by the writer) */
 } pcap_l4;
 
 /* A capture of up to max_packets records.  `describe(ctx, p, &from, &to,

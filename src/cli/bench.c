@@ -209,51 +209,57 @@ typedef struct bcase {
     uint64_t a, events, quick_events;
     const char *scenario;
     const char *sets[3];
+    const char *quick[3];       /* --quick: overrides after sets (a smaller size) */
 } bcase;
 
 static const bcase cases[] = {
-    {"hold-1k", "engine hold, 1k pending", 0, 1000, 20000000, 1000000, NULL, {NULL}},
-    {"hold-100k", "engine hold, 100k pending", 0, 100000, 20000000, 1000000, NULL, {NULL}},
-    {"hold-1m", "engine hold, 1M pending", 0, 1000000, 10000000, 1000000, NULL, {NULL}},
+    {"hold-1k", "engine hold, 1k pending", 0, 1000, 20000000, 1000000, NULL, {NULL}, {NULL}},
+    {"hold-100k", "engine hold, 100k pending", 0, 100000, 20000000, 1000000, NULL, {NULL}, {NULL}},
+    {"hold-1m", "engine hold, 1M pending", 0, 1000000, 10000000, 1000000, NULL, {NULL}, {NULL}},
     {"hold-skew", "engine hold, 10k, 1% Exp(10 ms)", 4, 10000, 20000000, 1000000, NULL,
+     {NULL}, {NULL}},
+    {"timers", "engine timers re-armed, 10k flows", 1, 10000, 10000000, 1000000, NULL, {NULL},
      {NULL}},
-    {"timers", "engine timers re-armed, 10k flows", 1, 10000, 10000000, 1000000, NULL, {NULL}},
-    {"cancel", "engine timers cancelled, 10k flows", 2, 10000, 10000000, 1000000, NULL, {NULL}},
-    {"mm1", "scenario core/mm1 (2M customers)", 3, 0, 0, 0, "core/mm1", {NULL}},
+    {"cancel", "engine timers cancelled, 10k flows", 2, 10000, 10000000, 1000000, NULL, {NULL},
+     {NULL}},
+    {"mm1", "scenario core/mm1 (2M customers)", 3, 0, 0, 0, "core/mm1", {NULL}, {NULL}},
     {"dumbbell", "scenario net/dumbbell, DCTCP, 50 ms", 3, 0, 0, 0, "net/dumbbell",
-     {"net.transport.cc=dctcp", NULL}},
+     {"net.transport.cc=dctcp", NULL}, {NULL}},
     {"incast", "scenario net/incast, 32 senders, 20 rounds", 3, 0, 0, 0, "net/incast",
-     {"net.transport.min_rto=1ms", NULL}},
+     {"net.transport.min_rto=1ms", NULL}, {NULL}},
     {"websearch", "scenario net/leafspine-websearch, 50% load", 3, 0, 0, 0,
-     "net/leafspine-websearch", {NULL}},
+     "net/leafspine-websearch", {NULL}, {NULL}},
     {"fattree", "scenario net/fattree-websearch, k=8, 100G", 3, 0, 0, 0,
-     "net/fattree-websearch", {NULL}},
+     "net/fattree-websearch", {NULL}, {"net.background.duration=200us", NULL}},
     /* Forwarding hop by hop: every packet chooses at every switch. */
     {"spray", "scenario net/spray-permutation, random spraying, 2 ms", 3, 0, 0, 0,
-     "net/spray-permutation", {"stop=2ms", NULL}},
+     "net/spray-permutation", {"stop=2ms", NULL}, {"stop=500us", NULL}},
     {"spray-rr", "scenario net/spray-permutation, round robin, 2 ms", 3, 0, 0, 0,
-     "net/spray-permutation", {"stop=2ms", "net.routing=spray_rr", NULL}},
+     "net/spray-permutation", {"stop=2ms", "net.routing=spray_rr", NULL},
+     {"stop=500us", "net.routing=spray_rr", NULL}},
     {"allreduce128", "scenario ai/nccl-allreduce-128, 16 MiB", 3, 0, 0, 0,
      "ai/nccl-allreduce-128",
-     {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB", NULL}},
+     {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB", NULL},
+     {"collective.sweep.min_bytes=1MiB", "collective.sweep.max_bytes=1MiB", NULL}},
     {"sdtcp", "scenario sdtcp/incast-bg, N=32, SDTCP", 5, 0, 0, 0, "sdtcp/incast-bg",
-     {"net.extensions.sdtcp.scheme=sdtcp", NULL}},
+     {"net.extensions.sdtcp.scheme=sdtcp", NULL}, {"net.incast.rounds=3", NULL}},
     {"gpt13b", "scenario ai/gpt13b, 1 iteration, 128 GPUs, bytes x0.1", 3, 0, 0, 0, "ai/gpt13b",
-     {"training.bytes_scale=0.1", NULL}},
+     {"training.bytes_scale=0.1", NULL}, {"training.bytes_scale=0.005", NULL}},
     {"rdma", "scenario rdma/fattree-permutation, DCQCN", 3, 0, 0, 0,
-     "rdma/fattree-permutation", {NULL}},
+     "rdma/fattree-permutation", {NULL}, {NULL}},
     /* The same permutation over TCP: the rdma case's traffic without PFC,
      * RED or RoCE, so that the two compare transports on equal work. */
     {"rdma-tcp", "scenario rdma/fattree-permutation, TCP", 3, 0, 0, 0,
      "rdma/fattree-permutation",
      {"net.transport={cc: dctcp, min_rto: 1ms}",
-      "net.topology.link={rate: 100Gbps, delay: 1us, buffer: 4MB, ecn_k: 200KB}", NULL}},
+      "net.topology.link={rate: 100Gbps, delay: 1us, buffer: 4MB, ecn_k: 200KB}", NULL}, {NULL}},
     {"flow", "scenario net/flow-fattree, flow level, k=16", 3, 0, 0, 0, "net/flow-fattree",
-     {NULL}},
+     {NULL}, {"net.background.duration=200us", NULL}},
     {"fluid16k", "scenario ai/allreduce-100k-flow at 16 384 GPUs, fluid, 1 GiB", 3, 0, 0, 0,
-     "ai/allreduce-100k-flow", {"collective.topology.servers=2048", NULL}},
+     "ai/allreduce-100k-flow", {"collective.topology.servers=2048", NULL},
+     {"collective.topology.servers=256", NULL}},
     {"stellar-rdma", "scenario stellar/rdma-permutation, OBS-128 over RoCEv2", 3, 0, 0, 0,
-     "stellar/rdma-permutation", {NULL}},
+     "stellar/rdma-permutation", {NULL}, {NULL}},
 };
 
 #define NCASES (sizeof cases / sizeof *cases)
@@ -272,6 +278,18 @@ void cli_bench_list_cases(FILE *f, const char *indent, size_t width)
     fputc('\n', f);
 }
 
+/* A case's overrides into sets (room for 6), with --quick's after them;
+ * returns how many. */
+static int case_sets(const bcase *c, int quick, const char **sets)
+{
+    int n = 0;
+    for (int i = 0; i < 3 && c->sets[i]; i++)
+        sets[n++] = c->sets[i];
+    for (int i = 0; quick && i < 3 && c->quick[i]; i++)
+        sets[n++] = c->quick[i];
+    return n;
+}
+
 static bres run_case(const bcase *c, int quick)
 {
     uint64_t ev = quick ? c->quick_events : c->events;
@@ -284,21 +302,22 @@ static bres run_case(const bcase *c, int quick)
         /* The same scenario without the controller (scheme none: the
          * switches' measuring hooks stay): the runs differ in what they
          * simulate, so the ratio is of wall time per packet hop. */
-        const char *none[] = {"net.extensions.sdtcp.scheme=none", NULL};
-        bres w = bench_scenario(c->scenario, c->sets, 1);
-        bres wo = bench_scenario(c->scenario, none, 1);
+        const char *w_sets[6], *wo_sets[6];
+        int nw = case_sets(c, quick, w_sets), nwo = case_sets(c, quick, wo_sets);
+        wo_sets[0] = "net.extensions.sdtcp.scheme=none";
+        bres w = bench_scenario(c->scenario, w_sets, nw);
+        bres wo = bench_scenario(c->scenario, wo_sets, nwo);
         if (w.pkts > 0 && wo.pkts > 0 && wo.wall > 0)
             w.ratio = (w.wall / w.pkts) / (wo.wall / wo.pkts);
         return w;
     }
     default: {
-        int n = 0;
-        while (c->sets[n])
-            n++;
+        const char *sets[6];
+        int n = case_sets(c, quick, sets);
         const char *qs[] = {"queue.customers=100000", NULL};
         if (quick && strcmp(c->scenario, "core/mm1") == 0)
             return bench_scenario(c->scenario, qs, 1);
-        return bench_scenario(c->scenario, c->sets, n);
+        return bench_scenario(c->scenario, sets, n);
     }
     }
 }

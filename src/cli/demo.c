@@ -2,11 +2,15 @@
  * demo.c - `aisim demo`: a short tour, one headline table per module, each
  * from a built-in example run at a size that takes a few seconds.
  *
- * The tour: the core's queueing validation (the single-server queue at two
- * loads with exponential service and at one with deterministic service, each
- * next to the Pollaczek-Khinchine value), TCP incast collapse by senders and
- * transport, BIRP against its baselines, and energy-efficient federated
- * learning against FedAvg, and Stellar's container start-up and GDR paths.
+ * The tour, one part per model (all nine): the core's queueing validation
+ * (the single-server queue at two loads with exponential service and at one
+ * with deterministic service, each next to the Pollaczek-Khinchine value),
+ * TCP incast collapse by senders and transport, BIRP against its baselines,
+ * energy-efficient federated learning against FedAvg, Stellar's container
+ * start-up and GDR paths, an nccl-tests all-reduce sweep, SDTCP against
+ * NewReno and ICTCP, LLM training iterations, and SkeletonHunter against its
+ * baselines.  Every table prints the commands that reproduce it (demo_cite):
+ * the example and exactly the overrides the demo runs it with.
  */
 #include <getopt.h>
 #include <math.h>
@@ -42,6 +46,19 @@ int demo_run(const char *scenario, const char *dir, const char *const *sets, int
     return 0;
 }
 
+void demo_cite(const char *verb, const char *example, const char *const *args, int nargs)
+{
+    printf("  $ aisim %s %s", verb, example);
+    for (int i = 0; i < nargs; i++) {
+        const char *a = args[i];
+        /* --vary/--seeds arguments come whole; a bare k=v is a --set. */
+        int opt = a[0] == '-';
+        int quote = strpbrk(a, " []{},*") && !opt;
+        printf(opt ? " %s" : quote ? " --set '%s'" : " --set %s", a);
+    }
+    printf("\n");
+}
+
 double demo_num(json_t *sum, const char *key, const char *sub)
 {
     json_t *v = json_object_get(json_object_get(sum, "results"), key);
@@ -52,7 +69,14 @@ double demo_num(json_t *sum, const char *key, const char *sub)
 
 static int demo_queue(const char *out_root)
 {
-    printf("core: single-server queue against queueing theory (examples/core/mm1.yaml, md1.yaml)\n\n");
+    printf("core: single-server queue against queueing theory (examples/core/mm1.yaml, md1.yaml)\n");
+    for (size_t i = 0; i < sizeof queue_cases / sizeof *queue_cases; i++) {
+        int n = 0;
+        while (queue_cases[i].sets[n])
+            n++;
+        demo_cite("run", queue_cases[i].example, queue_cases[i].sets, n);
+    }
+    printf("\n");
     printf("  %-6s %5s %10s  %-22s %-12s %8s\n", "model", "load", "customers",
            "mean wait (95% CI)", "analytic", "error");
     for (size_t i = 0; i < sizeof queue_cases / sizeof *queue_cases; i++) {
@@ -103,8 +127,9 @@ int cli_demo(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     printf("aisim demo (run directories under %s)\n\n", out_root);
-    int (*const parts[])(const char *) = {demo_queue, demo_net, demo_birp, demo_fedenergy,
-                                         demo_stellar};
+    int (*const parts[])(const char *) = {demo_queue,     demo_net,     demo_birp,
+                                          demo_fedenergy, demo_stellar, demo_collective,
+                                          demo_sdtcp,     demo_training, demo_skeleton};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
         if (i)
             printf("\n");

@@ -28,6 +28,10 @@ int demo_birp(const char *out_root)
     enum { NP = sizeof policies / sizeof *policies, NL = sizeof loads / sizeof *loads };
     printf("birp: batch-aware inference redistribution, 3 Jetson edges, Azure trace (own time "
            "scale, superposed)\n      (examples/birp/small.yaml, seed 1)\n");
+    static const char *const cite[] = {"--vary birp.workload.load=1.5,2",
+                                       "--vary birp.policy=model_selection,clipper,birp,"
+                                       "birp_static,batch_only,jsq"};
+    demo_cite("sweep", "birp/small", cite, 2);
     for (int l = 0; l < NL; l++) {
         double loss[NP], fail[NP], tput[NP], acc[NP];
         for (int i = 0; i < NP; i++) {

@@ -63,7 +63,13 @@ int demo_fedenergy(const char *out_root)
                                          "final_accuracy", "final_loss"};
     printf("fedenergy: reduced local iterations with scaled updates, 20 devices, UCI digits,\n"
            "softmax regression, E = 20, 100 rounds, seeds 1-%d (examples/fedenergy/digits_*.yaml);\n"
-           "mean +-95%% CI; target: 93%% test accuracy\n\n", SEEDS);
+           "mean +-95%% CI; target: 93%% test accuracy\n", SEEDS);
+    char seeds[32];
+    snprintf(seeds, sizeof seeds, "--seeds 1..%d", SEEDS);
+    const char *cite[] = {seeds};
+    for (size_t k = 0; k < sizeof examples / sizeof *examples; k++)
+        demo_cite("sweep", examples[k], cite, 1);
+    printf("\n");
     printf("  %-13s %-12s %-20s %-20s %-18s %-16s\n", "split", "method", "energy to target J",
            "time to target s", "final accuracy %", "final loss");
     for (size_t k = 0; k < sizeof examples / sizeof *examples; k++) {

@@ -28,7 +28,9 @@ int demo_stellar(const char *out_root)
     if (r)
         return r;
     printf("stellar: container start-up, full pinning vs PVDMA (examples/stellar/host-startup.yaml, "
-           "Fig. 6)\n\n  %10s %14s %14s %9s\n", "memory", "full pin (s)", "PVDMA (s)", "speed-up");
+           "Fig. 6)\n");
+    demo_cite("run", "stellar/host-startup", su, 1);
+    printf("\n  %10s %14s %14s %9s\n", "memory", "full pin (s)", "PVDMA (s)", "speed-up");
     json_t *rows = json_object_get(json_object_get(sum, "results"), "containers");
     for (size_t i = 0; i + 1 < json_array_size(rows); i += 2) {
         json_t *f = json_array_get(rows, i), *p = json_array_get(rows, i + 1);
@@ -46,7 +48,9 @@ int demo_stellar(const char *out_root)
         return r;
     json_t *gb = json_object_get(json_object_get(sum, "results"), "gbps");
     printf("\n  GDR writes, 16 connections, 200G RNIC (examples/stellar/host-gdr.yaml, Fig. 8), "
-           "Gbps\n  %10s %9s %9s %9s\n", "message", "ats_atc", "emtt", "hyv_masq");
+           "Gbps\n");
+    demo_cite("run", "stellar/host-gdr", g, 2);
+    printf("  %10s %9s %9s %9s\n", "message", "ats_atc", "emtt", "hyv_masq");
     static const char *const sizes[] = {"1 MiB", "8 MiB", "64 MiB"};
     for (size_t i = 0; i < 3; i++)
         printf("  %10s %9.1f %9.1f %9.1f\n", sizes[i],

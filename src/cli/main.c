@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/examples.h"
 #include "cli/run.h"
+#include "cli/scenario.h"
 
 static void bench_cases(FILE *f);
 
@@ -44,7 +45,11 @@ static const struct cmd_help {
      "  --seed N            seed of every random stream (overrides `seed:`)\n"
      "  --set k.path=value  override any scenario key; value is YAML; lists as k[2].x\n"
      "  -q, --quiet         no progress line\n"
-     "  -v, --verbose       more diagnostics (and where in aisim an error was raised)\n", NULL},
+     "  -v, --verbose       more diagnostics (and where in aisim an error was raised);\n"
+     "                      every result after the headlines, nested ones too\n\n"
+     "It prints the model's headline results first, with units, then the top-level\n"
+     "counters of summary.json (those that apply to the run: a flow-level run has no\n"
+     "packet counters).\n", NULL},
     {"check", "aisim check SCENARIO [--seed N] [--set key.path=value]...",
      "Validates a scenario (keys, types, units, ranges, data files) without running it.\n", NULL},
     {"sweep", CLI_SWEEP_USAGE,
@@ -88,7 +93,10 @@ static const struct cmd_help {
      "unpinning; writes the calibration file (--out, default pin-calibration.yml) that the\n"
      "Stellar model reads as stellar.pin_calibration.  RLIMIT_MEMLOCK is raised where\n"
      "allowed; --huge asks for transparent huge pages.\n", NULL},
-    {"version", "aisim version", "Prints the version.\n", NULL},
+    {"version", "aisim version",
+     "Prints the version and the directory built-in examples read their data from:\n"
+     "$AISIM_HOME if set, else PREFIX/share/aisim for a binary installed in PREFIX/bin\n"
+     "(make install), else the source tree it was built in.\n", NULL},
     {"help", "aisim help [COMMAND]", "Shows help for aisim or one command.\n", NULL},
     {NULL, NULL, NULL, NULL},
 };
@@ -132,33 +140,6 @@ static int bad_usage(const char *cmd, const char *msg)
     return EXIT_BAD_INPUT;
 }
 
-static void print_results(const char *dir, json_t *sum)
-{
-    printf("run directory: %s\n", dir);
-    json_t *res = json_object_get(sum, "results");
-    const char *k;
-    json_t *v;
-    json_object_foreach(res, k, v) {
-        if (json_is_integer(v))
-            printf("  %-28s %lld\n", k, (long long)json_integer_value(v));
-        else if (json_is_real(v))
-            printf("  %-28s %.6g\n", k, json_real_value(v));
-        else if (json_is_string(v))
-            printf("  %-28s %s\n", k, json_string_value(v));
-    }
-    /* A model's table for the reader (results.print names it). */
-    const char *tab = json_string_value(json_object_get(res, "print"));
-    char path[4096];
-    FILE *f = tab && snprintf(path, sizeof path, "%s/%s", dir, tab) < (int)sizeof path
-                  ? fopen(path, "r") : NULL;
-    if (f) {
-        char line[512];
-        while (fgets(line, sizeof line, f))
-            fputs(line, stdout);
-        fclose(f);
-    }
-}
-
 static int cmd_run(int argc, char **argv, int check)
 {
     const char *cmd = check ? "check" : "run";
@@ -169,6 +150,7 @@ static int cmd_run(int argc, char **argv, int check)
         {"force", no_argument, 0, 'f'},     {0, 0, 0, 0},
     };
     run_opts o = {.progress = isatty(2)};
+    int verbose = 0;
     const char **sets = xcalloc((size_t)argc + 1, sizeof *sets);
     int c;
     optind = 1;
@@ -184,13 +166,26 @@ static int cmd_run(int argc, char **argv, int check)
             break;
         case 'f': o.force = 1; break;
         case 's': o.seed = optarg; break;
-        case 'S': sets[o.nsets++] = optarg; break;
+        case 'S': {
+            char m[512];
+            if (cli_bad_set(optarg, optind < argc ? argv[optind] : NULL, m, sizeof m)) {
+                free(sets);
+                return bad_usage(cmd, m);
+            }
+            sets[o.nsets++] = optarg;
+            break;
+        }
         case 'q': o.progress = 0; break;
-        case 'v': log_stderr_level = LOG_DEBUG; break;
+        case 'v': log_stderr_level = LOG_DEBUG; verbose = 1; break;
         case 'h': free(sets); return help_cmd(cmd);
         default: {
-            char m[128];
-            snprintf(m, sizeof m, "unknown or incomplete option \"%s\"", argv[optind - 1]);
+            char m[256];
+            const char *bad = argv[optind - 1];
+            if (!strncmp(bad, "--seeds", 7))    /* several seeds are a sweep */
+                snprintf(m, sizeof m, "%s takes one --seed N; for several seeds run a sweep: "
+                         "aisim sweep SCENARIO --seeds N (or A..B)", cmd);
+            else
+                snprintf(m, sizeof m, "unknown or incomplete option \"%s\"", bad);
             free(sets);
             return bad_usage(cmd, m);
         }
@@ -217,7 +212,7 @@ static int cmd_run(int argc, char **argv, int check)
     if (check)
         printf("%s: ok\n", o.scenario);
     else
-        print_results(dir, sum);
+        cli_print_results(stdout, dir, sum, verbose);
     json_decref(sum);
     free(dir);
     return EXIT_OK;
@@ -233,8 +228,22 @@ static int cmd_list(void)
     for (; ext && *ext; ext++)
         printf("  %-12s %s\n", (*ext)->name, (*ext)->summary);
     printf("\nbuilt-in examples (aisim run NAME):\n");
+    int w = 0;
     for (const struct embedded_example *x = embedded_examples; x->name; x++)
-        printf("  %-24s %s\n", x->name, x->path);
+        if ((int)strlen(x->name) > w)
+            w = (int)strlen(x->name);
+    for (const struct embedded_example *x = embedded_examples; x->name; x++) {
+        /* The scenario's top-level `description:` line, if it has one. */
+        const char *d = strstr(x->text, "\ndescription:");
+        int n = 0;
+        if (d) {
+            d += strlen("\ndescription:");
+            while (*d == ' ')
+                d++;
+            n = (int)strcspn(d, "\n");
+        }
+        printf("  %-*s  %.*s\n", w, x->name, n, d ? d : "");
+    }
     return EXIT_OK;
 }
 
@@ -263,7 +272,7 @@ int main(int argc, char **argv)
             return help_cmd("version");
         if (argc > 2)       /* as `list`: an extra word is a mistake, not ignored */
             return bad_usage("version", "takes no arguments");
-        printf("aisim %s\n", AISIM_VERSION);
+        printf("aisim %s\ndata: %s\n", AISIM_VERSION, scenario_data_dir());
         return EXIT_OK;
     }
     if (!strcmp(cmd, "list")) {

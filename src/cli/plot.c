@@ -187,6 +187,10 @@ enum { DRAW_CATEGORICAL = 1, DRAW_POINTS = 2 };
 
 /* Draws one figure from table t (read from sp->csv).  Returns 0 or a
  * negative code. */
+/* The run's (or sweep's) scenario name, put before every figure's title so
+ * that an image names what it shows; set by cli_plot(). */
+static char run_name[256];
+
 static int draw_table(const char *dir, const plot_spec *sp, const table *tp, const char *fmt,
                       unsigned how, err *e)
 {
@@ -250,7 +254,10 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
     fprintf(f, "if (ARGC > 0) { set output ARG1 } else { set output ");
     gp_quote(f, imgname);
     fprintf(f, " }\nset title ");
-    gp_quote(f, sp->title ? sp->title : sp->out);
+    char full_title[600];
+    snprintf(full_title, sizeof full_title, "%s%s%s", run_name, *run_name ? ": " : "",
+             sp->title ? sp->title : sp->out);
+    gp_quote(f, full_title);
     fprintf(f, "\nset xlabel ");
     gp_quote(f, sp->xlabel ? sp->xlabel : sp->x);
     fprintf(f, "\nset ylabel ");
@@ -352,6 +359,16 @@ static int varying(const table *t, int c)
         first = first ? first : t->cell[i][c];
     }
     return 0;
+}
+
+/* Columns a and b hold the same number in every row. */
+static int same_column(const table *t, int a, int b)
+{
+    for (size_t i = 0; i < t->nrow; i++)
+        if (!numeric(t->cell[i][a]) || !numeric(t->cell[i][b]) ||
+            strtod(t->cell[i][a], NULL) != strtod(t->cell[i][b], NULL))
+            return 0;
+    return 1;
 }
 
 /* The series label of row i: "key=value ..." of the varied keys but the
@@ -461,7 +478,9 @@ static int plot_sweep(const char *dir, const char *fmt, char **metrics, int nmet
     for (size_t i = 0; i < s.t.nrow; i++)
         numeric_x &= numeric(s.t.cell[i][s.xc]);
     for (int c = s.first_result; c < s.t.ncol && !r; c++) {
-        int chosen = nmetrics == 0 && varying(&s.t, c);
+        /* A varied key is a result too (incast.senders): against itself
+         * it says nothing. */
+        int chosen = nmetrics == 0 && varying(&s.t, c) && !same_column(&s.t, c, s.xc);
         for (int m = 0; m < nmetrics; m++)
             chosen |= strcmp(metrics[m], s.t.head[c]) == 0;
         if (!chosen)
@@ -533,7 +552,13 @@ int cli_plot(int argc, char **argv)
     const char *dir = argv[optind];
     char path[1024];
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    run_name[0] = 0;
     if (access(path, F_OK) == 0) {
+        snprintf(path, sizeof path, "%s/sweep.json", dir);
+        json_t *sj = json_load_file(path, 0, NULL);
+        const char *nm = json_string_value(json_object_get(sj, "scenario"));
+        snprintf(run_name, sizeof run_name, "%s%s", nm ? nm : "", nm ? " sweep" : "");
+        json_decref(sj);
         int rc = cli_plot_sweep(dir, fmt, metrics, nmetrics);
         free(metrics);
         return rc;
@@ -552,6 +577,8 @@ int cli_plot(int argc, char **argv)
                 dir);
         return EXIT_BAD_INPUT;
     }
+    const char *sname = json_string_value(json_object_get(sum, "scenario"));
+    snprintf(run_name, sizeof run_name, "%s", sname ? sname : "");
     const char *mname = json_string_value(json_object_get(sum, "model"));
     const model_ops *m = mname ? model_find(mname) : NULL;
     json_t *files = json_object_get(sum, "files");

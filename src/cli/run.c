@@ -61,16 +61,22 @@ typedef struct monitor {
     int printed;
 } monitor;
 
-static void fmt_eta(char *b, size_t n, double s)
+void cli_fmt_eta(char *b, size_t n, double s)
 {
-    if (!isfinite(s) || s < 0)
+    /* Rounded once, then split: 719.6 s is 12m00s, not 11m60s. */
+    if (!isfinite(s) || s < 0 || s > 1e9) {
         snprintf(b, n, "?");
-    else if (s < 60)
-        snprintf(b, n, "%.0fs", s);
-    else if (s < 3600)
-        snprintf(b, n, "%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
-    else
-        snprintf(b, n, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
+        return;
+    }
+    long long t = llround(s);
+    if (t < 60)
+        snprintf(b, n, "%llds", t);
+    else if (t < 3600)
+        snprintf(b, n, "%lldm%02llds", t / 60, t % 60);
+    else {
+        long long m = llround(s / 60);
+        snprintf(b, n, "%lldh%02lldm", m / 60, m % 60);
+    }
 }
 
 /* Simulated time for people: 4 significant digits in a fitting unit. */
@@ -103,13 +109,29 @@ static void on_monitor(void *ctx, sim *s)
     double rate = (double)(sim_events_run(s) - m->ev_last) / (now - m->t_last);
     double el = now - m->t_start;
     char eta[32], t[32];
-    fmt_eta(eta, sizeof eta, frac > 0 ? el * (1 - frac) / frac : NAN);
+    /* The model's fraction is of its work (bytes, messages, rounds), so
+     * the wall time per unit of work so far estimates the rest; below 1 %
+     * of the work done, the start-up and the first (smallest) sizes of a
+     * sweep dominate and the estimate means nothing: "?". */
+    cli_fmt_eta(eta, sizeof eta, frac >= 0.01 ? el * (1 - frac) / frac : NAN);
     fmt_sim_time(t, sizeof t, sim_now(s));
     fprintf(stderr, "\r\033[K  sim %s  %.2f Mev/s  %s%.0f%%  ETA %s", t, rate / 1e6,
             frac >= 0 ? "" : "?", frac >= 0 ? 100 * frac : 0.0, eta);
     m->printed = 1;
     m->t_last = now;
     m->ev_last = sim_events_run(s);
+}
+
+int cli_bad_set(const char *arg, const char *next, char *msg, size_t n)
+{
+    if (strchr(arg, '='))
+        return 0;
+    if (next && next[0] != '-')
+        snprintf(msg, n, "--set expects key.path=value, found \"%s\" without '='; "
+                 "write --set %s=%s", arg, arg, next);
+    else
+        snprintf(msg, n, "--set expects key.path=value, found \"%s\" without '='", arg);
+    return 1;
 }
 
 void cli_print_error(const err *e)
@@ -201,8 +223,13 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
                 ps_to_s(sim_now(s)), sim_failure(s));
         goto done;
     }
-    LOG(LOG_INFO, "run", "stopped at simulated time %.12g s after %llu events",
-        ps_to_s(sim_now(s)), (unsigned long long)sim_events_run(s));
+    /* A model that evaluates its result without events (training with
+     * comm: analytical) simulated no time: say so rather than "0 events". */
+    if (sim_events_run(s))
+        LOG(LOG_INFO, "run", "stopped at simulated time %.12g s after %llu events",
+            ps_to_s(sim_now(s)), (unsigned long long)sim_events_run(s));
+    else
+        LOG(LOG_INFO, "run", "evaluated without simulating events (an analytical model)");
 
     sum = json_object();
     json_t *results = json_object();
@@ -210,6 +237,9 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
         json_decref(results);
         goto done;
     }
+    /* The layout of this file: raised when a key changes meaning or goes
+     * (docs/outputs.md); a new key does not raise it. */
+    json_object_set_new(sum, "schema_version", json_integer(AISIM_SUMMARY_SCHEMA));
     json_object_set_new(sum, "aisim_version", json_string(AISIM_VERSION));
     json_object_set_new(sum, "scenario", json_string(sc.name));
     json_object_set_new(sum, "model", json_string(ops->name));

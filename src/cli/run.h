@@ -20,6 +20,9 @@ typedef struct run_opts {
     int force;                  /* write into a non-empty foreign directory (OUT_FORCE) */
 } run_opts;
 
+/* summary.json's schema_version. */
+#define AISIM_SUMMARY_SCHEMA 1
+
 /* Exit codes of the aisim command. */
 enum { EXIT_OK = 0, EXIT_RUN_FAILED = 1, EXIT_BAD_INPUT = 2 };
 

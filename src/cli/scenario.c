@@ -1,7 +1,11 @@
 /*
  * scenario.c - top-level scenario keys (see scenario.h).
  */
+#define _GNU_SOURCE             /* dladdr() */
 #include "cli/scenario.h"
+
+#include <dlfcn.h>
+#include <limits.h>
 
 #include <libgen.h>
 #include <stdlib.h>
@@ -27,10 +31,64 @@ typedef struct top {
 } top;
 
 /* Directory holding the source tree's examples, for embedded examples that
- * name data files; set at build time, overridable with AISIM_HOME. */
+ * name data files; set at build time (scenario_data_dir()). */
 #ifndef AISIM_SRCDIR
 #define AISIM_SRCDIR "."
 #endif
+
+/* PREFIX/share/aisim for a file at PREFIX/<dir>/<name> (the library or the
+ * program), into b, if it holds the examples `make install` puts there. */
+static int installed_home(const char *file, char *b, size_t n)
+{
+    char real[PATH_MAX];
+    if (!file || !strchr(file, '/') || !realpath(file, real))
+        return 0;
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(real, '/');
+        if (!slash)
+            return 0;
+        *slash = 0;
+    }
+    struct stat st;
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/share/aisim/examples", real);
+    if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    return snprintf(b, n, "%s/share/aisim", real) < (int)n;
+}
+
+const char *scenario_data_dir(void)
+{
+    static char dir[PATH_MAX + 16];
+    const char *home = getenv("AISIM_HOME");
+    if (home && *home)
+        return home;
+    /* Installed: share/aisim beside the library (libaisim.so, which dladdr
+     * names) or beside the program (a static link). */
+    Dl_info di;
+    if (dladdr((void *)scenario_data_dir, &di) && installed_home(di.dli_fname, dir, sizeof dir))
+        return dir;
+    if (installed_home("/proc/self/exe", dir, sizeof dir))
+        return dir;
+    return AISIM_SRCDIR;
+}
+
+const char *example_nearest(const char *name)
+{
+    const char *best = NULL;
+    int bd = 99;
+    for (const struct embedded_example *x = embedded_examples; x->name; x++) {
+        int dist = cfg_edit_distance(name, x->name);
+        if (dist < bd) {
+            bd = dist;
+            best = x->name;
+        }
+    }
+    /* Up to a third of the name's length, at least 1 and at most 3 edits. */
+    int limit = (int)strlen(name) / 3;
+    limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
+    return bd <= limit ? best : NULL;
+}
 
 static int bind_top(scenario *sc, const char *spec, const char *const *sets, int nsets,
                     const char *seed_override, err *e);
@@ -49,15 +107,20 @@ int scenario_load(scenario *sc, const char *spec, const char *const *sets, int n
         free(tmp);
     } else if ((ex = example_find(spec))) {
         r = cfg_load_string(ex->path, ex->text, strlen(ex->text), &sc->doc, e);
-        const char *home = getenv("AISIM_HOME");
+        const char *home = scenario_data_dir();
         char *tmp = xstrdup(ex->path);
-        size_t n = strlen(home ? home : AISIM_SRCDIR) + strlen(tmp) + 2;
+        size_t n = strlen(home) + strlen(tmp) + 2;
         sc->base_dir = xmalloc(n);
-        snprintf(sc->base_dir, n, "%s/%s", home ? home : AISIM_SRCDIR, dirname(tmp));
+        snprintf(sc->base_dir, n, "%s/%s", home, dirname(tmp));
         free(tmp);
     } else {
-        r = ERR(e, AISIM_ENOENT, "%s: no such scenario file or built-in example (see aisim list)",
-                spec);
+        const char *near = example_nearest(spec);
+        if (near)
+            r = ERR(e, AISIM_ENOENT, "%s: no such scenario file or built-in example; did you "
+                    "mean %s? (see aisim list)", spec, near);
+        else
+            r = ERR(e, AISIM_ENOENT, "%s: no such scenario file or built-in example (see aisim "
+                    "list)", spec);
     }
     if (r)
         goto fail;

@@ -47,6 +47,16 @@ int scenario_load_text(scenario *sc, const char *name, const char *text, size_t 
                        const char *base_dir, const char *const *sets, int nsets, err *e);
 void scenario_fini(scenario *sc);
 
+/* The directory built-in examples resolve their data files against (it
+ * holds examples/ and data/): $AISIM_HOME if set; else PREFIX/share/aisim
+ * when libaisim.so or the program runs from an installed PREFIX/lib or
+ * PREFIX/bin (make install); else the source tree aisim was built in. */
+const char *scenario_data_dir(void);
+
+/* The built-in example's name nearest to `name` (a misspelling: at most a
+ * third of its length in edits, 1 to 3), or NULL. */
+const char *example_nearest(const char *name);
+
 /* The seed domain: integers 0 .. 2^53. */
 #define SCENARIO_SEED_MAX INT64_C(9007199254740992)
 

@@ -854,7 +854,11 @@ static int parse_args(int argc, char **argv, sweep *sw)
                 return sweep_usage("--out expects a directory name, found \"\"");
             sw->out_root = optarg;
             break;
-        case 'S': sw->sets[sw->nsets++] = optarg; break;
+        case 'S':
+            if (cli_bad_set(optarg, optind < argc ? argv[optind] : NULL, msg, sizeof msg))
+                return sweep_usage(msg);
+            sw->sets[sw->nsets++] = optarg;
+            break;
         case 'q': sw->quiet = 1; break;
         case 'f': sw->force = 1; break;
         case 'h': return CLI_HELP;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "aisim/units.h"
 #include "cfg_int.h"
@@ -16,8 +17,8 @@
 /* ---- schema binding --------------------------------------------------- */
 
 /* Edit distance with adjacent transpositions (optimal string alignment),
- * for "did you mean". */
-static int edit_distance(const char *a, const char *b)
+ * for "did you mean" (cfg.h). */
+int cfg_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
@@ -47,8 +48,16 @@ static void suggest(char *buf, size_t len, const char *word, const char *const *
 {
     int best = 99;
     const char *bw = NULL;
+    size_t used0 = strlen(buf);
+    /* The same word in another case: names are case-sensitive. */
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(word, cands[i]) == 0 && used0 < len) {
+            snprintf(buf + used0, len - used0, "; names are case-sensitive: did you mean "
+                     "\"%s\"?", cands[i]);
+            return;
+        }
     for (size_t i = 0; i < n; i++) {
-        int dist = edit_distance(word, cands[i]);
+        int dist = cfg_edit_distance(word, cands[i]);
         if (dist < best) {
             best = dist;
             bw = cands[i];

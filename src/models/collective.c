@@ -144,6 +144,18 @@ static const plot_spec coll_plots[] = {
     {0},
 };
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline cm_headlines[] = {
+    {"nccl_tests.avg_busbw_GBps", "mean bus bandwidth", "B/s", 1e9},
+    {"nccl_tests.peak_busbw_GBps", "peak bus bandwidth", "B/s", 1e9},
+    {"nccl_tests.largest_bytes", "largest size", "B", 0},
+    {"nccl_tests.largest_time_us", "time at the largest size", "s", 1e-6},
+    {"coll_jobs.jobs.*.busbw_GBps", "bus bandwidth", "B/s", 1e9},
+    {"coll_jobs.jobs.*.mean_time_us", "mean call time", "s", 1e-6},
+    MODEL_HEADLINES_NETWORK,
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops collective_model_ops = {
     .name = "collective",
     .summary = "nccl-tests on a packet-level fabric: collectives swept over message sizes",
@@ -154,4 +166,5 @@ const model_ops collective_model_ops = {
     .report = cm_report,
     .fini = cm_fini,
     .plots = coll_plots,
+    .headlines = cm_headlines,
 };

@@ -185,6 +185,17 @@ static void net_fini(void *st)
         }
 }
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline net_headlines[] = {
+    MODEL_HEADLINES_NETWORK,
+    {"incast.goodput_fraction_of_link", "incast goodput, of link", "%", 0},
+    {"incast.rounds_completed", "incast rounds", "", 0},
+    {"rdma_cnps", "RoCE CNPs", "", 0},
+    {"pfc_pauses", "PFC pauses", "", 0},
+    {"max_queue_bytes", "largest queue", "B", 0},
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops net_model_ops = {
     .name = "net",
     .summary = "packet-level network: topology, TCP/DCTCP or datagram flows, incast",
@@ -195,4 +206,5 @@ const model_ops net_model_ops = {
     .report = net_report,
     .fini = net_fini,
     .plots = network_plots,
+    .headlines = net_headlines,
 };

@@ -319,6 +319,17 @@ static const plot_spec queue_plots[] = {
     {0},
 };
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline queue_headlines[] = {
+    {"mean_wait_s", "mean wait", "s", 0},
+    {"mean_wait_ci95_s", "mean wait, 95% CI half-width", "s", 0},
+    {"analytic.mean_wait_s", "mean wait, analytic", "s", 0},
+    {"analytic.mean_wait_rel_error", "error against analytic", "%", 0},
+    {"utilisation", "server utilisation", "%", 0},
+    {"customers", "customers served", "", 0},
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops queue_model_ops = {
     .name = "queue",
     .summary = "single-server FIFO queue (G/G/1), checked against queueing theory",
@@ -329,4 +340,5 @@ const model_ops queue_model_ops = {
     .report = queue_report,
     .fini = queue_fini,
     .plots = queue_plots,
+    .headlines = queue_headlines,
 };

@@ -842,6 +842,18 @@ static const plot_spec trn_plots[] = {
     {0},
 };
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline trn_headlines[] = {
+    {"jobs.*.gpus", "GPUs", "", 0},
+    {"jobs.*.iteration_s", "iteration", "s", 0},
+    {"jobs.*.compute_s", "compute", "s", 0},
+    {"jobs.*.exposed_comm_s", "exposed comm.", "s", 0},
+    {"jobs.*.tokens_per_s", "throughput", "tokens/s", 0},
+    {"jobs.*.mfu", "MFU", "%", 0},
+    MODEL_HEADLINES_NETWORK,
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops training_model_ops = {
     .name = "training",
     .summary = "LLM training jobs (SimAI/AICB workloads or model descriptions) on a GPU cluster",
@@ -851,4 +863,5 @@ const model_ops training_model_ops = {
     .report = trn_report,
     .fini = trn_fini,
     .plots = trn_plots,
+    .headlines = trn_headlines,
 };

@@ -63,6 +63,41 @@ long net_list(const cfg_node *l, const char *path, const char *key, const char *
     return cfg_expect_list(l, sub, what, e);
 }
 
+/* After a failed bind of the transport section: if a key's value is not a
+ * choice of this transport's key of that name but is one of another
+ * transport's (cc: dcqcn under tcp), the message names that transport
+ * instead of suggesting a near spelling. */
+static void hint_other_transport(err *e, cfg_node *tn, const transport_ops *const *all,
+                                 const transport_ops *ops)
+{
+    for (size_t i = 0; cfg_kind(tn) == CFG_MAP && i < cfg_len(tn); i++) {
+        const char *key = cfg_key_at(tn, i), *v = cfg_scalar(cfg_at(tn, i));
+        if (!v || !strstr(e->msg, key))
+            continue;
+        for (const cfg_key *k = ops->keys; k->name; k++) {
+            if (strcmp(k->name, key) || k->type != CFG_ENUM)
+                continue;
+            for (size_t c = 0; k->choices[c]; c++)
+                if (!strcmp(k->choices[c], v))
+                    return;             /* a valid value: not this key */
+            for (size_t t = 0; all[t]; t++)
+                for (const cfg_key *o = all[t]->keys; all[t] != ops && o->name; o++)
+                    for (size_t c = 0; !strcmp(o->name, key) && o->type == CFG_ENUM &&
+                                       o->choices[c]; c++)
+                        if (!strcmp(o->choices[c], v)) {
+                            char *dym = strstr(e->msg, "; did you mean");
+                            if (dym)
+                                *dym = 0;
+                            size_t used = strlen(e->msg);
+                            snprintf(e->msg + used, sizeof e->msg - used,
+                                     "; \"%s\" is a %s of transport %s: set transport.name: %s",
+                                     v, key, all[t]->name, all[t]->name);
+                            return;
+                        }
+        }
+    }
+}
+
 /* The transport section: `name` picks the transport, whose own keys
  * (with defaults) are bound beside it. */
 static int conf_transport(network *n, const net_registry *reg, cfg_node *tn, const char *path,
@@ -99,8 +134,10 @@ static int conf_transport(network *n, const net_registry *reg, cfg_node *tn, con
     n->tcfg = xcalloc(1, name_off + sizeof(int));
     int r = cfg_bind(tn, sub, keys, n->tcfg, e);
     free(keys);
-    if (r)
+    if (r) {
+        hint_other_transport(e, tn, all, ops);
         return r;
+    }
     n->ops = ops;
     return ops->setup(&n->tp, n->tcfg, tn, sub, e);
 }

@@ -233,8 +233,10 @@ static int write_queues(network *n, out *o, err *e)
         const net_qsample *prev = i >= n->nsports ? &n->ts[i - n->nsports] : NULL;
         net_csv_num(qf, ps_to_s(x->t_ps), ",");
         fprintf(qf, "%s,%lld,", n->sport_names[x->port], (long long)x->bytes);
-        net_csv_num(qf, prev ? (double)(x->tx_bytes - prev->tx_bytes) * 8 /
-                               ps_to_s(x->t_ps - prev->t_ps) : 0, ",");
+        /* bits * 1e12 / ps: one rounding of two exact integers (bits / s
+         * rounded the interval first: 12000 B in 20 us gave 8399999999.999999). */
+        net_csv_num(qf, prev ? (double)(x->tx_bytes - prev->tx_bytes) * 8 * (double)PS_PER_S /
+                               (double)(x->t_ps - prev->t_ps) : 0, ",");
         fprintf(qf, "%llu,%llu,%llu\n", (unsigned long long)x->drops,
                 (unsigned long long)x->marks, (unsigned long long)x->pauses);
     }

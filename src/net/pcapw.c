@@ -7,6 +7,7 @@
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "aisim/units.h"
 
@@ -101,13 +102,42 @@ static uint16_t ip_checksum(const uint8_t *h, int len)
     return (uint16_t)~s;
 }
 
-/* Builds the headers of record r into b; returns their length. */
+/* The largest frame written: an IPv4 packet of 64 KiB and its Ethernet header. */
+enum { FRAME_MAX = 14 + 65535 };
+
+/* RoCEv2's invariant CRC (IBTA Annex A17) over the IP packet at ip of
+ * `total` bytes, the last 4 of which receive it: CRC-32 of 8 bytes of ones
+ * (the LRH RoCEv2 does not carry) and the packet with the fields a router
+ * may change masked to ones (DSCP/ECN, TTL, header checksum, UDP checksum,
+ * the BTH's reserved byte); little-endian, as Linux's rxe stores it. */
+static void put_icrc(uint8_t *ip, uint32_t total)
+{
+    static uint8_t m[65535 + 8];
+    memset(m, 0xff, 8);
+    memcpy(m + 8, ip, total - 4);
+    uint8_t *mi = m + 8;
+    mi[1] = 0xff;                               /* TOS */
+    mi[8] = 0xff;                               /* TTL */
+    mi[10] = mi[11] = 0xff;                     /* header checksum */
+    mi[26] = mi[27] = 0xff;                     /* UDP checksum */
+    mi[28 + 4] = 0xff;                          /* BTH resv8a */
+    uint32_t c = (uint32_t)crc32(0, m, (uInt)(8 + total - 4));
+    uint8_t *o = ip + total - 4;
+    o[0] = (uint8_t)c;
+    o[1] = (uint8_t)(c >> 8);
+    o[2] = (uint8_t)(c >> 16);
+    o[3] = (uint8_t)(c >> 24);
+}
+
+/* Builds the frame of record r into b (FRAME_MAX bytes); returns the bytes
+ * captured: the headers, or the whole frame when h->whole. */
 static int frame(const rec *r, uint8_t *b)
 {
     const pcap_l4 *h = &r->h;
     int tcp = h->proto != 17;
     int nx = tcp ? 0 : (h->nextra < 32 ? h->nextra : 32);
-    int l4_len = tcp ? 20 + (h->nsack ? 4 + 8 * h->nsack : 0) : 8 + nx;
+    int whole = !tcp && h->whole, icrc = whole && h->icrc;
+    int l4_len = tcp ? 20 + (h->nsack ? 4 + 8 * h->nsack : 0) : 8 + nx + (icrc ? 4 : 0);
     memset(b, 0, 14 + 20 + (size_t)l4_len);
     /* Ethernet */
     mac_of(b, r->to);
@@ -119,7 +149,9 @@ static int frame(const rec *r, uint8_t *b)
     ip[1] = (r->flags & PKT_F_CE) ? 3 : (r->flags & PKT_F_ECT) ? 2 : 0;
     uint32_t ip_size = r->size_bytes - (r->size_bytes > h->l2_bytes ? h->l2_bytes : 0);
     uint32_t total = ip_size > (uint32_t)(20 + l4_len) ? ip_size : (uint32_t)(20 + l4_len);
-    put16(ip + 2, (uint16_t)(total > 65535 ? 65535 : total));
+    if (total > 65535)
+        total = 65535;
+    put16(ip + 2, (uint16_t)total);
     put16(ip + 6, 0x4000);                      /* don't fragment */
     ip[8] = 64;
     ip[9] = tcp ? 6 : 17;
@@ -130,9 +162,14 @@ static int frame(const rec *r, uint8_t *b)
     put16(l4, h->sport);
     put16(l4 + 2, h->dport);
     if (!tcp) {                                 /* UDP, no checksum */
-        put16(l4 + 4, (uint16_t)(total - 20 > 65535 ? 65535 : total - 20));
+        put16(l4 + 4, (uint16_t)(total - 20));
         memcpy(l4 + 8, h->extra, (size_t)nx);  /* e.g. RoCEv2's BTH */
-        return 14 + 20 + 8 + nx;
+        if (!whole)
+            return 14 + 20 + 8 + nx;
+        memset(l4 + 8 + nx, 0, total - 28 - (uint32_t)nx);     /* payload */
+        if (icrc)
+            put_icrc(ip, total);
+        return 14 + (int)total;
     }
     put32(l4 + 4, h->seq);
     put32(l4 + 8, h->ack);
@@ -154,7 +191,8 @@ static int frame(const rec *r, uint8_t *b)
 
 int pcapw_write(pcapw *w, FILE *f, err *e)
 {
-    pcap_t *pd = pcap_open_dead(DLT_EN10MB, 65535);
+    pcap_t *pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+                                                      PCAP_TSTAMP_PRECISION_NANO);
     if (!pd)
         return ERR(e, AISIM_EIO, "libpcap: cannot open a capture handle");
     pcap_dumper_t *d = pcap_dump_fopen(pd, f);
@@ -163,19 +201,21 @@ int pcapw_write(pcapw *w, FILE *f, err *e)
         pcap_close(pd);
         return r;
     }
-    uint8_t b[128];
+    uint8_t *b = xmalloc(FRAME_MAX);
     for (uint64_t i = 0; i < w->n; i++) {
         const rec *r = &w->v[i];
         struct pcap_pkthdr h;
         int len = frame(r, b);
         h.ts.tv_sec = (time_t)(r->ts_ps / PS_PER_S);
-        h.ts.tv_usec = (suseconds_t)((r->ts_ps % PS_PER_S) / PS_PER_US);
+        /* nanoseconds in tv_usec: the handle's precision is nano */
+        h.ts.tv_usec = (suseconds_t)((r->ts_ps % PS_PER_S) / PS_PER_NS);
         h.caplen = (bpf_u_int32)len;
         uint32_t ip_size = r->size_bytes - (r->size_bytes > r->h.l2_bytes ? r->h.l2_bytes : 0);
         h.len = (bpf_u_int32)(14 + (ip_size > (uint32_t)(len - 14) ? ip_size
                                                                    : (uint32_t)(len - 14)));
         pcap_dump((u_char *)d, &h, b);
     }
+    free(b);
     /* pcap_dump_close() would fclose f, which the run directory owns; a
      * dumper opened on a FILE holds nothing else, so flushing is enough. */
     int bad = pcap_dump_flush(d) != 0;

@@ -242,11 +242,13 @@ static void dgram_stats(const conn *c, conn_stats *st)
     st->timeouts = 0;
 }
 
-/* UDP from port 10000 + (connection id mod 50000) to 5001. */
+/* UDP from port 10000 + (connection id mod 50000) to 5001, captured whole
+ * (the payload as zeros: a UDP dissector reads it). */
 static void dgram_pcap(const conn *c, const pkt *p, pcap_l4 *h)
 {
     (void)p;
     h->proto = 17;
+    h->whole = true;
     h->sport = (uint16_t)(10000 + c->id % 50000);
     h->dport = 5001;
 }

@@ -209,12 +209,17 @@ static double sweep_progress(const void *st)
     const sweep_wl *w = st;
     if (!w->on)
         return -1;
-    /* By bytes moved: the last sizes dominate the run. */
+    /* By bytes moved: the last sizes dominate the run.  The current size
+     * counts by its calls done, so the fraction moves within a size (the
+     * largest is half the work of a doubling sweep). */
     double all = 0, done = 0;
     for (size_t i = 0; i < w->nrows; i++) {
         all += (double)w->rows[i].bytes;
         if (i < w->row)
             done += (double)w->rows[i].bytes;
+        else if (i == w->row)
+            done += (double)w->rows[i].bytes * (double)w->iter /
+                    (double)(w->c.warmup + w->c.iters);
     }
     return all > 0 ? done / all : -1;
 }

@@ -127,7 +127,13 @@ static void test_cli_list_and_check(void **state)
     char *o;
     assert_int_equal(run_aisim((const char *[]){"list", NULL}, &o, NULL), 0);
     assert_non_null(strstr(o, "queue"));
-    assert_non_null(strstr(o, "core/mm1"));
+    /* Each example with its description (its scenario's description:). */
+    const char *line = strstr(o, "\n  core/mm1 ");
+    const char *end = line ? strchr(line + 1, '\n') : NULL;
+    const char *d = line ? strstr(line, "M/M/1 queue at load 0.8, checked against the analytic "
+                                        "mean wait\n") : NULL;
+    if (!d || d > end)
+        fail_msg("list printed:\n%s", o);
     free(o);
     assert_int_equal(run_aisim((const char *[]){"check", "core/mm1", NULL}, &o, NULL), 0);
     assert_string_equal(o, "core/mm1: ok\n");
@@ -137,11 +143,131 @@ static void test_cli_list_and_check(void **state)
     free(o);
 }
 
+/* aisim run prints the model's headlines first, with units, then the
+ * counters that apply: a flow-level run has no packet counters, an
+ * analytical training run no network counters and no "0 events". */
+static void test_cli_run_prints_headlines_then_counters(void **state)
+{
+    (void)state;
+    char d[256], *o;
+    snprintf(d, sizeof d, "%s/hl-mm1", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"run", "core/mm1", "--out", d, "-q", NULL}, &o,
+                               NULL), 0);
+    const char *want = "results:\n"
+                       "  mean wait                      3.969 ms\n"
+                       "  mean wait, 95% CI half-width   50.54 us\n"
+                       "  mean wait, analytic            4 ms\n"
+                       "  error against analytic         -0.7823 %\n"
+                       "  server utilisation             80 %\n"
+                       "  customers served               2000000\n"
+                       "counters:\n"
+                       "  mean_time_in_system_s          0.00496876\n";
+    if (!strstr(o, want))
+        fail_msg("core/mm1 printed:\n%s", o);
+    assert_null(strstr(o, "  utilisation "));       /* a headline is not repeated */
+    free(o);
+    /* summary.json says which layout it has, first. */
+    char p0[300];
+    snprintf(p0, sizeof p0, "%s/summary.json", d);
+    o = slurp(p0);
+    assert_int_equal(strncmp(o, "{\n  \"schema_version\": 1,\n  \"aisim_version\"", 42), 0);
+    free(o);
+
+    snprintf(d, sizeof d, "%s/hl-flow", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"run", "ai/allreduce-flow", "--out", d, "-q",
+                                                NULL}, &o, NULL), 0);
+    if (!strstr(o, "results:\n  mean bus bandwidth             6.334 GB/s\n") ||
+        !strstr(o, "  plane                          flow\n"))
+        fail_msg("ai/allreduce-flow printed:\n%s", o);
+    static const char *const packet_only[] = {"packet_hops", "bytes_injected", "drops",
+                                              "pfc_pauses", "retransmits", "packet drops"};
+    for (size_t i = 0; i < sizeof packet_only / sizeof *packet_only; i++)
+        if (strstr(o, packet_only[i]))
+            fail_msg("a flow-level run printed %s:\n%s", packet_only[i], o);
+    free(o);
+
+    snprintf(d, sizeof d, "%s/hl-ana", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"run", "ai/gpt13b", "--set",
+                                                "training.comm=analytical", "--out", d, "-q",
+                                                NULL}, &o, NULL), 0);
+    char want2[512];
+    snprintf(want2, sizeof want2, "run directory: %s\nresults:\n"
+             "  jobs    GPUs  iteration   compute  exposed comm.       throughput      MFU\n"
+             "  gpt13b   128   502.2 ms  208.2 ms         294 ms  65.25 ktokens/s  13.41 %%\n", d);
+    assert_string_equal(o, want2);
+    free(o);
+    char p[300];
+    snprintf(p, sizeof p, "%s/run.log", d);
+    o = slurp(p);
+    assert_null(strstr(o, "0 events"));
+    assert_non_null(strstr(o, "evaluated without simulating events"));
+    free(o);
+
+    /* -v: every result, nested ones too. */
+    snprintf(d, sizeof d, "%s/hl-mm1-v", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"run", "core/mm1", "--out", d, "-q", "-v", NULL},
+                               &o, NULL), 0);
+    assert_non_null(strstr(o, "counters (every result):\n"));
+    assert_non_null(strstr(o, "  analytic.model                 M/M/1\n"));
+    free(o);
+}
+
 static int exists(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0;
 }
+
+/* Mistakes a user makes, each answered with the fix, exit 2, no run. */
+static void test_cli_bad_usage_names_the_fix(void **state)
+{
+    (void)state;
+    static const struct { const char *args[8]; const char *msg; } c[] = {
+        {{"run", "net/incst", NULL},
+         "net/incst: no such scenario file or built-in example; did you mean net/incast? "
+         "(see aisim list)\n"},
+        {{"run", "core/mm2", NULL},
+         "core/mm2: no such scenario file or built-in example; did you mean core/mm1? "
+         "(see aisim list)\n"},
+        {{"run", "net/dumbbell", "--set", "net.transport.cc=dcqcn", NULL},
+         "--set:1:18: net.transport.cc: expected one of: newreno, dctcp, found \"dcqcn\"; "
+         "\"dcqcn\" is a cc of transport rocev2: set transport.name: rocev2\n"},
+        {{"run", "net/dumbbell", "--set", "net.transport.cc=DCTCP", NULL},
+         "--set:1:18: net.transport.cc: expected one of: newreno, dctcp, found \"DCTCP\"; "
+         "names are case-sensitive: did you mean \"dctcp\"?\n"},
+        {{"check", "net/dumbbell", "--set", "net.transport.cc", "dctcp", NULL},
+         "aisim check: --set expects key.path=value, found \"net.transport.cc\" without '='; "
+         "write --set net.transport.cc=dctcp\n"},
+        {{"sweep", "net/dumbbell", "--seeds", "2", "--set", "seed", NULL},
+         "aisim sweep: --set expects key.path=value, found \"seed\" without '='\n"},
+        {{"run", "net/dumbbell", "--seeds", "3", NULL},
+         "aisim run: run takes one --seed N; for several seeds run a sweep: aisim sweep "
+         "SCENARIO --seeds N (or A..B)\n"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        char *e;
+        char d[256];
+        snprintf(d, sizeof d, "%s/bad-usage-%zu", tu_tmp, i);
+        const char *args[12];
+        size_t n = 0;
+        while (c[i].args[n]) {
+            args[n] = c[i].args[n];
+            n++;
+        }
+        args[n++] = "--out";
+        args[n++] = d;
+        args[n] = NULL;
+        assert_int_equal(run_aisim(args, NULL, &e), 2);
+        /* the first line is the message (a usage line may follow) */
+        char *nl = strchr(e, '\n');
+        if (nl)
+            nl[1] = 0;
+        assert_string_equal(e, c[i].msg);
+        assert_false(exists(d));
+        free(e);
+    }
+}
+
 
 /* The path of the next .yaml file of corpus directory `dir` (open as d)
  * in path; 0 at the end. */
@@ -1017,13 +1143,18 @@ static void test_sweep_plot_draws_png(void **state)
     free(png);
     snprintf(p, sizeof p, "%s/sweep-mean_wait_s.gp", dir);
     char *gp = slurp(p);
-    /* Against the first key, one line per value of the second. */
+    /* Against the first key, one line per value of the second; the title
+     * names the run. */
     assert_non_null(strstr(gp, "set xlabel 'queue.customers'"));
+    assert_non_null(strstr(gp, "set title 'mm1 sweep: mean_wait_s"));
     assert_non_null(strstr(gp, "title 'warmup=0'"));
     assert_non_null(strstr(gp, "title 'warmup=100'"));
     free(gp);
     /* The analytic values do not depend on either key: no figure. */
     snprintf(p, sizeof p, "%s/sweep-analytic.load.png", dir);
+    assert_false(exists(p));
+    /* The varied key's own result (customers) against itself: no figure. */
+    snprintf(p, sizeof p, "%s/sweep-customers.png", dir);
     assert_false(exists(p));
 }
 
@@ -1033,6 +1164,8 @@ int main(void)
         cmocka_unit_test(test_cli_exit_codes_for_usage),
         cmocka_unit_test(test_cli_help_for_every_command),
         cmocka_unit_test(test_cli_list_and_check),
+        cmocka_unit_test(test_cli_run_prints_headlines_then_counters),
+        cmocka_unit_test(test_cli_bad_usage_names_the_fix),
         cmocka_unit_test(test_cli_bad_scenarios_exit_2_with_exact_message),
         cmocka_unit_test(test_cli_badrun_scenarios_fail_with_exit_code_and_message),
         cmocka_unit_test(test_sweep_point_past_the_end_of_time_exits_1),

@@ -342,7 +342,7 @@ static double first_low_window(const char *path, int host, unsigned *wnd)
 {
     size_t len;
     unsigned char *b = (unsigned char *)tu_slurp(path, &len);
-    assert_true(len >= 24 && le32(b) == 0xa1b2c3d4u);  /* microseconds */
+    assert_true(len >= 24 && le32(b) == 0xa1b23c4du);  /* nanoseconds */
     double t = -1;
     for (size_t off = 24; off + 16 <= len && t < 0;) {
         uint32_t incl = le32(b + off + 8);
@@ -352,7 +352,7 @@ static double first_low_window(const char *path, int host, unsigned *wnd)
         unsigned w = (unsigned)tcp[14] << 8 | tcp[15];
         if (ip[9] == 6 && be32(ip + 16) == (10u << 24 | (unsigned)host << 8 | 1) &&
             (tcp[13] & 0x10) && !(tcp[13] & 0x08) && w < 65535) {
-            t = le32(b + off) + le32(b + off + 4) * 1e-6;
+            t = le32(b + off) + le32(b + off + 4) * 1e-9;
             *wnd = w;
         }
         off += 16 + incl;

@@ -724,6 +724,19 @@ static void birp_fini(void *st)
     free(m->rows);
 }
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline birp_headlines[] = {
+    {"policy", "policy", NULL, 0},
+    {"throughput_rps", "throughput", "req/s", 0},
+    {"goodput_rps", "goodput (within SLO)", "req/s", 0},
+    {"slo_failure_rate", "SLO failures", "%", 0},
+    {"served_accuracy", "accuracy of served requests", "%", 0},
+    {"inference_loss", "inference loss", "", 0},
+    {"latency_p99_s", "latency p99", "s", 0},
+    {"accelerator_utilisation", "accelerator utilisation", "%", 0},
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops birp_model_ops = {
     .name = "birp",
     .summary = "BIRP: batch-aware inference redistribution across heterogeneous edges (ICPP'23)",
@@ -732,4 +745,5 @@ const model_ops birp_model_ops = {
     .start = birp_start,
     .report = birp_report,
     .fini = birp_fini,
+    .headlines = birp_headlines,
 };

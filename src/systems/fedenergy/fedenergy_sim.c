@@ -938,6 +938,16 @@ static const plot_spec fe_plots[] = {
     {0},
 };
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline fe_headlines[] = {
+    {"methods.*.energy_j", "energy", "J", 0},
+    {"methods.*.energy_saved_vs_fedavg", "saved vs FedAvg", "%", 0},
+    {"methods.*.final_accuracy", "final accuracy", "%", 0},
+    {"methods.*.wall_time_s", "training time", "s", 0},
+    {"methods.*.rounds_to_target", "rounds to target", "", 0},
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops fedenergy_model_ops = {
     .name = "fedenergy",
     .summary = "energy-efficient federated learning: reduced local iterations with scaled updates",
@@ -948,4 +958,5 @@ const model_ops fedenergy_model_ops = {
     .report = fe_report,
     .fini = fe_fini,
     .plots = fe_plots,
+    .headlines = fe_headlines,
 };

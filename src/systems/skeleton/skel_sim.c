@@ -1045,6 +1045,27 @@ static const plot_spec sk_plots[] = {
     {0},
 };
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline sk_headlines[] = {
+    {"experiment", "experiment", NULL, 0},
+    {"methods.*.precision.mean", "precision", "%", 0},
+    {"methods.*.recall.mean", "recall", "%", 0},
+    {"methods.*.localization_accuracy.mean", "localisation", "%", 0},
+    {"methods.*.detect_delay_s.mean", "detection delay", "s", 0},
+    {"methods.*.false_alarms.mean", "false alarms", "", 0},
+    {"runs", "runs (mean over)", "", 0},
+    {"lists.*.rnics", "RNICs", "", 0},
+    {"lists.*.full_pairs", "full mesh pairs", "", 0},
+    {"lists.*.skeleton_pairs", "skeleton pairs", "", 0},
+    {"lists.*.skeleton_exact", "exact", NULL, 0},
+    {"packets.probes", "probes", "", 0},
+    {"packets.anomalous", "anomalous probes", "", 0},
+    {"packets.first_anomaly_s", "first anomaly", "s", 0},
+    {"packets.localized_port", "localised port", NULL, 0},
+    MODEL_HEADLINES_NETWORK,
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops skeleton_model_ops = {
     .name = "skeleton",
     .summary = "SkeletonHunter: failure detection and localization in containerized LLM training",
@@ -1055,4 +1076,5 @@ const model_ops skeleton_model_ops = {
     .report = sk_report,
     .fini = sk_fini,
     .plots = sk_plots,
+    .headlines = sk_headlines,
 };

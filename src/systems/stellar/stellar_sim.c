@@ -846,6 +846,28 @@ static const plot_spec st_plots[] = {
     {0},
 };
 
+/* What `aisim run` prints first (model.h). */
+static const model_headline st_headlines[] = {
+    {"experiment", "experiment", NULL, 0},
+    {"containers.*.mode", "pinning", NULL, 0},
+    {"containers.*.memory_gib", "memory (GiB)", "", 0},
+    {"containers.*.startup_s", "start-up", "s", 0},
+    {"containers.*.paper_startup_s", "paper", "s", 0},
+    {"containers.*.speedup", "speed-up", "", 0},
+    {"message_bytes.-1", "largest message", "B", 0},
+    {"gbps.*.-1", "at the largest message", "bit/s", 1e9},
+    {"*.gdr_ok", "containers with GDR", "", 0},
+    {"*.device_s", "device creation", "s", 0},
+    {"*.create_all_s", "all containers created", "s", 0},
+    {"*.memory_gb", "memory reserved", "B", 1e9},
+    MODEL_HEADLINES_NETWORK,
+    {"coll_jobs.jobs.*.busbw_GBps", "bus bandwidth", "B/s", 1e9},
+    {"coll_jobs.jobs.*.mean_time_us", "mean call time", "s", 1e-6},
+    {"jobs.*.iteration_s", "iteration", "s", 0},
+    {"jobs.*.mfu", "MFU", "%", 0},
+    {NULL, NULL, NULL, 0},
+};
+
 const model_ops stellar_model_ops = {
     .name = "stellar",
     .summary = "Stellar host side: PVDMA on-demand pinning, eMTT GDR translation, vStellar devices",
@@ -856,4 +878,5 @@ const model_ops stellar_model_ops = {
     .report = st_report,
     .fini = st_fini,
     .plots = st_plots,
+    .headlines = st_headlines,
 };
