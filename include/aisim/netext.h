@@ -72,6 +72,10 @@ typedef struct netext_ops {
     void (*on_done)(void *st, const net_msg *m);
     int (*report)(void *st, out *o, json_t *summary, err *e);
     void (*fini)(void *st);
+    /* What `aisim run` prints after the model's headlines, under the
+     * extension's name (model.h's model_headline; keys from the top of
+     * results, e.g. "sdtcp.qct_p50_s"), or NULL. */
+    const struct model_headline *headlines;
 } netext_ops;
 
 #endif

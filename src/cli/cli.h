@@ -56,7 +56,9 @@ int cli_plot(int argc, char **argv);
  * table named by results.print. */
 struct model_headline;
 void cli_print_results(FILE *f, const char *dir, json_t *sum, int all);
-void cli_print_headlines(FILE *f, const struct model_headline *hl, json_t *results);
+/* The headlines found in results, under the line "title:". */
+void cli_print_headlines(FILE *f, const struct model_headline *hl, json_t *results,
+                         const char *title);
 void cli_print_counters(FILE *f, const struct model_headline *hl, json_t *results, int all);
 /* Calls fn(ctx, path, x) for every scalar x under v (null left out), path
  * the members from v joined with dots after `path`, array elements as

@@ -18,6 +18,8 @@
 
 #include "aisim/err.h"
 #include "aisim/model.h"
+#include "aisim/netext.h"
+#include "aisim/netreg.h"
 #include "cli/cli.h"
 
 /* network_report()'s counters of packets and bytes on the wire: none of
@@ -228,7 +230,7 @@ static void print_table(FILE *f, htable *t, const char *key, size_t plen)
     }
 }
 
-void cli_print_headlines(FILE *f, const model_headline *hl, json_t *res)
+void cli_print_headlines(FILE *f, const model_headline *hl, json_t *res, const char *title)
 {
     int any = 0;
     for (const model_headline *h = hl; h && h->key;) {
@@ -242,7 +244,7 @@ void cli_print_headlines(FILE *f, const model_headline *hl, json_t *res)
             char b[128];
             fmt_value(b, sizeof b, m.v, &h[-1]);
             if (!any++)
-                fprintf(f, "results:\n");
+                fprintf(f, "%s:\n", title);
             fprintf(f, "  %-30s %s\n", h[-1].label, b);
             continue;
         }
@@ -256,7 +258,7 @@ void cli_print_headlines(FILE *f, const model_headline *hl, json_t *res)
             h++;
         }
         if (t->nrows && !any++)
-            fprintf(f, "results:\n");
+            fprintf(f, "%s:\n", title);
         print_table(f, t, first->key, plen);
         free(t);
     }
@@ -324,7 +326,12 @@ void cli_print_results(FILE *f, const char *dir, json_t *sum, int all)
     const model_ops *ops = model_find(json_string_value(json_object_get(sum, "model")) ?
                                       json_string_value(json_object_get(sum, "model")) : "");
     const model_headline *hl = ops ? ops->headlines : NULL;
-    cli_print_headlines(f, hl, res);
+    cli_print_headlines(f, hl, res, "results");
+    /* then each network extension's, under its name, when the run had it */
+    const net_registry *reg = net_registry_builtin();
+    for (size_t i = 0; reg->extensions && reg->extensions[i]; i++)
+        if (reg->extensions[i]->headlines && json_object_get(res, reg->extensions[i]->name))
+            cli_print_headlines(f, reg->extensions[i]->headlines, res, reg->extensions[i]->name);
     cli_print_counters(f, hl, res, all);
     /* A model's table for the reader (results.print names it). */
     const char *tab = json_string_value(json_object_get(res, "print"));

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/model.h"
 #include "aisim/netext.h"
 #include "aisim/network.h"
 #include "aisim/sdn.h"
@@ -779,6 +780,18 @@ static void sd_fini(void *st)
     free(m->ts);
 }
 
+/* What `aisim run` prints under "sdtcp:" (netext.h). */
+static const model_headline sd_headlines[] = {
+    {"sdtcp.scheme", "scheme", NULL, 0},
+    {"sdtcp.qct_p50_s", "query completion median", "s", 0},
+    {"sdtcp.qct_p99_s", "query completion p99", "s", 0},
+    {"sdtcp.burst_goodput_fraction", "burst goodput, of link", "%", 0},
+    {"sdtcp.burst_loss_rate", "burst packet loss", "%", 0},
+    {"sdtcp.bg_bps_during", "background during bursts", "bit/s", 0},
+    {"sdtcp.controller.flow_mods", "controller flow-mods", "", 0},
+    {NULL, NULL, NULL, 0},
+};
+
 const netext_ops sdtcp_ext_ops = {
     .name = "sdtcp",
     .summary = "SDTCP: SDN receive-window control of TCP incast, with NewReno/DCTCP/ICTCP",
@@ -790,4 +803,5 @@ const netext_ops sdtcp_ext_ops = {
     .on_done = sd_on_done,
     .report = sd_report,
     .fini = sd_fini,
+    .headlines = sd_headlines,
 };
