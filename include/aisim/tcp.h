@@ -1,6 +1,7 @@
 /*
- * tcp.h - TCP NewReno with SACK-guided retransmission, RTO per RFC 6298,
- * optional delayed ACKs, the receiver's advertised window, and DCTCP.
+ * tcp.h - TCP NewReno with RFC 6675 SACK loss recovery (or RACK-style loss
+ * marking), RTO per RFC 6298, optional delayed ACKs, the receiver's
+ * advertised window, and DCTCP.
  *
  * A tcp_flow holds both ends of one connection: the sender (its `tx` sink
  * receives ACKs) and the receiver (its `rx` sink receives data).  Sequence

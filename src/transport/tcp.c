@@ -1,10 +1,11 @@
 /*
- * tcp.c - TCP NewReno (+SACK-guided recovery) and DCTCP; see tcp.h for the
- * behaviour and the RFCs it follows.
+ * tcp.c - TCP NewReno (RFC 6675 or RACK-style loss recovery) and DCTCP;
+ * see tcp.h for the behaviour and the RFCs it follows.
  *
  * Cost per packet: O(1) apart from the SACK scoreboard and the receiver's
  * out-of-order list, sorted arrays of ranges (one per hole: short unless a
- * burst of losses hit the flow).  They grow by doubling, per flow; nothing
+ * burst of losses hit the flow), and with recovery: rack a walk of the
+ * segments outstanding per ACK.  They grow by doubling, per flow; nothing
  * else is allocated except packets from the pool.
  */
 #include "aisim/tcp.h"
