@@ -5,10 +5,10 @@
  * (time, sequence number): events at equal times run in the order they were
  * scheduled, so a run is a pure function of the scenario and the seed.
  *
- * The pending set is a timing wheel (a calendar queue with power-of-two
- * bucket widths, re-tuned to the event rate as it runs) in front of two
- * small 4-ary heaps: one sorts the bucket being run, one holds the far
- * future.  Cancellation is O(1): the slot is freed at once and the queued
+ * The pending set is a ring of coarse buckets (power-of-two widths,
+ * re-tuned to the event rate as it runs), each an unsorted array that is
+ * radix-sorted when the clock reaches it, beside two small 4-ary heaps:
+ * one for entries due in the bucket being run, one for the far future.  Cancellation is O(1): the slot is freed at once and the queued
  * entry is dropped when met (a tombstone).  An event id carries its slot's
  * generation number: cancelling an id that already ran, or was cancelled,
  * is a harmless no-op.  Cost: O(1) expected per schedule, cancel and run

@@ -1,6 +1,7 @@
 /*
- * tcp.h - TCP NewReno with SACK-guided retransmission, RTO per RFC 6298,
- * optional delayed ACKs, the receiver's advertised window, and DCTCP.
+ * tcp.h - TCP NewReno with RFC 6675 SACK loss recovery (or RACK-style loss
+ * marking), RTO per RFC 6298, optional delayed ACKs, the receiver's
+ * advertised window, and DCTCP.
  *
  * A tcp_flow holds both ends of one connection: the sender (its `tx` sink
  * receives ACKs) and the receiver (its `rx` sink receives data).  Sequence
@@ -15,14 +16,30 @@
  *     only while it limits the sender (RFC 7661, Linux's
  *     tcp_is_cwnd_limited): not while the receiver's window does, nor
  *     while the sender has nothing more to send;
- *   - fast retransmit on the third duplicate ACK (RFC 6675: an ACK that
- *     SACKs data not SACKed before; the ACK of a segment received twice is
- *     not one), NewReno fast recovery
- *     with window inflation and partial-ACK retransmission; SACK blocks
- *     (two per ACK) tell which holes to retransmit during recovery, and
- *     that a retransmission was lost (data sent after it is SACKed three
- *     segments beyond: Linux's lost-retransmit detection), so the head is
- *     resent without waiting for a timeout;
+ *   - loss recovery per RFC 6675 (recovery: rfc6675, the default): a
+ *     SACK scoreboard; IsLost(s) when DupThresh (3) SACKed segments, or
+ *     more than (DupThresh - 1) x MSS SACKed bytes, lie above s; a
+ *     duplicate ACK is one that SACKs data not SACKed before (sec. 2;
+ *     the ACK of a segment received twice is not one); recovery starts at
+ *     the DupThresh-th duplicate ACK or when IsLost(snd_una), sets
+ *     ssthresh and cwnd (no window inflation), resends snd_una's segment
+ *     and then sends while cwnd - pipe >= MSS, pipe per SetPipe (sec. 4:
+ *     un-SACKed bytes not lost, plus un-SACKed bytes below HighRxt), what
+ *     to send per NextSeg rules 1-4 (a lost hole above HighRxt; new data;
+ *     an un-SACKed hole above HighRxt; once per recovery a rescue
+ *     retransmission of the highest un-SACKed segment); it ends at the
+ *     recovery point (snd_max at its start).  A lost retransmission is
+ *     not detected (as the RFC): the timeout resends it;
+ *   - or RACK-style loss marking (recovery: rack; RFC 8985's rule and
+ *     reordering timer, without tail loss probes nor the adaptive
+ *     window): an un-SACKed segment is lost once data sent after it
+ *     (later, or at the same time with higher sequence numbers) has been
+ *     delivered and RACK.rtt + the reordering window (rack_reo_wnd x the
+ *     minimum RTT) has passed since its last transmission; pipe is the
+ *     un-SACKed segments not lost; recovery
+ *     resends the lost ones in order and then new data.  It tolerates
+ *     reordering shorter than the window (per-packet spraying) and finds
+ *     lost retransmissions.  Costs O(segments outstanding) per ACK;
  *   - RTT from the echoed send time of the segment an ACK answers
  *     (timestamps, RFC 7323: valid for retransmissions too), RTO =
  *     max(min_rto, srtt + 4 rttvar), doubled on each timeout up to max_rto;
@@ -56,6 +73,7 @@
 #include "aisim/sim.h"
 
 enum tcp_cc { TCP_NEWRENO, TCP_DCTCP };
+enum tcp_recovery { TCP_REC_RFC6675, TCP_REC_RACK };
 
 typedef struct tcp_cfg {
     enum tcp_cc cc;
@@ -71,6 +89,9 @@ typedef struct tcp_cfg {
     bool delayed_ack;           /* ACK every second segment */
     int64_t delack_ps;          /* delayed-ACK timeout */
     double dctcp_g;             /* DCTCP EWMA gain (1/16) */
+    enum tcp_recovery recovery; /* loss detection (RFC 6675) */
+    uint32_t dupthresh;         /* RFC 6675 DupThresh (3) */
+    double rack_reo_wnd;        /* RACK reordering window, x min RTT (0.25) */
 } tcp_cfg;
 
 /* The defaults listed above. */
@@ -85,6 +106,18 @@ typedef struct tcp_ranges {
     uint64_t (*r)[2];
     int n, cap;
 } tcp_ranges;
+
+/* RACK's record of the segments outstanding, by sequence number: each
+ * one's extent and the time of its last transmission. */
+typedef struct tcp_sent {
+    uint64_t seq, end;
+    int64_t at_ps;
+} tcp_sent;
+
+typedef struct tcp_sentlog {
+    tcp_sent *e;
+    int head, n, cap;           /* entries e[head .. n) */
+} tcp_sentlog;
 
 struct tcp_flow {
     sink tx;                    /* sender end: receives ACKs */
@@ -116,12 +149,18 @@ struct tcp_flow {
     bool cwnd_limited;          /* the last send stopped at cwnd (not at the
                                    receiver's window, nor for lack of data):
                                    ACKs may grow cwnd (RFC 7661) */
-    uint64_t recover;           /* snd_max when recovery began */
-    uint64_t high_rxt;          /* retransmitted up to here in recovery */
+    uint64_t recover;           /* RecoveryPoint: snd_max when recovery began */
+    uint64_t high_rxt;          /* HighRxt: retransmitted up to here in recovery */
+    uint64_t rescue_rxt;        /* RescueRxt */
+    uint64_t pipe;              /* SetPipe's estimate at the last ACK, bytes,
+                                   plus what was sent since */
     tcp_ranges sacked;          /* SACKed ranges above snd_una */
-    tcp_ranges rxt;             /* retransmissions in this recovery not yet
-                                   acknowledged, by sequence number: (seq,
-                                   snd_max when resent), for loss detection */
+    tcp_sentlog sent;           /* RACK: segments outstanding */
+    int64_t rack_xmit_ps;       /* RACK.xmit_ts: latest send time delivered */
+    uint64_t rack_end;          /* RACK.end_seq (the highest byte delivered) */
+    int64_t rack_rtt_ps;        /* RACK.rtt: of that latest delivered send */
+    sim_timer rack_timer;       /* RACK's reordering timer */
+    int64_t min_rtt_ps;         /* RACK: least RTT sample (0: none) */
     int64_t srtt_ps, rttvar_ps, rto_ps;
     bool have_rtt;
     sim_timer rto_timer;

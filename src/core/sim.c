@@ -1,57 +1,60 @@
 /*
- * sim.c - the event engine: a timing wheel (a calendar queue with
- * power-of-two bucket widths) in front of two small 4-ary heaps, with lazy
- * cancellation.
+ * sim.c - the event engine: a ring of coarse buckets, each an unsorted
+ * array of entries, radix-sorted into a run array when the clock reaches
+ * it; two small 4-ary heaps beside it; lazy cancellation.
  *
  * Keys.  Every pending entry is 16 bytes {key, at_ps}; key packs the
  * event's sequence number (high 40 bits) and its slot index (low 24 bits).
  * Read as one unsigned 128-bit number an entry is (at << 64 | seq << 24 |
  * slot), so one comparison orders by time, then by scheduling order.  All
- * three structures below order by exactly this key, so the run order is the
+ * the structures below order by exactly this key, so the run order is the
  * same as with a single heap (and as with any other correct priority
  * queue): outputs do not depend on the queue's shape or tuning.
  *
  * Structure.  Time is cut into buckets of 2^k ps; bucket number idx =
  * at >> k.  `cur` is the bucket being run.  An entry goes
- *   - into the bottom heap `bot` if idx <= cur (it is due now: this bucket
- *     or, after sim_run() stopped early, an earlier one);
- *   - into the wheel if cur < idx < cur + nb: an unsorted singly linked
- *     list per bucket, in a ring of nb buckets, so inserting is O(1)
- *     (append a 24-byte node, set a bit in the occupancy bitmap);
+ *   - into the bottom heap `bot` if idx <= cur (due in the bucket being
+ *     run, or, after sim_run() stopped early, an earlier one);
+ *   - into the ring if cur < idx < cur + nb: appended to its bucket's
+ *     array (of nb, a power of two), in no order: the array's tail is in
+ *     cache (there are a few hundred to a few thousand buckets), so an
+ *     insert touches no cold memory;
  *   - else into the overflow heap `ovf` (the far future: 60 s RTOs,
  *     SIM_TIME_MAX sentinels, anything beyond the ring's horizon).
- * The least pending entry is always the top of `bot`.  When `bot` runs dry
- * the engine moves to the next occupied bucket (a scan of the bitmap, 64
- * buckets a word), first moving every overflow entry now within the
- * horizon, and pours that bucket into `bot`.  With a few events per bucket
- * `bot` stays tiny, so schedule and run cost O(1) expected and touch a
- * couple of cache lines, where a heap of n entries costs log4(n) levels,
- * the lower ones cache misses once n passes ~50 k (docs/benchmarks.md).
+ * When the run array and `bot` are both empty the engine moves to the next
+ * occupied bucket (a scan of the occupancy bitmap), first moving the
+ * overflow entries now within the horizon, swaps that bucket's array with
+ * the run array (no copy) and sorts it: a stable LSD radix sort on the
+ * time's low k bits (11 bits a pass), then an insertion pass that puts
+ * equal times in key order (the array is in scheduling order but for
+ * entries moved in from the overflow heap, so it rarely moves anything).
+ * The next event is the lesser of the run array's next entry and bot's
+ * top.  Running the sorted array front to back, the engine prefetches the
+ * slot of the entry PREFETCH places ahead, so the one cold access per
+ * event (its handler data, scattered over the slot table) overlaps the
+ * events before it instead of stalling.  The wheel this replaced kept a
+ * linked list per bucket of 1-2 events and checked every entry's slot as
+ * it poured a bucket: three dependent cache misses per event at 100 k
+ * pending (docs/benchmarks.md).
  *
- * Tuning (Brown's calendar queue, CACM 1988, resizes the same way): every
- * max(8192, pending) events the engine measures the mean time between the
- * events it ran, g, and wants buckets of about 2g (1-2 events per bucket
- * it visits) and nb of about 2 x pending (a horizon of ~4 x the mean time
- * an event waits, for exponential waits ~98 % of inserts in the ring).
- * When k is off by 2 or more, or nb by 4x or more, the ring is rebuilt
- * (O(n), amortised over at least n events).  A wrong setting costs speed,
- * never order: a burst of equal times all lands in one bucket and the
- * bottom heap sorts it; a tiny width sends most events to the overflow
- * heap, which is the old engine.
+ * Tuning: every max(8192, pending) events the engine measures the mean
+ * time between the events it ran, g, and wants buckets of about BATCH g
+ * (a few hundred events each, sorted in cache) and nb of about 4 pending
+ * / BATCH (a horizon of ~4 x the mean time an event waits: for exponential
+ * waits ~98 % of inserts land in the ring).  When k is off by 2 or more,
+ * or nb by 4x or more, the ring is rebuilt (O(n), amortised over at least
+ * n events).  A wrong setting costs speed, never order.
  *
  * Slots hold the handler, its object and argument, the sequence number of
  * the slot's pending entry and a generation.  An event id is (generation
  * << 32 | slot).  Cancelling frees the slot at once (generation + 1) and
  * leaves the entry behind as a tombstone wherever it is: its sequence
- * number no longer matches its slot's, so it is dropped when met (at the
- * top of a heap, or when its bucket is poured).  Re-arming a timer is a
- * new entry plus a tombstone.  A structure that fills up with tombstones
- * is filtered before it grows (heaps: filter and re-heapify; ring: rebuild
- * when at least half its nodes are tombstones), so memory stays within
- * about twice the pending count.  Nothing recurses: a rebuild that needs
- * more nodes grows the pool and never starts another rebuild, so a burst
- * of a million events scheduled at once costs O(n log n) at worst.  A
- * stale id (the event ran or was cancelled) is recognised by its
+ * number no longer matches its slot's, so it is dropped when it comes up.
+ * Re-arming a timer is a new entry plus a tombstone.  A structure that
+ * fills up with tombstones is filtered before it grows (heaps: filter and
+ * re-heapify; the ring: filtered when it holds more than twice the pending
+ * count plus 4096), so memory stays within about twice the pending count.
+ * A stale id (the event ran or was cancelled) is recognised by its
  * generation and ignored.
  *
  * Limits: 2^24 - 1 slots (pending events), 2^40 events scheduled per run
@@ -74,9 +77,12 @@
 #define SEQ_MAX (UINT64_C(1) << (64 - SLOT_BITS))
 #define NONE UINT32_MAX
 
-#define NB_MIN 256u                 /* ring size bounds (buckets) */
-#define NB_MAX (1u << 22)
+#define NB_MIN 64u                  /* ring size bounds (buckets) */
+#define NB_MAX (1u << 18)
 #define CAL_MIN 8192u               /* events between two calibrations, at least */
+#define BATCH 2048u                /* events per bucket wanted, at most */
+#define PREFETCH 16                  /* slots prefetched ahead of the run array */
+#define RADIX_BITS 11u
 
 /* Field order matters: on a little-endian machine the 16 bytes read as one
  * unsigned 128-bit number.  Times are never negative (sim_schedule
@@ -105,28 +111,28 @@ typedef struct heap {
     uint32_t cap;
 } heap;
 
-/* A ring node: one entry in a bucket's list. */
-typedef struct wnode {
-    hent e;
-    uint32_t next;      /* next node in the bucket, or in the free list; NONE ends */
-} wnode;
+/* A bucket: an unsorted array of entries. */
+typedef struct bucket {
+    hent *v;
+    uint32_t n, cap;
+} bucket;
 
 struct sim {
     int64_t now;        /* current time, ps; first: sim_now() reads it inline (sim.h) */
-    heap bot;           /* entries with bucket <= cur */
+    /* the sorted run array of bucket `cur` */
+    hent *run;
+    uint32_t rn, ri, rcap;  /* entries, next to run, capacity */
+    heap bot;           /* entries with bucket <= cur that came after the sort */
     heap ovf;           /* entries beyond the ring's horizon */
     /* the ring */
-    uint32_t *head;     /* first node of each bucket, NONE if empty */
-    uint64_t *occ;      /* occupancy bitmap: bit b set iff head[b] != NONE */
+    bucket *bk;
+    uint64_t *occ;      /* occupancy bitmap: bit b set iff bk[b].n > 0 */
     uint32_t nb;        /* buckets, a power of two */
     unsigned k;         /* bucket width 2^k ps */
     uint64_t cur;       /* bucket being run */
-    wnode *nodes;
-    uint32_t nnodes;    /* nodes ever handed out (the rest are unused) */
-    uint32_t node_cap;
-    uint32_t node_free; /* free node list */
-    uint32_t wcount;    /* nodes in the ring, tombstones included */
-    int rebuilding;     /* inside ring_rebuild(): it must not start another */
+    uint64_t wcount;    /* entries in the ring, tombstones included */
+    hent *tmp;          /* radix sort's scratch */
+    uint32_t tmp_cap;
     /* calibration */
     uint64_t cal_events;    /* events run since the last calibration */
     int64_t cal_t0;         /* time at the last calibration */
@@ -313,64 +319,49 @@ static inline void heap_push(const sim *s, heap *q, hent e)
 /* ---- the ring ---- */
 
 static void insert(sim *s, hent e);
-static void ring_rebuild(sim *s, unsigned k, uint32_t nb);
 
 static void ring_alloc(sim *s, unsigned k, uint32_t nb)
 {
     s->k = k;
     s->nb = nb;
-    s->head = xmalloc(nb * sizeof *s->head);
-    memset(s->head, 0xff, nb * sizeof *s->head);
+    s->bk = xcalloc(nb, sizeof *s->bk);
     s->occ = xcalloc(nb / 64, sizeof *s->occ);
 }
 
-/* Doubles the node pool. */
-static void nodes_grow(sim *s)
+static void ring_free(sim *s)
 {
-    if (s->node_cap > (SLOT_MASK + 1) * 4)
-        over_limit("event ring overflow");
-    s->node_cap = s->node_cap ? s->node_cap * 2 : 256;
-    s->nodes = realloc(s->nodes, (size_t)s->node_cap * sizeof *s->nodes);
-    if (!s->nodes)
-        oom("event ring", s->node_cap);
+    for (uint32_t b = 0; b < s->nb; b++)
+        free(s->bk[b].v);
+    free(s->bk);
+    free(s->occ);
 }
 
-/* A free node.  When the pool is full and at least half of the ring's
- * nodes are certainly tombstones (there are twice as many nodes as pending
- * events), the ring is rebuilt without them: that frees half the pool or
- * more, so its O(n) is paid for by the n inserts since the last one.
- * Otherwise, and always during a rebuild, the pool grows: a rebuild never
- * starts another (it used to, from here, recursing once per level with the
- * whole ring re-filed at each, and growing only on the way back). */
-static uint32_t node_get(sim *s)
+static void __attribute__((noinline)) bucket_grow(bucket *q)
 {
-    if (s->node_free == NONE && s->nnodes == s->node_cap) {
-        if (!s->rebuilding && s->wcount > 0 && s->wcount >= 2 * (uint64_t)s->live)
-            ring_rebuild(s, s->k, s->nb);
-        if (s->node_free == NONE && s->nnodes == s->node_cap)
-            nodes_grow(s);
-    }
-    if (s->node_free != NONE) {
-        uint32_t i = s->node_free;
-        s->node_free = s->nodes[i].next;
-        return i;
-    }
-    return s->nnodes++;
+    if (q->cap > (SLOT_MASK + 1) * 4)
+        over_limit("event ring overflow");
+    q->cap = q->cap ? q->cap * 2 : 16;
+    q->v = realloc(q->v, (size_t)q->cap * sizeof *q->v);
+    if (!q->v)
+        oom("event bucket", q->cap);
 }
+
+static void ring_compact(sim *s);
 
 static inline void ring_add(sim *s, uint64_t idx, hent e)
 {
-    uint32_t i = node_get(s);
     uint32_t b = (uint32_t)idx & (s->nb - 1);
-    s->nodes[i].e = e;
-    s->nodes[i].next = s->head[b];
-    s->head[b] = i;
+    bucket *q = &s->bk[b];
+    if (q->n == q->cap)
+        bucket_grow(q);
+    q->v[q->n++] = e;
     s->occ[b >> 6] |= UINT64_C(1) << (b & 63);
-    s->wcount++;
+    if (++s->wcount > 2 * (uint64_t)s->live + 4096)
+        ring_compact(s);
 }
 
 /* Files an entry by its bucket. */
-static void insert(sim *s, hent e)
+static inline void insert(sim *s, hent e)
 {
     uint64_t idx = (uint64_t)e.at >> s->k;
     if (idx <= s->cur)
@@ -379,6 +370,27 @@ static void insert(sim *s, hent e)
         ring_add(s, idx, e);
     else
         heap_push(s, &s->ovf, e);
+}
+
+/* Drops the ring's tombstones: more than half its entries are (it holds
+ * more than twice the pending count), so this O(ring) pass is paid for by
+ * the inserts since the last one. */
+static void __attribute__((noinline)) ring_compact(sim *s)
+{
+    s->wcount = 0;
+    for (uint32_t w = 0; w < s->nb / 64; w++)
+        for (uint64_t bits = s->occ[w]; bits; bits &= bits - 1) {
+            uint32_t b = w << 6 | (uint32_t)__builtin_ctzll(bits);
+            bucket *q = &s->bk[b];
+            uint32_t m = 0;
+            for (uint32_t i = 0; i < q->n; i++)
+                if (is_live(s, q->v[i]))
+                    q->v[m++] = q->v[i];
+            q->n = m;
+            s->wcount += m;
+            if (m == 0)
+                s->occ[w] &= ~(UINT64_C(1) << (b & 63));
+        }
 }
 
 /* Moves the overflow entries now within the horizon. */
@@ -395,22 +407,87 @@ static void migrate(sim *s)
     }
 }
 
-/* Empties bucket b into the bottom heap, dropping tombstones. */
-static void pour(sim *s, uint32_t b)
+static unsigned ilog2(uint64_t x) { return x ? 63u - (unsigned)__builtin_clzll(x) : 0; }
+
+/* Sorts the run array by (at, key): a stable LSD radix sort on the time's
+ * bits below 2^k (all its entries share the bits above), then an insertion
+ * pass for equal times (in scheduling order already, but for entries that
+ * came from the overflow heap). */
+static void run_sort(sim *s)
 {
-    uint32_t i = s->head[b];
-    s->head[b] = NONE;
-    s->occ[b >> 6] &= ~(UINT64_C(1) << (b & 63));
-    while (i != NONE) {
-        wnode *w = &s->nodes[i];
-        uint32_t next = w->next;
-        if (is_live(s, w->e))
-            heap_push(s, &s->bot, w->e);
-        w->next = s->node_free;
-        s->node_free = i;
-        s->wcount--;
-        i = next;
+    hent *a = s->run;
+    uint32_t n = s->rn;
+    if (n > 32) {
+        if (s->tmp_cap < n) {
+            free(s->tmp);
+            s->tmp_cap = s->rcap;
+            s->tmp = xmalloc((size_t)s->tmp_cap * sizeof *s->tmp);
+        }
+        hent *b = s->tmp;
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t t = (uint64_t)a[i].at;
+            lo = t < lo ? t : lo;
+            hi = t > hi ? t : hi;
+        }
+        uint64_t span = hi - lo;
+        /* digits of about log2(n) bits: a histogram no longer than the
+         * array */
+        unsigned bits = ilog2(n);
+        bits = bits > RADIX_BITS ? RADIX_BITS : bits;
+        uint32_t nd = 1u << bits, dm = nd - 1;
+        uint32_t cnt[1u << RADIX_BITS];
+        for (unsigned sh = 0; sh < 64 && (span >> sh) != 0; sh += bits) {
+            memset(cnt, 0, nd * sizeof *cnt);
+            for (uint32_t i = 0; i < n; i++)
+                cnt[(((uint64_t)a[i].at - lo) >> sh) & dm]++;
+            uint32_t sum = 0;
+            for (uint32_t d = 0; d < nd; d++) {
+                uint32_t c = cnt[d];
+                cnt[d] = sum;
+                sum += c;
+            }
+            for (uint32_t i = 0; i < n; i++)
+                b[cnt[(((uint64_t)a[i].at - lo) >> sh) & dm]++] = a[i];
+            hent *t = a;
+            a = b;
+            b = t;
+        }
+        if (a != s->run) {      /* odd passes: the sorted copy is the scratch */
+            s->tmp = s->run;
+            s->run = a;
+            uint32_t c = s->tmp_cap;
+            s->tmp_cap = s->rcap;
+            s->rcap = c;
+        }
     }
+    for (uint32_t i = 1; i < n; i++) {
+        hent e = a[i];
+        uint32_t j = i;
+        while (j > 0 && hless(e, a[j - 1])) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = e;
+    }
+}
+
+/* Makes bucket b (cur's) the run array, sorted. */
+static void take(sim *s, uint32_t b)
+{
+    bucket *q = &s->bk[b];
+    hent *v = q->v;
+    uint32_t n = q->n, cap = q->cap;
+    q->v = s->run;          /* the old run array, drained, becomes the bucket's */
+    q->cap = s->rcap;
+    q->n = 0;
+    s->occ[b >> 6] &= ~(UINT64_C(1) << (b & 63));
+    s->wcount -= n;
+    s->run = v;
+    s->rcap = cap;
+    s->rn = n;
+    s->ri = 0;
+    run_sort(s);
 }
 
 /* Position of the first occupied bucket at or after b, circularly (the
@@ -426,61 +503,61 @@ static uint32_t next_occupied(const sim *s, uint32_t b)
     return w << 6 | (uint32_t)__builtin_ctzll(bits);
 }
 
-/* Re-files everything in the ring for bucket width 2^k and nb buckets,
- * dropping tombstones.  The bottom heap keeps what it holds: all of it is
- * earlier than the new `cur` bucket's end, so it stays first. */
+/* Re-files every pending entry of the ring, the run array and the bottom
+ * heap for bucket width 2^k and nb buckets, dropping tombstones. */
 static void ring_rebuild(sim *s, unsigned k, uint32_t nb)
 {
-    assert(!s->rebuilding);
-    s->rebuilding = 1;
-    hent *tmp = NULL;
-    uint32_t m = 0;
-    if (s->wcount) {
-        tmp = malloc((size_t)s->wcount * sizeof *tmp);
-        if (!tmp)
-            oom("event ring rebuild", s->wcount);
-        for (uint32_t w = 0; w < s->nb / 64; w++)
-            for (uint64_t bits = s->occ[w]; bits; bits &= bits - 1) {
-                uint32_t b = w << 6 | (uint32_t)__builtin_ctzll(bits);
-                for (uint32_t i = s->head[b]; i != NONE; i = s->nodes[i].next)
-                    if (is_live(s, s->nodes[i].e))
-                        tmp[m++] = s->nodes[i].e;
-            }
-    }
-    /* The bottom heap holds entries earlier than end = (cur + 1) << k; the
-     * new cur is the bucket holding end - 1, so its end is >= end. */
-    uint64_t end = (s->cur + 1) << s->k;
-    if (nb != s->nb || k != s->k) {
-        free(s->head);
-        free(s->occ);
-        ring_alloc(s, k, nb);
-    } else {
-        memset(s->head, 0xff, nb * sizeof *s->head);
-        memset(s->occ, 0, nb / 64 * sizeof *s->occ);
-    }
-    s->cur = (end - 1) >> k;
-    s->nnodes = 0;
-    s->node_free = NONE;
+    size_t m = 0, cap = s->wcount + (s->rn - s->ri) + s->bot.n;
+    hent *all = malloc((cap ? cap : 1) * sizeof *all);
+    if (!all)
+        oom("event ring rebuild", cap);
+    for (uint32_t w = 0; w < s->nb / 64; w++)
+        for (uint64_t bits = s->occ[w]; bits; bits &= bits - 1) {
+            bucket *q = &s->bk[w << 6 | (uint32_t)__builtin_ctzll(bits)];
+            for (uint32_t i = 0; i < q->n; i++)
+                if (is_live(s, q->v[i]))
+                    all[m++] = q->v[i];
+        }
+    for (uint32_t i = s->ri; i < s->rn; i++)
+        if (is_live(s, s->run[i]))
+            all[m++] = s->run[i];
+    for (uint32_t i = 0; i < s->bot.n; i++)
+        if (is_live(s, s->bot.h[i]))
+            all[m++] = s->bot.h[i];
+    ring_free(s);
+    ring_alloc(s, k, nb);
     s->wcount = 0;
-    /* m <= the old wcount <= node_cap: re-filing needs no new node; the
-     * overflow entries migrate() moves in may grow the pool (node_get). */
-    for (uint32_t i = 0; i < m; i++)
-        insert(s, tmp[i]);
-    free(tmp);
+    s->rn = s->ri = 0;
+    s->bot.n = 0;
+    /* The new cur: the bucket of the earliest entry, or of now; nothing
+     * pending is earlier than now. */
+    uint64_t first = (uint64_t)s->now;
+    for (size_t i = 0; i < m; i++)
+        if ((uint64_t)all[i].at < first)
+            first = (uint64_t)all[i].at;
+    s->cur = first >> k;
+    for (size_t i = 0; i < m; i++)
+        insert(s, all[i]);
+    free(all);
     migrate(s);
-    s->rebuilding = 0;
 }
-
-static unsigned ilog2(uint64_t x) { return x ? 63u - (unsigned)__builtin_clzll(x) : 0; }
 
 /* Re-tunes the bucket width and the ring size to the recent event rate. */
 static void calibrate(sim *s)
 {
-    uint64_t g = (uint64_t)(s->now - s->cal_t0) / s->cal_events;
-    unsigned k = ilog2(2 * g);
+    /* BATCH events a bucket, fewer with few pending (a bucket must stay
+     * short of the mean wait, or most inserts go to the bottom heap) */
+    uint64_t batch = s->live / 16 < 32 ? 32 : s->live / 16 > BATCH ? BATCH : s->live / 16;
+    u128 dt = (u128)(uint64_t)(s->now - s->cal_t0), w = dt * batch / s->cal_events;
+    if (dt == 0) {          /* all at one time: no rate to tune to */
+        s->cal_events = 0;
+        return;
+    }
+    unsigned k = ilog2(w > UINT64_MAX ? UINT64_MAX : (uint64_t)w);
     if (k > 56)
         k = 56;
-    uint64_t want = 2 * (uint64_t)s->live;
+    /* a horizon of 4 x the mean wait, live x g */
+    u128 want = 4 * dt * s->live / s->cal_events >> k;
     uint32_t nb = NB_MIN;
     while (nb < want && nb < NB_MAX)
         nb *= 2;
@@ -490,16 +567,18 @@ static void calibrate(sim *s)
         ring_rebuild(s, k, nb);
 }
 
-/* Refills the empty bottom heap from the next occupied bucket (or the
- * overflow heap), unless that bucket is later than until_ps's: `cur` never
- * runs ahead of the run limit, or a later sim_schedule() for a time in
- * between would have to go to the bottom heap (and so would every event
- * after it, if the bucket was a far-future sentinel's).  Returns false if
- * nothing is pending up to the limit. */
+/* Loads the next occupied bucket (or the overflow heap's first) into the
+ * run array, unless it is later than until_ps's: `cur` never runs ahead
+ * of the run limit, or a later sim_schedule() for a time in between would
+ * have to go to the bottom heap (and so would every event after it, if
+ * the bucket was a far-future sentinel's).  Returns false if nothing is
+ * pending up to the limit.  The run array and bot are empty. */
 static bool advance(sim *s, int64_t until_ps)
 {
     if (s->cal_events >= CAL_MIN && s->cal_events >= s->live)
         calibrate(s);
+    if (s->bot.n > 0 || s->ri < s->rn)
+        return true;        /* the rebuild filed entries due now */
     uint64_t j;
     if (s->wcount > 0) {
         uint32_t mask = s->nb - 1, b = (uint32_t)(s->cur + 1) & mask;
@@ -518,8 +597,8 @@ static bool advance(sim *s, int64_t until_ps)
     s->cur = j;
     migrate(s);
     uint32_t b = (uint32_t)j & (s->nb - 1);
-    if (s->head[b] != NONE)
-        pour(s, b);
+    if (s->bk[b].n > 0)
+        take(s, b);
     return true;
 }
 
@@ -531,7 +610,6 @@ sim *sim_create(void)
     heap_alloc(&s->bot, 64);
     heap_alloc(&s->ovf, 64);
     ring_alloc(s, 20, NB_MIN);      /* 1 us buckets until the first calibration */
-    s->node_free = NONE;
     s->slot_cap = 64;
     s->slots = xmalloc(s->slot_cap * sizeof *s->slots);
     s->free_head = NONE;
@@ -546,9 +624,9 @@ void sim_destroy(sim *s)
         return;
     free(s->bot.mem);
     free(s->ovf.mem);
-    free(s->head);
-    free(s->occ);
-    free(s->nodes);
+    ring_free(s);
+    free(s->run);
+    free(s->tmp);
     free(s->slots);
     free(s);
 }
@@ -672,15 +750,38 @@ int sim_run(sim *s, int64_t until_ps)
         return -1;
     s->stopped = 0;
     while (!s->stopped) {
-        while (s->bot.n == 0 && advance(s, until_ps))
-            ;
-        if (s->bot.n == 0)
-            break;
-        hent top = s->bot.h[0];
+        /* A big bottom heap: the buckets are too wide for the event rate
+         * (a burst scheduled at once, before the first calibration). */
+        if (s->bot.n > 4096 && s->cal_events >= CAL_MIN)
+            calibrate(s);
+        hent top;
+        bool from_bot;
+        if (s->ri < s->rn) {
+            top = s->run[s->ri];
+            from_bot = s->bot.n > 0 && hless(s->bot.h[0], top);
+            if (from_bot)
+                top = s->bot.h[0];
+        } else if (s->bot.n > 0) {
+            top = s->bot.h[0];
+            from_bot = true;
+        } else {
+            if (!advance(s, until_ps))
+                break;
+            continue;
+        }
         if (top.at > until_ps)
             break;
+        if (from_bot) {
+            heap_pop(&s->bot);
+        } else {
+            s->ri++;
+            if (s->ri + PREFETCH < s->rn) {
+                const char *p = (const char *)&s->slots[s->run[s->ri + PREFETCH].key & SLOT_MASK];
+                __builtin_prefetch(p);
+                __builtin_prefetch(p + sizeof(slot) - 1);
+            }
+        }
         uint32_t i = (uint32_t)(top.key & SLOT_MASK);
-        heap_pop(&s->bot);
         slot *sl = &s->slots[i];
         if (sl->seq != top.key >> SLOT_BITS)
             continue;               /* tombstone */

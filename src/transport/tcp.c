@@ -1,10 +1,11 @@
 /*
- * tcp.c - TCP NewReno (+SACK-guided recovery) and DCTCP; see tcp.h for the
- * behaviour and the RFCs it follows.
+ * tcp.c - TCP NewReno (RFC 6675 or RACK-style loss recovery) and DCTCP;
+ * see tcp.h for the behaviour and the RFCs it follows.
  *
  * Cost per packet: O(1) apart from the SACK scoreboard and the receiver's
  * out-of-order list, sorted arrays of ranges (one per hole: short unless a
- * burst of losses hit the flow).  They grow by doubling, per flow; nothing
+ * burst of losses hit the flow), and with recovery: rack a walk of the
+ * segments outstanding per ACK.  They grow by doubling, per flow; nothing
  * else is allocated except packets from the pool.
  */
 #include "aisim/tcp.h"
@@ -34,6 +35,9 @@ void tcp_cfg_default(tcp_cfg *c)
     c->delayed_ack = false;
     c->delack_ps = 40 * INT64_C(1000000000);
     c->dctcp_g = 1.0 / 16;
+    c->recovery = TCP_REC_RFC6675;
+    c->dupthresh = 3;
+    c->rack_reo_wnd = 0.25;
 }
 
 static void tx_recv(sink *self, pkt *p);
@@ -41,6 +45,7 @@ static void rx_recv(sink *self, pkt *p);
 static void on_rto(sim *s, void *obj, uint64_t arg);
 static void on_delack(sim *s, void *obj, uint64_t arg);
 static void on_start(sim *s, void *obj, uint64_t arg);
+static void on_rack_timer(sim *s, void *obj, uint64_t arg);
 
 void tcp_flow_init(tcp_flow *f, sim *s, pkt_pool *pool, const tcp_cfg *cfg, uint32_t id,
                    uint64_t size_bytes)
@@ -63,6 +68,7 @@ void tcp_flow_init(tcp_flow *f, sim *s, pkt_pool *pool, const tcp_cfg *cfg, uint
     f->finish_ps = -1;
     sim_timer_init(&f->rto_timer, on_rto, f, 0);
     sim_timer_init(&f->delack_timer, on_delack, f, 0);
+    sim_timer_init(&f->rack_timer, on_rack_timer, f, 0);
 }
 
 void tcp_flow_set_routes(tcp_flow *f, const route *fwd, const route *rev)
@@ -112,12 +118,13 @@ void tcp_flow_stop(tcp_flow *f)
 {
     sim_timer_disarm(f->s, &f->rto_timer);
     sim_timer_disarm(f->s, &f->delack_timer);
+    sim_timer_disarm(f->s, &f->rack_timer);
     free(f->sacked.r);
     free(f->ooo.r);
-    free(f->rxt.r);
+    free(f->sent.e);
     memset(&f->sacked, 0, sizeof f->sacked);
     memset(&f->ooo, 0, sizeof f->ooo);
-    memset(&f->rxt, 0, sizeof f->rxt);
+    memset(&f->sent, 0, sizeof f->sent);
 }
 
 /* ---- sender ----------------------------------------------------------- */
@@ -133,45 +140,56 @@ static void arm_rto(tcp_flow *f)
     sim_timer_arm(f->s, &f->rto_timer, sim_now(f->s) + f->rto_ps);
 }
 
-/* Records that the segment at seq was retransmitted now, with snd_max as it
- * stands: data sent from then on that gets SACKed three segments beyond
- * shows the retransmission lost (resend_lost_head).  Kept sorted by seq,
- * trimmed as ACKs advance; grows with the episode, never per packet once
- * grown. */
-static void rxt_note(tcp_flow *f, uint64_t seq)
+/* ---- RACK's log of the segments outstanding ---- */
+
+/* Index of the first entry that ends after seq. */
+static int sent_find(const tcp_sentlog *l, uint64_t seq)
 {
-    tcp_ranges *x = &f->rxt;
-    int lo = 0, hi = x->n;
+    int lo = l->head, hi = l->n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (x->r[mid][0] < seq)
+        if (l->e[mid].end <= seq)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == x->n || x->r[lo][0] != seq) {
-        if (x->n == x->cap) {
-            x->cap = x->cap ? 2 * x->cap : 16;
-            x->r = xrealloc(x->r, (size_t)x->cap * sizeof *x->r);
-        }
-        memmove(x->r + lo + 1, x->r + lo, (size_t)(x->n - lo) * sizeof *x->r);
-        x->n++;
-        x->r[lo][0] = seq;
-    }
-    x->r[lo][1] = f->snd_max;
+    return lo;
 }
 
-/* Forgets the retransmissions below `ack`: acknowledged, nothing to detect. */
-static void rxt_trim(tcp_flow *f, uint64_t ack)
+/* Records a transmission of [seq, seq + len) now: a new segment is
+ * appended; a retransmission moves the time of the entries it covers. */
+static void sent_note(tcp_flow *f, uint64_t seq, uint32_t len)
 {
-    tcp_ranges *x = &f->rxt;
-    int k = 0;
-    while (k < x->n && x->r[k][0] < ack)
-        k++;
-    if (k) {
-        memmove(x->r, x->r + k, (size_t)(x->n - k) * sizeof *x->r);
-        x->n -= k;
+    tcp_sentlog *l = &f->sent;
+    int64_t now = sim_now(f->s);
+    int i = sent_find(l, seq);
+    for (; i < l->n && l->e[i].seq < seq + len; i++)
+        l->e[i].at_ps = now;
+    if (l->n > l->head && l->e[l->n - 1].end >= seq + len)
+        return;
+    uint64_t from = l->n > l->head ? MAX(seq, l->e[l->n - 1].end) : seq;
+    if (l->n == l->cap) {
+        if (l->head > 0) {
+            memmove(l->e, l->e + l->head, (size_t)(l->n - l->head) * sizeof *l->e);
+            l->n -= l->head;
+            l->head = 0;
+        }
+        if (l->n == l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 64;
+            l->e = xrealloc(l->e, (size_t)l->cap * sizeof *l->e);
+        }
     }
+    l->e[l->n++] = (tcp_sent){from, seq + len, now};
+}
+
+/* Forgets the segments acknowledged cumulatively. */
+static void sent_trim(tcp_flow *f, uint64_t ack)
+{
+    tcp_sentlog *l = &f->sent;
+    while (l->head < l->n && l->e[l->head].end <= ack)
+        l->head++;
+    if (l->head == l->n)
+        l->head = l->n = 0;
 }
 
 static void send_segment(tcp_flow *f, uint64_t seq, uint32_t len)
@@ -188,11 +206,10 @@ static void send_segment(tcp_flow *f, uint64_t seq, uint32_t len)
         p->flags = PKT_F_ECT;
     f->bytes_sent += len;
     f->segs_sent++;
-    if (seq < f->snd_max) {
+    if (seq < f->snd_max)
         f->retransmits++;
-        if (f->in_recovery)             /* remember it for loss detection */
-            rxt_note(f, seq);
-    }
+    if (f->cfg->recovery == TCP_REC_RACK)
+        sent_note(f, seq, len);
     if (!sim_timer_armed(f->s, &f->rto_timer))
         arm_rto(f);
     send_data_pkt(f, p);
@@ -307,35 +324,178 @@ static void range_trim(tcp_ranges *rs, uint64_t below)
         rs->r[0][0] = below;
 }
 
-/* Retransmits the next hole below the highest SACKed byte, if any. */
-static bool retransmit_hole(tcp_flow *f)
+/* ---- RFC 6675's scoreboard ---- */
+
+/* Bytes of [a, b) not SACKed. */
+static uint64_t unsacked(const tcp_flow *f, uint64_t a, uint64_t b)
 {
-    uint64_t h = MAX(f->high_rxt, f->snd_una), top = highest_sacked(f);
-    const uint64_t (*r)[2] = (const uint64_t (*)[2])f->sacked.r;
-    for (int i = 0; i < f->sacked.n && h < top; i++) {
-        if (h >= r[i][1])
-            continue;
-        if (h >= r[i][0]) {
-            h = r[i][1];
-            continue;
-        }
-        uint32_t len = (uint32_t)MIN((uint64_t)seg_len(f, h), r[i][0] - h);
-        send_segment(f, h, len);
-        f->high_rxt = h + len;
-        return true;
+    if (b <= a)
+        return 0;
+    uint64_t n = b - a;
+    for (int i = 0; i < f->sacked.n && f->sacked.r[i][0] < b; i++) {
+        uint64_t lo = MAX(a, f->sacked.r[i][0]), hi = MIN(b, f->sacked.r[i][1]);
+        if (hi > lo)
+            n -= hi - lo;
     }
-    return false;
+    return n;
 }
 
-/* In recovery: if the segment at snd_una was retransmitted and data sent
- * after that retransmission has been SACKed three segments beyond, the
- * retransmission was lost: send it again. */
-static void resend_lost_head(tcp_flow *f)
+/* The first byte at or after x that is not SACKed; *stop: where the
+ * un-SACKed stretch from there ends (the next SACKed range, or snd_max). */
+static uint64_t next_unsacked(const tcp_flow *f, uint64_t x, uint64_t *stop)
 {
-    const tcp_ranges *x = &f->rxt;     /* sorted, nothing below snd_una */
-    if (x->n && x->r[0][0] == f->snd_una &&
-        highest_sacked(f) >= x->r[0][1] + 3 * (uint64_t)f->cfg->mss_bytes)
-        send_segment(f, f->snd_una, seg_len(f, f->snd_una));
+    for (int i = 0; i < f->sacked.n; i++) {
+        if (x < f->sacked.r[i][0]) {
+            *stop = f->sacked.r[i][0];
+            return x;
+        }
+        x = MAX(x, f->sacked.r[i][1]);
+    }
+    *stop = f->snd_max;
+    return x;
+}
+
+/* IsLost (RFC 6675, sec. 4) is true for an un-SACKed byte iff DupThresh
+ * SACKed segments, or more than (DupThresh - 1) x MSS SACKed bytes, lie
+ * above it: SACKed data above a byte only shrinks as the byte rises, so
+ * the un-SACKed bytes below one point are lost and none above it.  That
+ * point: the start of the highest SACKed range at which the count from
+ * the top reaches the threshold (snd_una if it never does). */
+static uint64_t lost_end_sack(const tcp_flow *f)
+{
+    uint64_t mss = f->cfg->mss_bytes, dt = f->cfg->dupthresh, bytes = 0, segs = 0;
+    for (int i = f->sacked.n - 1; i >= 0; i--) {
+        uint64_t len = f->sacked.r[i][1] - f->sacked.r[i][0];
+        bytes += len;
+        segs += (len + mss - 1) / mss;
+        if (segs >= dt || bytes > (dt - 1) * mss)
+            return f->sacked.r[i][0];
+    }
+    return f->snd_una;
+}
+
+/* SetPipe (RFC 6675, sec. 4), for un-SACKed bytes between snd_una and
+ * snd_max: one for each not lost (below `lost_end`), one more for each
+ * below HighRxt (a retransmission in flight). */
+static uint64_t set_pipe(const tcp_flow *f, uint64_t lost_end)
+{
+    return unsacked(f, MAX(lost_end, f->snd_una), f->snd_max) +
+           unsacked(f, f->snd_una, MIN(MAX(f->high_rxt, f->snd_una), f->snd_max));
+}
+
+/* NextSeg (RFC 6675, sec. 4) and sends what it returns.  Returns the bytes
+ * sent, 0 if there is nothing to send. */
+static uint32_t send_next_seg(tcp_flow *f, uint64_t lost_end)
+{
+    uint64_t top = highest_sacked(f), stop;
+    uint64_t h = next_unsacked(f, MAX(f->high_rxt, f->snd_una), &stop);
+    uint32_t len;
+    /* (1) the first un-SACKed byte above HighRxt, below the highest SACKed
+     * byte, if IsLost; (3) the same if not lost, once (2) fails. */
+    bool hole = h < top;
+    if (hole && h < lost_end) {
+        len = (uint32_t)MIN((uint64_t)seg_len(f, h), stop - h);
+        goto rxt;
+    }
+    /* (2) new data, if the receiver's window allows. */
+    if (f->snd_nxt < f->size_bytes) {
+        len = seg_len(f, f->snd_nxt);
+        if (f->snd_nxt + len - f->snd_una <= f->rwnd) {
+            send_segment(f, f->snd_nxt, len);
+            f->snd_nxt += len;
+            f->snd_max = MAX(f->snd_max, f->snd_nxt);
+            return len;
+        }
+    }
+    if (hole) {
+        len = (uint32_t)MIN((uint64_t)seg_len(f, h), stop - h);
+        goto rxt;
+    }
+    /* (4) once per recovery (after snd_una passed RescueRxt): the segment
+     * holding the highest un-SACKed byte outstanding; HighRxt unchanged. */
+    if (f->snd_una > f->rescue_rxt) {
+        uint64_t u = f->snd_max, lo = f->snd_una;
+        for (int i = f->sacked.n - 1; i >= 0; i--) {
+            if (f->sacked.r[i][1] < u) {
+                lo = MAX(lo, f->sacked.r[i][1]);
+                break;
+            }
+            u = f->sacked.r[i][0];
+        }
+        if (u > lo) {
+            uint64_t a = u - lo > f->cfg->mss_bytes ? u - f->cfg->mss_bytes : lo;
+            f->rescue_rxt = f->recover;
+            send_segment(f, a, (uint32_t)(u - a));
+            return (uint32_t)(u - a);
+        }
+    }
+    return 0;
+rxt:
+    send_segment(f, h, len);
+    f->high_rxt = h + len;
+    return len;
+}
+
+/* ---- RACK (RFC 8985's loss marking) ---- */
+
+/* Walks the outstanding segments (RFC 8985, sec. 6.2): pipe (un-SACKed,
+ * not lost) and the first lost one (-1: none).  A segment is lost when
+ * data sent after it was delivered and RACK.rtt + the reordering window
+ * have passed since its last transmission; the reordering timer is armed
+ * for the first that is still within that time. */
+static uint64_t rack_scan(tcp_flow *f, int *first_lost)
+{
+    const tcp_sentlog *l = &f->sent;
+    int64_t reo = (int64_t)(f->cfg->rack_reo_wnd * (double)f->min_rtt_ps);
+    int64_t now = sim_now(f->s), wait = -1;
+    uint64_t pipe = 0;
+    int j = 0;
+    *first_lost = -1;
+    for (int i = l->head; i < l->n; i++) {
+        const tcp_sent *e = &l->e[i];
+        uint64_t a = MAX(e->seq, f->snd_una);
+        while (j < f->sacked.n && f->sacked.r[j][1] <= a)
+            j++;
+        if (j < f->sacked.n && f->sacked.r[j][0] <= a && f->sacked.r[j][1] >= e->end)
+            continue;                       /* SACKed */
+        if (e->at_ps < f->rack_xmit_ps || (e->at_ps == f->rack_xmit_ps && e->end <= f->rack_end)) {
+            int64_t left = e->at_ps + f->rack_rtt_ps + reo - now;
+            if (left <= 0) {
+                if (*first_lost < 0)
+                    *first_lost = i;
+                continue;
+            }
+            if (wait < 0 || left < wait)
+                wait = left;
+        }
+        pipe += e->end - a;
+    }
+    if (wait > 0)
+        sim_timer_arm(f->s, &f->rack_timer, now + wait);
+    return pipe;
+}
+
+/* In RACK recovery: resends the next lost segment, else sends new data. */
+static uint32_t rack_send_next(tcp_flow *f)
+{
+    int i;
+    rack_scan(f, &i);
+    if (i >= 0) {
+        uint64_t a = MAX(f->sent.e[i].seq, f->snd_una);
+        uint32_t len = (uint32_t)(f->sent.e[i].end - a);
+        send_segment(f, a, len);
+        return len;
+    }
+    if (f->snd_nxt < f->size_bytes) {
+        uint32_t len = seg_len(f, f->snd_nxt);
+        if (f->snd_nxt + len - f->snd_una <= f->rwnd) {
+            send_segment(f, f->snd_nxt, len);
+            f->snd_nxt += len;
+            f->snd_max = MAX(f->snd_max, f->snd_nxt);
+            return len;
+        }
+    }
+    return 0;
 }
 
 static void rtt_sample(tcp_flow *f, int64_t r)
@@ -392,6 +552,77 @@ static void dctcp_on_ack(tcp_flow *f, uint64_t acked, bool ece)
     }
 }
 
+/* Enters loss recovery (RFC 6675, step 4): the recovery point, ssthresh
+ * and cwnd (no inflation), the first hole resent; then the caller sends
+ * what cwnd - pipe allows. */
+static void enter_recovery(tcp_flow *f)
+{
+    f->ssthresh = loss_ssthresh(f);
+    f->cwnd = f->ssthresh;
+    f->recover = f->snd_max;
+    f->in_recovery = true;
+    f->fast_retransmits++;
+    if (f->cfg->recovery == TCP_REC_RACK)
+        return;                         /* rack_send_next resends the lost */
+    uint32_t len = seg_len(f, f->snd_una);
+    uint64_t stop;
+    if (next_unsacked(f, f->snd_una, &stop) == f->snd_una && stop - f->snd_una < len)
+        len = (uint32_t)(stop - f->snd_una);
+    send_segment(f, f->snd_una, len);
+    f->high_rxt = f->rescue_rxt = f->snd_una + len;
+}
+
+/* In recovery: SetPipe, then NextSeg while cwnd - pipe >= MSS (RFC 6675,
+ * step C). */
+static void recovery_send(tcp_flow *f)
+{
+    double mss = f->cfg->mss_bytes;
+    uint64_t lost_end = 0;
+    int first;
+    if (f->cfg->recovery == TCP_REC_RACK) {
+        f->pipe = rack_scan(f, &first);
+    } else {
+        lost_end = lost_end_sack(f);
+        f->pipe = set_pipe(f, lost_end);
+    }
+    while (f->cwnd - (double)f->pipe >= mss) {
+        uint32_t n = f->cfg->recovery == TCP_REC_RACK ? rack_send_next(f)
+                                                      : send_next_seg(f, lost_end);
+        if (n == 0)
+            break;
+        f->pipe += n;
+    }
+}
+
+/* Whether loss recovery starts at this ACK: RFC 6675 at the DupThresh-th
+ * duplicate ACK or when IsLost(snd_una); RACK when a segment is lost. */
+static bool loss_detected(tcp_flow *f)
+{
+    if (f->snd_una >= f->snd_max || f->snd_una < f->recover)
+        return false;
+    if (f->cfg->recovery == TCP_REC_RACK) {
+        int first;
+        rack_scan(f, &first);
+        return first >= 0;
+    }
+    return f->dupacks >= f->cfg->dupthresh || lost_end_sack(f) > f->snd_una;
+}
+
+/* RACK's reordering timer: segments within the window when the last ACK
+ * came may be lost now. */
+static void on_rack_timer(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    (void)arg;
+    tcp_flow *f = obj;
+    if (f->aborted || f->snd_una >= f->snd_max)
+        return;
+    if (!f->in_recovery && loss_detected(f))
+        enter_recovery(f);
+    if (f->in_recovery)
+        recovery_send(f);
+}
+
 static void tx_recv(sink *self, pkt *p)
 {
     tcp_flow *f = container_of(self, tcp_flow, tx);
@@ -411,7 +642,14 @@ static void tx_recv(sink *self, pkt *p)
     pkt_free(f->pool, p);
     if (ece)
         f->ece_acks++;
-    rtt_sample(f, sim_now(f->s) - echo);
+    int64_t rtt = sim_now(f->s) - echo;
+    rtt_sample(f, rtt);
+    if (rtt > 0 && (f->min_rtt_ps == 0 || rtt < f->min_rtt_ps))
+        f->min_rtt_ps = rtt;
+    if (echo >= f->rack_xmit_ps) {
+        f->rack_xmit_ps = echo;
+        f->rack_rtt_ps = rtt;
+    }
 
     double mss = f->cfg->mss_bytes;
     uint64_t acked = ack > f->snd_una ? ack - f->snd_una : 0;
@@ -419,30 +657,27 @@ static void tx_recv(sink *self, pkt *p)
         f->backoffs = 0;
         f->snd_una = ack;
         range_trim(&f->sacked, ack);
-        rxt_trim(f, ack);
+        sent_trim(f, ack);
         if (f->snd_nxt < f->snd_una)
             f->snd_nxt = f->snd_una;
     }
+    f->rack_end = MAX(f->snd_una, highest_sacked(f));
     if (f->cfg->cc == TCP_DCTCP)
         dctcp_on_ack(f, acked, ece);
-    if (acked) {
+    /* Duplicate ACKs (RFC 6675, sec. 2 and step 2-3): a cumulative ACK
+     * resets the count; an ACK that SACKs data not SACKed before, with
+     * data outstanding, adds one (cumulative or not).  The ACK of a
+     * segment that arrived twice SACKs nothing new: not a duplicate (it
+     * would count a sprayed flow's spurious retransmissions as losses). */
+    if (acked)
         f->dupacks = 0;
-        if (f->in_recovery) {
-            if (ack >= f->recover) {
-                f->in_recovery = false;
-                f->cwnd = f->ssthresh;
-            } else {
-                /* Partial ACK (RFC 6582): resend the next missing segment,
-                 * deflate by what was acked, add back one segment. */
-                if (f->high_rxt <= f->snd_una) {
-                    send_segment(f, f->snd_una, seg_len(f, f->snd_una));
-                    f->high_rxt = f->snd_una + seg_len(f, f->snd_una);
-                } else {
-                    resend_lost_head(f);
-                }
-                f->cwnd = MAX(f->cwnd - (double)acked + mss, mss);
-            }
-        } else if (!f->cwnd_limited) {
+    if (newly_sacked && f->snd_max > f->snd_una && !f->in_recovery)
+        f->dupacks++;
+    if (f->in_recovery && ack >= f->recover) {
+        f->in_recovery = false;         /* the recovery point is acknowledged */
+        f->cwnd = f->ssthresh;
+    } else if (acked && !f->in_recovery) {
+        if (!f->cwnd_limited) {
             /* The window did not limit the sender (the receiver's did, or
              * it had nothing to send): it has not been tested, so it does
              * not grow (RFC 7661; Linux's tcp_is_cwnd_limited).  Else a
@@ -453,40 +688,23 @@ static void tx_recv(sink *self, pkt *p)
         } else {
             f->cwnd += mss * (double)acked / f->cwnd;         /* avoidance */
         }
+    }
+    if (acked) {
         if (f->snd_una < f->snd_max)
             arm_rto(f);
         else
             sim_timer_disarm(f->s, &f->rto_timer);
-    } else if (ack == f->snd_una && f->snd_max > f->snd_una && newly_sacked) {
-        /* A duplicate ACK is one that SACKs data not SACKed before
-         * (RFC 6675, sec. 2; ns-3's TcpSocketBase and Linux, which counts
-         * SACKed segments, do the same).  The ACK of a segment that arrived
-         * twice (a spurious retransmission) is not one: counting it
-         * inflated the window in recovery by a segment for each spurious
-         * retransmission, which sent more, which a sprayed flow's
-         * reordering turned into more spurious retransmissions. */
-        f->dupacks++;
-        if (!f->in_recovery && f->dupacks == 3 && f->snd_una >= f->recover) {
-            f->ssthresh = loss_ssthresh(f);
-            f->cwnd = f->ssthresh + 3 * mss;
-            f->recover = f->snd_max;
-            f->in_recovery = true;
-            f->rxt.n = 0;
-            f->fast_retransmits++;
-            send_segment(f, f->snd_una, seg_len(f, f->snd_una));
-            f->high_rxt = f->snd_una + seg_len(f, f->snd_una);
-        } else if (f->in_recovery) {
-            f->cwnd += mss;                                   /* inflation */
-            resend_lost_head(f);
-            retransmit_hole(f);
-        }
     }
-    if (f->snd_una < f->size_bytes) {
-        send_data(f);
-    } else {
+    if (!f->in_recovery && loss_detected(f))
+        enter_recovery(f);
+    if (f->snd_una >= f->size_bytes) {
         sim_timer_disarm(f->s, &f->rto_timer);
         if (f->on_acked)
             f->on_acked(f->ctx, f);
+    } else if (f->in_recovery) {
+        recovery_send(f);
+    } else {
+        send_data(f);
     }
 }
 
@@ -526,7 +744,6 @@ static void on_rto(sim *s, void *obj, uint64_t arg)
     /* The SACK scoreboard is kept (as Linux does; RFC 2018's advice to drop
      * it guards against receivers that renege, which aisim's never do):
      * send_data() resends only what the receiver does not hold. */
-    f->rxt.n = 0;
     f->high_rxt = f->snd_una;
     f->snd_nxt = f->snd_una;
     send_data(f);

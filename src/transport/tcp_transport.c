@@ -17,13 +17,14 @@
 #include "aisim/transport.h"
 
 static const char *const cc_names[] = {"newreno", "dctcp", NULL};
+static const char *const rec_names[] = {"rfc6675", "rack", NULL};
 
 typedef struct tcp_keys {
-    int cc;
+    int cc, recovery;
     int64_t mss, hdr, init_cwnd, rcv_wnd, max_retries;
     int64_t min_rto, max_rto, init_rto, delack;
     bool delayed_ack;
-    double g;
+    double g, reo_wnd;
 } tcp_keys;
 
 static const cfg_key tcp_keys_schema[] = {
@@ -54,6 +55,12 @@ static const cfg_key tcp_keys_schema[] = {
      .def = "40ms", .flags = CFG_MIN_EXCL, .min = 0, .help = "delayed-ACK timer"},
     {.name = "dctcp_g", .type = CFG_FLOAT, .off = offsetof(tcp_keys, g), .def = "0.0625",
      .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1, .help = "DCTCP EWMA gain"},
+    {.name = "recovery", .type = CFG_ENUM, .off = offsetof(tcp_keys, recovery),
+     .def = "rfc6675", .choices = rec_names,
+     .help = "loss detection: RFC 6675 SACK counting, or RACK's time-based marking"},
+    {.name = "rack_reo_wnd", .type = CFG_FLOAT, .off = offsetof(tcp_keys, reo_wnd),
+     .def = "0.25", .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 4,
+     .help = "RACK's reordering window, as a fraction of the minimum RTT"},
     {0},
 };
 
@@ -83,6 +90,8 @@ static int tcp_setup(void **tp, const void *bound, const cfg_node *sec, const ch
     t->delayed_ack = k->delayed_ack;
     t->delack_ps = k->delack;
     t->dctcp_g = k->g;
+    t->recovery = k->recovery == 1 ? TCP_REC_RACK : TCP_REC_RFC6675;
+    t->rack_reo_wnd = k->reo_wnd;
     *tp = t;
     return 0;
 }

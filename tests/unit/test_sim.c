@@ -763,6 +763,170 @@ static void test_sim_burst_of_a_million_matches_reference(void **state)
     free(b.got);
 }
 
+/* ---- 100 k pending, against a reference heap ----
+ *
+ * The size the engine's bucket ring is tuned for: 100 k events pending,
+ * each run schedules another (mostly now + Exp(1 us); a fifth at the same
+ * time, some 10 ms and 60 s ahead, some on a 1 us grid up to 2 ms ahead,
+ * so that entries filed far ahead meet later ones at equal times, a few
+ * SIM_TIME_MAX sentinels), and
+ * random pending ones are cancelled or moved.  Every event that runs must
+ * be the least (time, scheduling order) of a plain binary heap's, with
+ * lazy deletion, holding the same operations; run limits cut the run into
+ * pieces. */
+typedef struct rh {
+    int64_t at;
+    uint64_t order;
+    uint32_t i;
+} rh;
+
+typedef struct big {
+    sim *s;
+    rng r;
+    rh *h;
+    uint32_t hn;
+    int64_t *at;
+    uint64_t *order;
+    sim_event_id *id;
+    uint8_t *alive;
+    uint32_t n, cap, nlive;
+    uint64_t next_order, ran, stop_at;
+    int bad;
+} big;
+
+static bool rh_less(rh a, rh b) { return a.at < b.at || (a.at == b.at && a.order < b.order); }
+
+static void rh_push(big *b, rh e)
+{
+    uint32_t i = b->hn++;
+    while (i > 0 && rh_less(e, b->h[(i - 1) / 2])) {
+        b->h[i] = b->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    b->h[i] = e;
+}
+
+static void rh_pop(big *b)
+{
+    rh e = b->h[--b->hn];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= b->hn)
+            break;
+        if (c + 1 < b->hn && rh_less(b->h[c + 1], b->h[c]))
+            c++;
+        if (!rh_less(b->h[c], e))
+            break;
+        b->h[i] = b->h[c];
+        i = c;
+    }
+    b->h[i] = e;
+}
+
+/* The reference's least live entry (stale ones dropped). */
+static uint32_t rh_min(big *b)
+{
+    while (b->hn && (!b->alive[b->h[0].i] || b->order[b->h[0].i] != b->h[0].order))
+        rh_pop(b);
+    return b->hn ? b->h[0].i : UINT32_MAX;
+}
+
+static int64_t big_time(big *b)
+{
+    int64_t now = sim_now(b->s);
+    uint64_t c = rng_below(&b->r, 100);
+    if (c < 20)
+        return now;
+    if (c < 95)
+        return now + (int64_t)rng_exponential(&b->r, 1e6);
+    if (c < 96)
+        return now + (int64_t)rng_exponential(&b->r, 1e10);
+    if (c < 98)     /* a 1 us grid up to 2 ms ahead: equal times met from afar and near */
+        return (now / 1000000 + 1 + (int64_t)rng_below(&b->r, 2000)) * 1000000;
+    if (c < 99)
+        return now + 60 * INT64_C(1000000000000);
+    return SIM_TIME_MAX;
+}
+
+static void big_ev(sim *s, void *obj, uint64_t arg);
+
+static void big_sched(big *b)
+{
+    if (b->n == b->cap)
+        return;
+    uint32_t i = b->n++;
+    b->at[i] = big_time(b);
+    b->order[i] = b->next_order++;
+    b->id[i] = sim_schedule(b->s, b->at[i], big_ev, b, i);
+    b->alive[i] = 1;
+    b->nlive++;
+    rh_push(b, (rh){b->at[i], b->order[i], i});
+}
+
+static void big_ev(sim *s, void *obj, uint64_t arg)
+{
+    big *b = obj;
+    uint32_t i = (uint32_t)arg;
+    if (rh_min(b) != i || sim_now(s) != b->at[i])
+        b->bad = 1;
+    b->alive[i] = 0;
+    b->nlive--;
+    if (++b->ran == b->stop_at)
+        sim_stop(s);
+    big_sched(b);
+    uint64_t c = rng_below(&b->r, 100);
+    uint32_t j = (uint32_t)rng_below(&b->r, b->n);
+    if (c < 10 && b->alive[j]) {            /* cancel one, schedule one */
+        if (!sim_cancel(s, b->id[j]))
+            b->bad = 1;
+        b->alive[j] = 0;
+        b->nlive--;
+        big_sched(b);
+    } else if (c < 20 && b->alive[j]) {     /* move one */
+        b->at[j] = big_time(b);
+        b->order[j] = b->next_order++;
+        if (!sim_reschedule(s, b->id[j], b->at[j]))
+            b->bad = 1;
+        rh_push(b, (rh){b->at[j], b->order[j], j});
+    }
+}
+
+static void test_sim_100k_pending_matches_reference_heap(void **state)
+{
+    (void)state;
+    enum { PENDING = 100000, EVENTS = 600000 };
+    static big b;
+    memset(&b, 0, sizeof b);
+    b.cap = PENDING + 2 * EVENTS;
+    b.h = malloc((size_t)2 * b.cap * sizeof *b.h);
+    b.at = malloc(b.cap * sizeof *b.at);
+    b.order = malloc(b.cap * sizeof *b.order);
+    b.id = malloc(b.cap * sizeof *b.id);
+    b.alive = calloc(b.cap, 1);
+    assert_true(b.h && b.at && b.order && b.id && b.alive);
+    b.s = sim_create();
+    rng_init(&b.r, 3, "test.sim.100k", 0);
+    for (int i = 0; i < PENDING; i++)
+        big_sched(&b);
+    while (b.ran < EVENTS && !b.bad) {
+        int64_t now = sim_now(b.s);
+        b.stop_at = b.ran + 1 + rng_below(&b.r, 50000);
+        sim_run(b.s, now + (int64_t)rng_below(&b.r, 2000000));
+        assert_int_equal(sim_pending(b.s), b.nlive);
+    }
+    if (b.bad)
+        fail_msg("event %llu ran out of (time, sequence) order, or a cancel or move failed",
+                 (unsigned long long)b.ran);
+    assert_true(b.nlive > PENDING / 2);
+    sim_destroy(b.s);
+    free(b.h);
+    free(b.at);
+    free(b.order);
+    free(b.id);
+    free(b.alive);
+}
+
 /* ---- failures (issue 19.3, 19.6) ---- */
 
 static void self_again(sim *s, void *obj, uint64_t arg)
@@ -852,6 +1016,7 @@ int main(void)
         cmocka_unit_test(test_sim_monitor_called_every_n_events),
         cmocka_unit_test(test_sim_two_simulations_are_independent),
         cmocka_unit_test(test_sim_burst_of_a_million_matches_reference),
+        cmocka_unit_test(test_sim_100k_pending_matches_reference_heap),
         cmocka_unit_test(test_sim_schedule_past_the_end_of_time_fails),
         cmocka_unit_test(test_sim_stall_limit_stops_zero_time_loops_only),
     };

@@ -246,12 +246,15 @@ typedef struct dropper {
     uint32_t mark_every;    /* 0: no marks */
     uint64_t ndata;         /* data packets seen */
     int dup;                /* extra copies of each data packet */
+    int order[512], norder; /* segments sent again, in the order sent */
 } dropper;
 
 static void dropper_recv(sink *self, pkt *p)
 {
     dropper *d = (dropper *)self;
     uint64_t i = p->seq / d->mss;
+    if (p->kind == PKT_DATA && i < 512 && d->seen[i] && d->norder < 512)
+        d->order[d->norder++] = (int)i;
     if (p->kind == PKT_DATA && i < 512 && d->seen[i]++ < d->drop[i]) {
         pkt_free(d->pool, p);
         return;
@@ -282,7 +285,23 @@ typedef struct spy {
     uint64_t acks, alpha_changes;
     stat_acc alpha;
     uint64_t max_flight;
+    /* pipe (in segments) and recovery after each ACK was processed */
+    uint64_t pipe[512];
+    bool rec[512];
+    int npipe;
 } spy;
+
+/* Runs just after the sender handled the ACK the spy passed on. */
+static void spy_after(sim *s, void *obj, uint64_t arg)
+{
+    (void)s;
+    (void)arg;
+    spy *y = obj;
+    if (y->npipe < 512) {
+        y->rec[y->npipe] = y->f->in_recovery;
+        y->pipe[y->npipe++] = y->f->in_recovery ? y->f->pipe / y->f->cfg->mss_bytes : 0;
+    }
+}
 
 static void spy_recv(sink *self, pkt *p)
 {
@@ -296,12 +315,14 @@ static void spy_recv(sink *self, pkt *p)
         stat_add(&y->alpha, f->alpha);
     if (f->snd_nxt - f->snd_una > y->max_flight)
         y->max_flight = f->snd_nxt - f->snd_una;
+    sim_schedule(y->s, sim_now(y->s), spy_after, y, 0);
     pkt_send_on(p);
 }
 
 typedef struct lossy {
     uint32_t max_retries;   /* 0: the default */
     enum tcp_cc cc;         /* 0: NewReno */
+    enum tcp_recovery rec;  /* 0: RFC 6675 */
     uint32_t rcv_wnd;       /* 0: the default */
     int64_t lift_at;        /* > 0: the receiver's window becomes 64 MiB then */
     spy y;
@@ -340,6 +361,7 @@ static void lossy_setup(lossy *l, uint32_t init_cwnd, int segs)
     l->pool = pkt_pool_create();
     tcp_cfg_default(&l->cfg);
     l->cfg.cc = l->cc;
+    l->cfg.recovery = l->rec;
     if (l->rcv_wnd)
         l->cfg.rcv_wnd_bytes = l->rcv_wnd;
     l->cfg.init_cwnd_pkts = init_cwnd;
@@ -400,26 +422,35 @@ static void lossy_fini(lossy *l)
 
 /* 100 segments in one window; every other one of the first 80 is lost (40
  * holes, each with SACKed data above it), and so is segment 0's first
- * retransmission.  Recovery retransmits 40 holes, more than any small
- * fixed record of retransmissions holds; the lost retransmission of the
- * segment at snd_una must still be detected from the SACKs of later data
- * and resent at once, not after a timeout. */
-static void test_tcp_lost_retransmission_found_after_many_retransmissions(void **state)
+ * retransmission.  Recovery retransmits the 40 holes once each.  RFC 6675
+ * does not detect a lost retransmission: segment 0 waits for the timeout
+ * (1 timeout, 41 retransmissions).  RACK does: data sent after segment
+ * 0's retransmission is delivered, so it is lost and resent at once (0
+ * timeouts, 41).  Nothing arrives twice either way. */
+static void lost_retransmission(enum tcp_recovery rec, uint64_t timeouts)
 {
-    (void)state;
     lossy l;
     memset(&l, 0, sizeof l);
+    l.rec = rec;
     for (int i = 0; i < 80; i += 2)
         l.d.drop[i] = 1;
     l.d.drop[0] = 2;
     lossy_run(&l, 100, 300);
-    if (l.f.timeouts != 0 || l.f.retransmits != 41)
-        fail_msg("%llu timeouts, %llu retransmissions (want 0 and 41: 40 holes + 1 lost "
-                 "retransmission)", (unsigned long long)l.f.timeouts,
-                 (unsigned long long)l.f.retransmits);
+    if (l.f.timeouts != timeouts || l.f.retransmits != 41)
+        fail_msg("%s: %llu timeouts, %llu retransmissions (want %llu and 41: 40 holes + 1 lost "
+                 "retransmission)", rec == TCP_REC_RACK ? "rack" : "rfc6675",
+                 (unsigned long long)l.f.timeouts, (unsigned long long)l.f.retransmits,
+                 (unsigned long long)timeouts);
     for (int i = 0; i < 300; i++)
         assert_int_equal(l.d.rx[i], 1);         /* nothing arrived twice */
     lossy_fini(&l);
+}
+
+static void test_tcp_lost_retransmission_rfc6675_times_out_rack_resends(void **state)
+{
+    (void)state;
+    lost_retransmission(TCP_REC_RFC6675, 1);
+    lost_retransmission(TCP_REC_RACK, 0);
 }
 
 /* Segments 0-2 of a 20-segment window are lost, and so are their fast
@@ -540,6 +571,71 @@ static void test_dctcp_alpha_converges_to_marked_fraction_once_per_window(void *
     alpha_on_fixed_fraction(10);
 }
 
+/* Prints what a scripted run did (for the failure message). */
+static void print_trace(const lossy *l)
+{
+    fprintf(stderr, "  resent:");
+    for (int i = 0; i < l->d.norder; i++)
+        fprintf(stderr, " %d", l->d.order[i]);
+    fprintf(stderr, "\n  pipe after each ACK (segments; - outside recovery):");
+    for (int i = 0; i < l->y.npipe; i++)
+        if (l->y.rec[i])
+            fprintf(stderr, " %llu", (unsigned long long)l->y.pipe[i]);
+        else
+            fprintf(stderr, " -");
+    fprintf(stderr, "\n");
+}
+
+/* Segments 3 and 7 of a 20-segment window (init_cwnd 20, nothing more to
+ * send) are lost once.  RFC 6675 by hand, in segments (MSS 1460):
+ *   ACKs of 0-2 advance; those of 4, 5, 6 SACK new data: the third
+ *   duplicate ACK (IsLost(3) too) starts recovery: RecoveryPoint 20,
+ *   ssthresh = cwnd = FlightSize / 2 = 8.5, segment 3 resent, HighRxt =
+ *   RescueRxt = 4; pipe = 13 un-SACKed not lost (7-19) + 1 below HighRxt
+ *   (3) = 14;
+ *   SACKs of 8, 9: pipe 13, 12 (7 not yet lost: 1, 2 SACKed above it);
+ *   SACK of 10: three above 7, IsLost(7): pipe 10; 11: 9; 12: 8 (cwnd -
+ *   pipe = 0.5 < 1);
+ *   SACK of 13: pipe 7, cwnd - pipe = 1.5: NextSeg rule 1 resends 7
+ *   (HighRxt 8), pipe 8;
+ *   SACKs of 14-19: pipe 7 .. 2 (3 and 7 below HighRxt count 1 each);
+ *   rules 1-3 find nothing (no hole above HighRxt, no new data) and rule
+ *   4 waits for snd_una to pass RescueRxt;
+ *   the resent 3 arrives: cumulative ACK of 7, partial; pipe 1 (7's
+ *   retransmission); rule 4: snd_una 7 > RescueRxt 4: the rescue
+ *   retransmission of the highest un-SACKed segment, 7 (RescueRxt = 20),
+ *   pipe 2;
+ *   the resent 7 acknowledges 20: recovery ends; the rescue copy's ACK.
+ * So 3, 7, 7 are resent, and pipe after each ACK is as below.  Breaking
+ * IsLost's threshold changes the pipe values; dropping rule 4 the second
+ * resend of 7. */
+static void test_tcp_rfc6675_two_losses_in_a_window(void **state)
+{
+    (void)state;
+    lossy l;
+    memset(&l, 0, sizeof l);
+    l.d.drop[3] = 1;
+    l.d.drop[7] = 1;
+    lossy_run(&l, 20, 20);
+    static const int resent[] = {3, 7, 7};
+    /* -1: not in recovery after that ACK */
+    static const int pipe[] = {-1, -1, -1, -1, -1, 14, 13, 12, 10, 9, 8,
+                               8, 7, 6, 5, 4, 3, 2, 2, -1, -1};
+    bool ok = l.d.norder == 3 && l.y.npipe == 21 && l.f.timeouts == 0 &&
+              l.f.retransmits == 3 && l.f.fast_retransmits == 1;
+    for (int i = 0; ok && i < 3; i++)
+        ok = l.d.order[i] == resent[i];
+    for (int i = 0; ok && i < 21; i++)
+        ok = pipe[i] < 0 ? !l.y.rec[i] : l.y.rec[i] && l.y.pipe[i] == (uint64_t)pipe[i];
+    if (!ok) {
+        print_trace(&l);
+        fail_msg("not RFC 6675's retransmissions and pipe (want resent 3 7 7; pipe - - - - - "
+                 "14 13 12 10 9 8 8 7 6 5 4 3 2 2 - -)");
+    }
+    assert_int_equal(l.f.cwnd, 8.5 * l.cfg.mss_bytes);     /* ssthresh after recovery */
+    lossy_fini(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,8 +643,9 @@ int main(void)
         cmocka_unit_test(test_tcp_conservation_sent_delivered_dropped),
         cmocka_unit_test(test_tcp_newreno_flows_share_fairly_and_fill_buffer),
         cmocka_unit_test(test_dctcp_flows_share_fairly_and_hold_queue_near_k),
-        cmocka_unit_test(test_tcp_lost_retransmission_found_after_many_retransmissions),
+        cmocka_unit_test(test_tcp_lost_retransmission_rfc6675_times_out_rack_resends),
         cmocka_unit_test(test_tcp_timeout_resends_only_what_was_not_sacked),
+        cmocka_unit_test(test_tcp_rfc6675_two_losses_in_a_window),
         cmocka_unit_test(test_tcp_gives_up_after_max_retries),
         cmocka_unit_test(test_tcp_ack_of_a_duplicate_segment_is_not_a_dupack),
         cmocka_unit_test(test_tcp_receive_window_limited_sender_keeps_cwnd_bounded),
