@@ -180,7 +180,7 @@ fuzz:
 
 # What loads, run: each accepted scenario is configured and run within a
 # work budget (sim_poll: the loops of long single events and set-up poll
-# it), for at most 20,000 events, 1 s of simulated time and 2 s of wall
+# it), for at most 20,000 events, 1 s of simulated time and 0.25 s of wall
 # clock, and reported (tests/fuzz/fuzz_run.c; docs/reliability.md).
 fuzz-run:
 	$(fuzz_examples)
