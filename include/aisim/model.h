@@ -102,6 +102,12 @@ typedef struct model_ops {
     const model_headline *headlines;
 } model_ops;
 
+/* What configure(), start() or report() returns when sim_poll() told it to
+ * stop (a signal, or a fuzzer's work budget spent): the runner then
+ * discards the run. */
+#define MODEL_CUT(e) ERR((e), AISIM_ERUN, "stopped before the end (interrupted, or out of work " \
+                         "budget)")
+
 /* The registry. */
 const model_ops *model_find(const char *name);
 /* NULL-terminated array of every model, in `aisim list` order. */

@@ -24,6 +24,7 @@
 #ifndef AISIM_SIM_H
 #define AISIM_SIM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,6 +87,25 @@ void sim_set_stall_limit(sim *s, uint64_t n);
 
 /* Makes sim_run() return after the current handler. */
 void sim_stop(sim *s);
+
+/* Cutting long work short.  Work that can run long without the engine
+ * seeing an event (one handler that computes for minutes, a model's
+ * configure, start or report) polls the engine in every loop that can run
+ * long: sim_poll(s, work) adds `work` units (iterations, requests, bytes
+ * touched: whatever the loop counts) and returns true when the run must end,
+ * because the flag given to sim_set_interrupt() is set (the CLI's signal
+ * handler sets it) or more than the budget of sim_set_work_budget() has
+ * been spent (the fuzzers bound each input so).  Once it returns true it
+ * keeps doing so, the engine is stopped and sim_run() returns 1 at once:
+ * the caller ends its loop and returns (configure, start and report return
+ * an error, see sim_cut_err in model.h).  s may be NULL (no polling: the
+ * sans-I/O functions that take a poll handle, called from tests).
+ * Events run count as work too, so the budget also bounds sim_run(). */
+bool sim_poll(sim *s, uint64_t work);
+void sim_set_interrupt(sim *s, const volatile sig_atomic_t *flag);
+void sim_set_work_budget(sim *s, uint64_t units);    /* 0: none */
+/* True once sim_poll() has returned true. */
+bool sim_was_cut(const sim *s);
 
 /* The current time (inline: called per packet; the engine's first
  * member, sim.c). */

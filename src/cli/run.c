@@ -170,11 +170,22 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     json_t *sum = NULL;
     char *dir = NULL;
 
+    /* Signals are caught from set-up on (a configure or start that builds
+     * or computes for long polls the flag through sim_poll()); SIGHUP too: a
+     * closed terminal must not leave .part files behind. */
+    static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = on_signal}, old_sa[3];
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    for (int i = 0; i < 3; i++)
+        run_catch_signal(stop_sigs[i], &sa, &old_sa[i]);
+    sim_set_interrupt(s, &interrupted);
+
     r = ops->configure(st, sc.section, ops->name, &env, e);
-    if (r || o->check_only)
+    if (r || o->check_only || interrupted)
         goto done;
 
-    if ((r = ops->start(st, s, e)))
+    if ((r = ops->start(st, s, e)) || interrupted)
         goto done;
 
     if (o->out_dir) {
@@ -196,28 +207,16 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
 
     monitor mon = {.ops = ops, .st = st, .stop_ps = sc.stop_ps, .show = o->progress};
     mon.t_start = mon.t_last = wall_now();
-    interrupted = 0;
-    /* SIGHUP too: a closed terminal must not leave .part files behind. */
-    static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction sa = {.sa_handler = on_signal}, old_sa[3];
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++)
-        run_catch_signal(stop_sigs[i], &sa, &old_sa[i]);
     sim_set_monitor(s, on_monitor, &mon, 1u << 16);
     const char *stall = getenv("AISIM_STALL_EVENTS");
     if (stall)
         sim_set_stall_limit(s, strtoull(stall, NULL, 10));
     sim_run(s, sc.stop_ps);
-    for (int i = 0; i < 3; i++)
-        sigaction(stop_sigs[i], &old_sa[i], NULL);
     double wall = wall_now() - mon.t_start;
     if (mon.printed)
         fprintf(stderr, "\r\033[K");
-    if (interrupted) {
-        r = ERR(e, AISIM_ERUN, "interrupted at simulated time %.6f s; no results written",
-                ps_to_s(sim_now(s)));
+    if (interrupted)
         goto done;
-    }
     if (sim_failure(s)) {
         r = ERR(e, AISIM_ERUN, "run failed at simulated time %.6f s: %s; no results written",
                 ps_to_s(sim_now(s)), sim_failure(s));
@@ -233,7 +232,7 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
 
     sum = json_object();
     json_t *results = json_object();
-    if ((r = ops->report(st, s, od, results, e))) {
+    if ((r = ops->report(st, s, od, results, e)) || interrupted) {
         json_decref(results);
         goto done;
     }
@@ -284,6 +283,13 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
 
 done:
     log_file = NULL;
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_sigs[i], &old_sa[i], NULL);
+    if (interrupted) {
+        /* whatever the model said while it stopped, the answer is this */
+        r = ERR(e, AISIM_ERUN, "interrupted at simulated time %.6f s; no results written",
+                ps_to_s(sim_now(s)));
+    }
     if (r) {
         out_abort(od);
         json_decref(sum);

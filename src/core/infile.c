@@ -23,11 +23,22 @@ int infile_open_fd(const char *path)
     return fd;
 }
 
+/* Moves a regular file's offset past a UTF-8 byte-order mark (infile.h). */
+static void skip_bom(int fd)
+{
+    struct stat st;
+    unsigned char b[3];
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, b, 3, 0) == 3 &&
+        b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF)
+        lseek(fd, 3, SEEK_SET);
+}
+
 FILE *infile_open(const char *path, const char *mode)
 {
     int fd = infile_open_fd(path);
     if (fd < 0)
         return NULL;
+    skip_bom(fd);
     FILE *f = fdopen(fd, mode);
     if (!f) {
         int en = errno;

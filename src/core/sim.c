@@ -145,6 +145,9 @@ struct sim {
     uint64_t seq;       /* next sequence number (starts at 1) */
     uint64_t events;    /* handlers run */
     int stopped;        /* sim_stop() called during this sim_run() */
+    int cut;            /* sim_poll() returned true: the run ends */
+    const volatile sig_atomic_t *intr;   /* sim_set_interrupt(), or NULL */
+    uint64_t work, work_budget; /* sim_poll() units spent; the budget (0: none) */
     uint64_t same_time; /* events run in a row at the current time */
     uint64_t stall_limit;   /* more of them is a failure (sim_set_stall_limit) */
     char failure[256];  /* why the simulation failed; "" while it has not */
@@ -748,6 +751,8 @@ int sim_run(sim *s, int64_t until_ps)
 {
     if (s->failure[0])
         return -1;
+    if (s->cut)
+        return 1;
     s->stopped = 0;
     while (!s->stopped) {
         /* A big bottom heap: the buckets are too wide for the event rate
@@ -807,6 +812,8 @@ int sim_run(sim *s, int64_t until_ps)
             s->mon_left = s->mon_every;
             s->mon_fn(s->mon_ctx, s);
         }
+        if (s->work_budget && sim_poll(s, 1))
+            break;
     }
     if (s->failure[0])
         return -1;
@@ -818,6 +825,25 @@ int sim_run(sim *s, int64_t until_ps)
 }
 
 void sim_stop(sim *s) { s->stopped = 1; }
+
+bool sim_poll(sim *s, uint64_t work)
+{
+    if (!s)
+        return false;
+    if (s->cut)
+        return true;
+    s->work += work;
+    if ((s->intr && *s->intr) || (s->work_budget && s->work > s->work_budget)) {
+        s->cut = 1;
+        s->stopped = 1;
+        return true;
+    }
+    return false;
+}
+
+void sim_set_interrupt(sim *s, const volatile sig_atomic_t *flag) { s->intr = flag; }
+void sim_set_work_budget(sim *s, uint64_t units) { s->work_budget = units; }
+bool sim_was_cut(const sim *s) { return s->cut; }
 const char *sim_failure(const sim *s) { return s->failure[0] ? s->failure : NULL; }
 
 void sim_fail(sim *s, const char *fmt, ...)

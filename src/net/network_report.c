@@ -271,6 +271,14 @@ int network_report(network *n, out *o, json_t *sum, err *e)
     }
     /* Tables in the order the run directory lists them; summary keys in
      * the order summary.json has always had them. */
+    size_t waiting = 0;
+    for (size_t i = 0; i < n->nconns; i++) {
+        const nconn *k = idtab_get(&n->conns, i);
+        waiting += k && k->wait_start >= 0;
+    }
+    if (waiting)
+        LOG(LOG_WARN, "net", "%zu connection(s) never started: link failures left no route "
+            "between their endpoints", waiting);
     json_t *fl = json_object(), *li = json_object();
     bool rows = true;               /* flows.csv, fct_cdf.csv */
     if (n->cfg.plane == NET_PLANE_FLOW) {
@@ -311,7 +319,10 @@ int network_report(network *n, out *o, json_t *sum, err *e)
     json_object_set_new(sum, "packets_allocated_at_end",
                         json_integer((json_int_t)pkt_pool_live(n->pool)));
     topo_bytes tb;
-    topo_byte_counts(n->t, &tb);
+    if (n->cfg.plane == NET_PLANE_FLOW)
+        flownet_bytes(n, &tb);      /* no packets: the flows' own bytes */
+    else
+        topo_byte_counts(n->t, &tb);
     json_object_set_new(sum, "bytes_injected", json_integer((json_int_t)tb.injected));
     json_object_set_new(sum, "bytes_delivered", json_integer((json_int_t)tb.delivered));
     json_object_set_new(sum, "bytes_dropped", json_integer((json_int_t)tb.dropped));

@@ -28,7 +28,12 @@
 
 #define FUZZ_RUN_EVENTS 20000
 #define FUZZ_RUN_SIM_PS PS_PER_S
-#define FUZZ_RUN_WALL_S 2.0
+#define FUZZ_RUN_WALL_S 0.25
+/* Work units (sim_poll: loop iterations of long computations, and events)
+ * an input may spend, set-up included: a single heavy event (a GDR
+ * measurement of millions of requests, a federated round on a large batch)
+ * is cut inside its loops, which the per-event checks below cannot do. */
+#define FUZZ_RUN_WORK 500000
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -61,6 +66,7 @@ static int run_bounded(scenario *sc, err *e)
                      .stop_ps = sc->stop_ps,
                      .net = net_registry_builtin()};
     out *o = NULL;
+    sim_set_work_budget(s, FUZZ_RUN_WORK);
     int r = ops->configure(st, sc->section, ops->name, &env, e);
     if (!r)
         r = ops->start(st, s, e);

@@ -22,6 +22,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Work units (sim_poll) configure may spend on one input. */
+#define FUZZ_CHECK_WORK 2000000
+
 /* configure, then emit the resolved scenario. */
 static int check_and_emit(scenario *sc, err *e)
 {
@@ -30,6 +33,7 @@ static int check_and_emit(scenario *sc, err *e)
     model_env env = {.sim = s, .seed = (uint64_t)sc->seed, .base_dir = sc->base_dir,
                      .stop_ps = sc->stop_ps,
                      .net = net_registry_builtin()};
+    sim_set_work_budget(s, FUZZ_CHECK_WORK);   /* configure's own long loops */
     int r = sc->model->configure(st, sc->section, sc->model->name, &env, e);
     sc->model->fini(st);
     free(st);

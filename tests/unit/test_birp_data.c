@@ -75,13 +75,18 @@ static void test_profiles_reject_bad_files_naming_the_line(void **st)
     (void)st;
     expect_profile_error(HDR "D,m,1,TRT_fp16,5.0,10,70\nD,m,32,TRT_fp16,4.0,10,70\n",
                          ":3: non-monotone profile");
-    expect_profile_error(HDR "D,m,1,TRT_fp16,-5.0,10,70\n", ":2: latency_mean_ms: expected a latency > 0");
-    expect_profile_error(HDR "D,m,1,TRT_fp16,0,10,70\n", ":2: latency_mean_ms");
+    expect_profile_error(HDR "D,m,1,TRT_fp16,-5.0,10,70\n", ":2:16: latency_mean_ms: expected a latency in (0, 3.6e+06] ms, found -5.0");
+    /* bounded as the scenario's times are: a latency of 1e300 ms used to load */
+    expect_profile_error(HDR "D,m,1,TRT_fp16,1e300,10,70\n",
+                         ":2:16: latency_mean_ms: expected a latency in (0, 3.6e+06] ms");
+    expect_profile_error(HDR "D,m,1,TRT_fp16,5,1e300,70\n",
+                         ":2:18: size_mb: expected a size in [0, 1e+09], found \"1e300\"");
+    expect_profile_error(HDR "D,m,1,TRT_fp16,0,10,70\n", ":2:16: latency_mean_ms");
     expect_profile_error(HDR "D,m,32,TRT_fp16,5.0,10,70\nD,m,1,TRT_fp16,6.0,10,70\n",
                          ":3: batch_size 1 of D/m/TRT_fp16 does not follow batch size 32 (line 2)");
-    expect_profile_error(HDR "D,m,1,TRT_fp16,abc,10,70\n", ":2: latency_mean_ms: expected a number");
-    expect_profile_error(HDR "D,m,0,TRT_fp16,1,10,70\n", ":2: batch_size");
-    expect_profile_error(HDR "D,m,1,TRT_fp16,1,10,170\n", ":2: top1_pct");
+    expect_profile_error(HDR "D,m,1,TRT_fp16,abc,10,70\n", ":2:16: latency_mean_ms: expected a number");
+    expect_profile_error(HDR "D,m,0,TRT_fp16,1,10,70\n", ":2:5: batch_size: expected an integer");
+    expect_profile_error(HDR "D,m,1,TRT_fp16,1,10,170\n", ":2:21: top1_pct");
     expect_profile_error(HDR "D,m,1\n", ":2: expected at least");
     expect_profile_error("device,model,batch_size,engine,latency_ms,top1_pct\n", ":1: header has no "
                          "column \"latency_mean_ms\"");

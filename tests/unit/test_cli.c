@@ -471,6 +471,73 @@ static void test_cli_hangup_and_term_discard_the_run(void **state)
     interrupt_run(SIGTERM, "terminated");
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Starts `aisim run SCENARIO --out DIR sets...` whose work is one long
+ * computation (sets: NULL-terminated "--set" values), waits until it has
+ * made its directory and computed a while, sends SIGTERM and checks that
+ * it ends (well within 5 s: the bound is "ends", not a speed), exit 1,
+ * leaving nothing.  These runs used to go on for minutes past the signal. */
+static void interrupt_long_work(const char *sub, const char *scenario, const char *const *sets)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%s", tu_tmp, sub);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        const char *argv[32] = {aisim, "run", scenario, "--out", dir};
+        int a = 5;
+        for (int i = 0; sets[i] && a < 29; i++) {
+            argv[a++] = "--set";
+            argv[a++] = sets[i];
+        }
+        execv(aisim, (char *const *)argv);
+        _exit(127);
+    }
+    for (int i = 0; i < 1000 && !exists(dir); i++)
+        usleep(10000);
+    assert_true(exists(dir));
+    usleep(500000);
+    int st;
+    assert_int_equal(waitpid(pid, &st, WNOHANG), 0);     /* still computing */
+    double t0 = now_s();
+    kill(pid, SIGTERM);
+    while (waitpid(pid, &st, WNOHANG) == 0 && now_s() - t0 < 5)
+        usleep(10000);
+    if (now_s() - t0 >= 5) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        fail_msg("%s: still running 5 s after SIGTERM", sub);
+    }
+    if (!WIFEXITED(st))
+        fail_msg("%s: killed by signal %d", sub, WTERMSIG(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    assert_false(exists(dir));
+}
+
+/* Experiments that are one long event: Stellar's GDR measurement (a
+ * million connections: 10^11 requests), its start-up experiment (DMAs of
+ * 64 bytes: 4 x 10^7 Map Cache lookups in the first access) and a
+ * federated round of a wide CNN on large batches. */
+static void test_cli_signal_ends_long_single_events(void **state)
+{
+    (void)state;
+    interrupt_long_work("gdr", "stellar/host-gdr",
+                        (const char *const[]){"stellar.gdr.connections=1000000", NULL});
+    interrupt_long_work("startup", "stellar/host-startup",
+                        (const char *const[]){"stellar.startup.workload.dma=64B", NULL});
+    interrupt_long_work("cnn", "fedenergy/mnist_cnn",
+                        (const char *const[]){"fedenergy.batch=4000", "fedenergy.filters=64",
+                                              NULL});
+}
+
 /* A run started with SIGHUP ignored (nohup) is not stopped by a hangup:
  * it used to install its handler over the ignored disposition and discard
  * the run when the terminal went away. */
@@ -1174,6 +1241,7 @@ int main(void)
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
         cmocka_unit_test(test_cli_hangup_and_term_discard_the_run),
         cmocka_unit_test(test_cli_nohup_run_survives_hangup),
+        cmocka_unit_test(test_cli_signal_ends_long_single_events),
         cmocka_unit_test(test_cli_rdma_rto_below_round_trip_warns),
         cmocka_unit_test(test_cli_interrupted_parallel_sweep_stops_its_points),
         cmocka_unit_test(test_cli_seed_option_is_exact_and_named),

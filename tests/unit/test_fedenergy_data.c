@@ -87,6 +87,34 @@ static void test_csv_errors_name_the_line(void **state)
     assert_null(d.x);
 }
 
+/* One rule for byte-order marks (infile.h): a UTF-8 BOM opening a data
+ * file is skipped (it used to be refused by some loaders, as a number
+ * "\xef\xbb\xbf1" or a column named so, and accepted by others); one
+ * anywhere else is data, and the error names its line and column. */
+static void test_bom_skipped_at_start_only(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/fe_test_bom_%d", (int)getpid());
+    fe_dataset d;
+    fe_table t;
+    err e = {0};
+    write_file(path, "\xef\xbb\xbf" "1,2,3,0\n4,5,6,1\n");
+    assert_int_equal(fe_data_load_csv(path, 3, 2, 16, &d, &e), 0);
+    assert_int_equal(d.n, 2);
+    assert_true(d.x[0] == 1.0 / 16);
+    fe_data_fini(&d);
+    write_file(path, "\xef\xbb\xbf" "cpu_hz,step_time_s\n1e9,0.5\n");
+    assert_int_equal(fe_table_load(path, &t, &e), 0);
+    assert_string_equal(t.names[0], "cpu_hz");
+    assert_true(t.v[0] == 1e9 && t.v[1] == 0.5);
+    fe_table_fini(&t);
+    write_file(path, "cpu_hz,step_time_s\n1e9,0.5\n\xef\xbb\xbf" "2e9,0.5\n");
+    assert_int_equal(fe_table_load(path, &t, &e), AISIM_EINVAL);
+    assert_non_null(strstr(e.msg, ":3:1: cpu_hz: expected a finite number, found \"\xef\xbb\xbf"));
+    unlink(path);
+}
+
 static void test_mnist_idx_loads(void **state)
 {
     (void)state;
@@ -228,6 +256,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_digits_loads),
         cmocka_unit_test(test_csv_errors_name_the_line),
+        cmocka_unit_test(test_bom_skipped_at_start_only),
         cmocka_unit_test(test_mnist_idx_loads),
         cmocka_unit_test(test_idx_truncated_and_bad_magic),
         cmocka_unit_test(test_partitions),

@@ -467,9 +467,12 @@ static void test_device_file_power_model(void **state)
     } bad[] = {
         {"cpu_hz,colour\n1e9,2\n1e9,3\n", ":1: unknown column \"colour\""},
         {"cpu_hz,tx_power_w\n1e9,2\n# comment\n1e9,x\n",
-         ":4: column tx_power_w: expected a number, found \"x\""},
+         ":4:5: tx_power_w: expected a finite number, found \"x\""},
         {"cpu_hz\n1e9\n", ": 1 device rows for 2 devices"},
-        {"cpu_hz\n1e9\n-5\n", "device 1: cpu_hz must be > 0, found -5"},
+        {"cpu_hz\n1e9\n-5\n", ":3:1: device 1: cpu_hz: expected a number > 0, found -5"},
+        /* a product of file values beyond what a round may hold */
+        {"cpu_hz,cycles_per_sample\n1e9,1e300\n1e9,1e5\n",
+         ":2:5: device 0: expected a round of at most 1e+06 s"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         FILE *f = fopen(dev, "w");

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/log.h"
 #include "aisim/units.h"
 #include "net/flow/maxmin.h"
 #include "net/network_int.h"
@@ -90,6 +91,8 @@ typedef struct flownet {
     bool fails_armed;
     uint64_t solves, recomputed;    /* solves run; flows they recomputed */
     size_t peak_flows;
+    double sent, arrived;           /* payload bytes sent and arrived, every flow */
+    uint64_t cut_off;               /* connections aborted: destination unreachable */
 } flownet;
 
 struct fl_conn {
@@ -107,7 +110,8 @@ struct fl_conn {
     uint64_t last_end;              /* end of the last message sent */
     uint64_t *tg;                   /* message ends not yet sent, a ring */
     size_t th, tn, tcap;
-    uint64_t delivered;             /* bytes the receiver holds */
+    uint64_t delivered;             /* bytes the receiver holds (message ends arrived) */
+    bool cut;                       /* aborted: its destination became unreachable */
     uint32_t in_flight;             /* arrival events pending */
     uint32_t *hl;                   /* its links and weights (solver's view) */
     double *hw;
@@ -167,6 +171,7 @@ static void settle(flownet *f, fl_conn *fc)
         if (fc->stream != UINT64_MAX && fc->sent + b > (double)fc->stream)
             b = (double)fc->stream - fc->sent;
         fc->sent += b;
+        f->sent += b;
         for (uint32_t i = 0; i < fc->nh; i++)
             f->bytes[fc->hl[i]] += fc->hw[i] * b;
     }
@@ -349,8 +354,12 @@ static void on_arrive(sim *s, void *obj, uint64_t arg)
     (void)s;
     fl_conn *fc = obj;
     fc->in_flight--;
-    if (arg > fc->delivered)
+    if (fc->cut)
+        return;                     /* aborted: nothing more is delivered */
+    if (arg > fc->delivered) {
+        fc->f->arrived += (double)(arg - fc->delivered);
         fc->delivered = arg;
+    }
     fc->c.delivered(&fc->c, arg);
 }
 
@@ -365,8 +374,10 @@ static void on_target(sim *s, void *obj, uint64_t arg)
     uint64_t end = fc->tg[fc->th];
     fc->th = (fc->th + 1) % fc->tcap;
     fc->tn--;
-    if ((double)end > fc->sent)
+    if ((double)end > fc->sent) {
+        f->sent += (double)end - fc->sent;
         fc->sent = (double)end;     /* rounding of the fluid, at most a byte */
+    }
     fc->in_flight++;
     sim_schedule(s, sim_now(s) + msg_delay(f, fc, end - fc->last_end), on_arrive, fc, end);
     fc->last_end = end;
@@ -402,12 +413,47 @@ static void set_link(flownet *f, int link, bool up)
     want_solve(f);
 }
 
+static void abort_flow(flownet *f, fl_conn *fc)
+{
+    if (fc->mf != UINT32_MAX)
+        leave(f, fc);
+    fc->tn = 0;                     /* nothing more completes */
+    if (fc->stream == UINT64_MAX)
+        fc->stream = (uint64_t)fc->sent;
+    fc->cut = true;
+    f->cut_off++;
+    fc->c.aborted(&fc->c);
+}
+
+/* Routing has converged after failure i: a flow whose endpoints no route
+ * joins any more, with no repair to come, is aborted, as the packet
+ * plane's transport gives up on an unreachable receiver (TCP after
+ * max_retries timeouts; here at once, there being no timeouts to count). */
+static void on_converged(sim *s, void *obj, uint64_t arg)
+{
+    (void)arg;
+    flownet *f = obj;
+    network *n = f->n;
+    int64_t now = sim_now(s);
+    for (size_t i = 0; i < n->nfails; i++)
+        if (n->fails[i].repair > now)
+            return;                 /* a repair may join them again */
+    for (size_t i = 0; i < f->nof; i++) {
+        fl_conn *fc = f->of[i];
+        if (fc && fc->stream != 0 &&
+            !topo_route_ecmp(f->t, fc->c.src, fc->c.dst, fc->c.path_key))
+            abort_flow(f, fc);
+    }
+}
+
 /* arg: failure index << 1 | (1: repair). */
 static void on_link_event(sim *s, void *obj, uint64_t arg)
 {
-    (void)s;
     flownet *f = obj;
-    set_link(f, f->n->fail_link[arg >> 1], arg & 1);
+    size_t i = arg >> 1;
+    set_link(f, f->n->fail_link[i], arg & 1);
+    if (!(arg & 1))
+        sim_schedule(s, sim_now(s) + f->n->fails[i].convergence, on_converged, f, i);
 }
 
 static void arm_failures(flownet *f)
@@ -504,9 +550,27 @@ static void fl_stop(conn *c)
     free(fc->hw);
 }
 
+/* What the receiver holds now: the ends of messages that have arrived, or,
+ * past the last message end sent, the bytes sent one path delay ago (a
+ * message without a size, or one the run's end cut, delivers as it goes,
+ * as on the packet plane). */
+static uint64_t held_now(const fl_conn *fc)
+{
+    const flownet *f = fc->f;
+    if (fc->cut || fc->mf == UINT32_MAX || fc->rate_bps <= 0)
+        return fc->delivered;
+    int64_t at = sim_now(f->s) - fc->delay_ps;
+    double sent = fc->sent + fc->rate_bps * (double)(at - fc->last_ps) / 8e12;
+    if (fc->stream != UINT64_MAX && sent > (double)fc->stream)
+        sent = (double)fc->stream;
+    if (!(sent > (double)fc->last_end) || fc->delivered < fc->last_end)
+        return fc->delivered;
+    return (uint64_t)sent;
+}
+
 static void fl_stats(const conn *c, conn_stats *st)
 {
-    *st = (conn_stats){.delivered = ((const fl_conn *)c)->delivered};
+    *st = (conn_stats){.delivered = held_now((const fl_conn *)c)};
 }
 
 static bool fl_idle(const conn *c)
@@ -602,10 +666,30 @@ void flownet_report(network *n, json_t *sum)
                                                              (double)q->cfg.rate_bps) : 0;
     }
     json_object_set_new(sum, "plane", json_string("flow"));
+    if (f->cut_off)
+        LOG(LOG_WARN, "net", "%llu connection(s) aborted: link failures left no route between "
+            "their endpoints", (unsigned long long)f->cut_off);
     json_object_set_new(sum, "flow_solves", json_integer((json_int_t)f->solves));
     json_object_set_new(sum, "flow_rates_recomputed", json_integer((json_int_t)f->recomputed));
     json_object_set_new(sum, "flow_peak_flows", json_integer((json_int_t)f->peak_flows));
     json_object_set_new(sum, "flow_solver_bytes", json_integer((json_int_t)mmf_bytes(f->mm)));
+}
+
+void flownet_bytes(const network *n, topo_bytes *b)
+{
+    const flownet *f = n->tp;
+    /* bytes of the flows' own, as the packet plane counts packets'
+     * (payload and headers); arrived also counts what the receivers of
+     * live flows hold now beyond the last message end (held_now) */
+    double arrived = f->arrived;
+    for (size_t i = 0; i < f->nof; i++)
+        if (f->of[i])
+            arrived += (double)(held_now(f->of[i]) - f->of[i]->delivered);
+    b->injected = (uint64_t)llround(f->sent / f->goodput);
+    b->delivered = (uint64_t)llround(arrived / f->goodput);
+    b->delivered = b->delivered < b->injected ? b->delivered : b->injected;
+    b->dropped = 0;
+    b->in_network = b->injected - b->delivered;
 }
 
 bool flownet_flows_csv(const network *n)

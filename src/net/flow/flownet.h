@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "aisim/network.h"
+#include "aisim/topo.h"
 
 /* Replaces n's transport by the flow plane (which keeps the scenario's
  * transport for its framing: the payload share of a packet is the share of
@@ -21,6 +22,11 @@ int flownet_attach(network *n, cfg_node *sec, cfg_node *fsec, const char *path, 
 /* Brings every flow's and link's counters to now (links.csv) and adds the
  * plane's own figures to summary (solves, flows recomputed, memory). */
 void flownet_report(network *n, json_t *summary);
+/* The plane's byte counts, as the packet plane's topo_byte_counts() gives
+ * them for packets: bytes the flows sent (payload plus the transport's
+ * headers, at its framing), bytes their receivers hold, none dropped, the
+ * rest in the network. */
+void flownet_bytes(const network *n, topo_bytes *b);
 /* Whether the per-message tables are wanted (`flow.flows_csv`). */
 bool flownet_flows_csv(const network *n);
 

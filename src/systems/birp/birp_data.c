@@ -35,6 +35,15 @@ static int split_csv(char *line, char **f)
     }
 }
 
+/* 1-based column of field fld of line (split_csv splits in place). */
+#define COL(fld) ((int)((fld) - line) + 1)
+
+/* Profiles' bounds, as those of the scenario keys they stand for: a
+ * latency of at most an hour per batch (SLOs are seconds), a model of at
+ * most 1 PB. */
+#define BIRP_MAX_LAT_MS 3.6e6
+#define BIRP_MAX_SIZE_MB 1e9
+
 static int col_index(char **f, int n, const char *name)
 {
     for (int i = 0; i < n; i++)
@@ -123,28 +132,29 @@ int birp_profiles_load(const char *path, const char *engine, birp_profiles *p, e
             continue;
         double b, lat, acc, size = 0;
         if (parse_num(f[c_batch], &b) || b < 1 || b != floor(b) || b > 1e6) {
-            rc = ERR(e, AISIM_EINVAL, "%s:%d: batch_size: expected an integer >= 1, found \"%s\"",
-                     path, lineno, f[c_batch]);
+            rc = ERR(e, AISIM_EINVAL, "%s:%d:%d: batch_size: expected an integer in [1, 1e6], found "
+                     "\"%s\"", path, lineno, COL(f[c_batch]), f[c_batch]);
             goto out;
         }
         if (parse_num(f[c_lat], &lat)) {
-            rc = ERR(e, AISIM_EINVAL, "%s:%d: latency_mean_ms: expected a number, found \"%s\"",
-                     path, lineno, f[c_lat]);
+            rc = ERR(e, AISIM_EINVAL, "%s:%d:%d: latency_mean_ms: expected a number, found \"%s\"",
+                     path, lineno, COL(f[c_lat]), f[c_lat]);
             goto out;
         }
-        if (lat <= 0) {
-            rc = ERR(e, AISIM_ERANGE, "%s:%d: latency_mean_ms: expected a latency > 0 ms, found %s",
-                     path, lineno, f[c_lat]);
+        if (lat <= 0 || lat > BIRP_MAX_LAT_MS) {
+            rc = ERR(e, AISIM_ERANGE, "%s:%d:%d: latency_mean_ms: expected a latency in (0, %g] "
+                     "ms, found %s", path, lineno, COL(f[c_lat]), BIRP_MAX_LAT_MS, f[c_lat]);
             goto out;
         }
         if (parse_num(f[c_acc], &acc) || acc < 0 || acc > 100) {
-            rc = ERR(e, AISIM_EINVAL, "%s:%d: top1_pct: expected a percentage in [0, 100], "
-                     "found \"%s\"", path, lineno, f[c_acc]);
+            rc = ERR(e, AISIM_EINVAL, "%s:%d:%d: top1_pct: expected a percentage in [0, 100], "
+                     "found \"%s\"", path, lineno, COL(f[c_acc]), f[c_acc]);
             goto out;
         }
-        if (c_size >= 0 && f[c_size][0] && (parse_num(f[c_size], &size) || size < 0)) {
-            rc = ERR(e, AISIM_EINVAL, "%s:%d: size_mb: expected a size >= 0, found \"%s\"",
-                     path, lineno, f[c_size]);
+        if (c_size >= 0 && f[c_size][0] &&
+            (parse_num(f[c_size], &size) || size < 0 || size > BIRP_MAX_SIZE_MB)) {
+            rc = ERR(e, AISIM_EINVAL, "%s:%d:%d: size_mb: expected a size in [0, %g], found "
+                     "\"%s\"", path, lineno, COL(f[c_size]), BIRP_MAX_SIZE_MB, f[c_size]);
             goto out;
         }
         if (strlen(f[c_dev]) >= sizeof p->c->device || strlen(f[c_model]) >= sizeof p->c->model) {

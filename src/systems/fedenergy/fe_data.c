@@ -376,6 +376,7 @@ void fe_table_fini(fe_table *t)
     free(t->names);
     free(t->v);
     free(t->line);
+    free(t->cpos);
     memset(t, 0, sizeof *t);
 }
 
@@ -436,20 +437,25 @@ int fe_table_load(const char *path, fe_table *t, err *e)
             cap = cap ? 2 * cap : 64;
             t->v = xrealloc(t->v, cap * t->ncol * sizeof *t->v);
             t->line = xrealloc(t->line, cap * sizeof *t->line);
+            t->cpos = xrealloc(t->cpos, cap * t->ncol * sizeof *t->cpos);
         }
         t->line[t->nrow] = lineno;
         char *p = s;
         size_t c = 0;
         for (;; c++) {
             char *end;
+            while (isspace((unsigned char)*p))
+                p++;
+            int cp = (int)(p - line) + 1;
             double v = strtod(p, &end);
             if (c < t->ncol) {
                 if (end == p || !isfinite(v)) {
-                    r = ERR(e, AISIM_EINVAL, "%s:%d: column %s: expected a number, found \"%.*s\"",
-                            path, lineno, t->names[c], (int)strcspn(p, ","), p);
+                    r = ERR(e, AISIM_EINVAL, "%s:%d:%d: %s: expected a finite number, found "
+                            "\"%.*s\"", path, lineno, cp, t->names[c], (int)strcspn(p, ","), p);
                     goto fail;
                 }
                 t->v[t->nrow * t->ncol + c] = v;
+                t->cpos[t->nrow * t->ncol + c] = cp;
             }
             while (isspace((unsigned char)*end))
                 end++;

@@ -74,6 +74,7 @@ typedef struct fe_table {
     char **names;           /* ncol column names; owned */
     double *v;              /* nrow * ncol values, row-major; owned */
     int *line;              /* nrow: line of each row in the file; owned */
+    int *cpos;              /* nrow * ncol: column (1-based character) of each value */
 } fe_table;
 
 /* Loads a CSV whose first line names the columns and whose other lines hold

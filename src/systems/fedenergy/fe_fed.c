@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "aisim/err.h"
+#include "aisim/sim.h"
 
 const char *const fe_method_names[FE_M_COUNT + 1] = {
     "fedavg", "fixed", "fixed_scaled", "random", "fedprox", "fednova", "ccfedavg", "gel",
@@ -86,6 +87,7 @@ fe_run *fe_run_create(const fe_problem *pb, enum fe_method m)
         maxn = pb->dev[i].n > maxn ? pb->dev[i].n : maxn;
     size_t wb = pb->batch < maxn ? pb->batch : maxn;
     r->wk = fe_work_create(&pb->arch, wb > 256 ? wb : 256);
+    fe_work_set_poll(r->wk, pb->poll);
     fedenergy_init(&r->ctl, &pb->ctl);
     if (m == FE_M_ONLINE_PD) {
         rng rr;
@@ -272,6 +274,8 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
         r->g_obs[i] = 0;
         if (!r->in[i])
             continue;
+        if (sim_poll(pb->poll, 1))
+            return;             /* cut short: the run is discarded */
         const fe_device *d = &pb->dev[i];
         double step_s = d->step_time_s * r->slow[i];
         st->participants++;

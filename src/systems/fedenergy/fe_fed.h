@@ -112,6 +112,7 @@ typedef struct fe_problem {
     double dropout_prob;        /* probability a participant fails before uploading */
     int plan_iters;             /* > 0: online runs this fixed tau after warm-up (comparator) */
     uint64_t seed;              /* run seed */
+    struct sim *poll;           /* polled while training (sim_poll); NULL: never */
 } fe_problem;
 
 typedef struct fe_round_stats {
@@ -136,7 +137,8 @@ typedef struct fe_run fe_run;
 fe_run *fe_run_create(const fe_problem *pb, enum fe_method m);
 void fe_run_destroy(fe_run *r);
 
-/* Runs one round: decide, train locally, aggregate, evaluate. */
+/* Runs one round: decide, train locally, aggregate, evaluate.  If the
+ * problem's poll says stop, the round ends early with meaningless stats. */
 void fe_run_round(fe_run *r, fe_round_stats *st);
 
 /* Rounds run so far. */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "aisim/err.h"
+#include "aisim/sim.h"
 
 struct fe_work {
     size_t batch;       /* capacity in samples */
@@ -32,7 +33,10 @@ struct fe_work {
     double *cols;       /* CNN: O^2 x k^2 im2col of one sample */
     double *dact;       /* CNN: O^2 x C activation gradient of one sample */
     double *grad;       /* nparam */
+    struct sim *poll;   /* polled once per step (fe_work_set_poll), or NULL */
 };
+
+void fe_work_set_poll(fe_work *wk, struct sim *poll) { wk->poll = poll; }
 
 void fe_arch_init(fe_arch *a, enum fe_arch_kind kind, size_t dim, size_t classes, size_t hidden)
 {
@@ -178,6 +182,8 @@ static void cnn_features(const fe_arch *a, const double *w, const double *x, siz
     size_t O = a->side - a->kernel + 1, P = O / 2, C = a->filters, k2 = a->kernel * a->kernel;
     size_t F = a->hidden;
     for (size_t i = 0; i < n; i++) {
+        if (sim_poll(wk->poll, 0))
+            return;             /* a large batch of a wide CNN takes seconds */
         double *act = wk->act + i * O * O * C, *h = wk->h + i * F;
         im2col(a, x + i * a->dim, wk->cols);
         affine(wk->cols, O * O, k2, w, w + C * k2, C, act);
@@ -200,6 +206,8 @@ static void cnn_backward(const fe_arch *a, const double *x, size_t n, fe_work *w
     size_t F = a->hidden;
     memset(grad, 0, (C * k2 + C) * sizeof *grad);
     for (size_t i = 0; i < n; i++) {
+        if (sim_poll(wk->poll, 0))
+            return;
         const double *act = wk->act + i * O * O * C, *dh = wk->dh + i * F;
         for (size_t oy = 0; oy < O; oy++)
             for (size_t ox = 0; ox < O; ox++)
@@ -326,6 +334,8 @@ double fe_model_sgd_prox(const fe_arch *a, double *w, const double *x, const int
             wk->yb[i] = y[idx[i]];
         }
     for (int s = 0; s < steps; s++) {
+        if (sim_poll(wk->poll, B))
+            break;              /* cut short: the run is discarded */
         if (!full)
             for (size_t i = 0; i < B; i++) {
                 size_t j = idx[rng_below(r, n)];
@@ -349,6 +359,8 @@ void fe_model_eval(const fe_arch *a, const double *w, const double *x, const int
     double sum = 0;
     for (size_t i = 0; i < n; i += wk->batch) {
         size_t m = n - i < wk->batch ? n - i : wk->batch;
+        if (sim_poll(wk->poll, m))
+            break;
         sum += forward(a, w, x + i * a->dim, y + i, m, wk, &correct);
     }
     *accuracy = n ? (double)correct / (double)n : NAN;

@@ -53,6 +53,10 @@ void fe_model_init_params(const fe_arch *a, double *w, rng *r);
 typedef struct fe_work fe_work;
 fe_work *fe_work_create(const fe_arch *a, size_t batch);
 void fe_work_destroy(fe_work *wk);
+/* Training and evaluation through wk poll the engine (sim_poll) once per
+ * step or batch and stop when it says so; NULL (the default): never. */
+struct sim;
+void fe_work_set_poll(fe_work *wk, struct sim *poll);
 
 /* Mean cross-entropy loss (plus l2/2 * |W|^2) of the n samples x (n x D),
  * y, and its gradient into grad (nparam), for parameters w.  n <= the

@@ -315,6 +315,62 @@ static int data_path(const model_env *env, const char *p, char *buf, size_t len)
 static int load_trace(fe_sim *s, cfg_node *sec, const char *path, const model_env *env,
                       size_t N, err *e);
 
+/* A device's round in the worst case (every step at the straggler
+ * slowdown) must fit the engine's times, and its energy must stay a finite
+ * number that sums over devices and rounds: bounded here rather than capped
+ * or left to overflow (busy power x step time past DBL_MAX used to reach an
+ * assertion; a tiny bandwidth gave 1e304 J with the round time capped). */
+#define FE_MAX_ROUND_S 1e6
+#define FE_MAX_ROUND_J 1e15
+
+static int check_device(const fe_sim *s, size_t k, const int *col, const fe_table *tab,
+                        cfg_node *sec, const char *path, const char *file, const char *epath,
+                        err *e)
+{
+    const fe_device *d = &s->dev[k];
+    const fe_cfg *c = &s->cfg;
+    double E = (double)c->local_iters, slow = c->straggler_slowdown > 1 ? c->straggler_slowdown
+                                                                          : 1;
+    double t = d->download_time_s + E * slow * d->step_time_s + d->upload_time_s;
+    double j = d->download_energy_j + E * d->step_energy_j + d->upload_energy_j +
+               d->idle_power_w * FE_MAX_ROUND_S;
+    char what[320];
+    /* the column of the largest term, where the file gives it */
+    int big;
+    if (!(t <= FE_MAX_ROUND_S)) {
+        double st = E * slow * d->step_time_s;
+        big = !(st <= d->download_time_s || st <= d->upload_time_s)
+                  ? (c->energy_model == 0 ? DC_CYCLES : DC_STEP_S)
+                  : d->upload_time_s >= d->download_time_s ? DC_BW : DC_DOWN_BPS;
+    } else {
+        double sj = E * d->step_energy_j, ij = d->idle_power_w * FE_MAX_ROUND_S;
+        double m = fmax(fmax(sj, ij), fmax(d->upload_energy_j, d->download_energy_j));
+        big = !(sj < m) ? (c->energy_model == 0 ? DC_CYCLES : DC_BUSY_W)
+              : !(ij < m) ? DC_IDLE_W : !(d->upload_energy_j < m) ? DC_TX_W : DC_RX_W;
+    }
+    if (!(t <= FE_MAX_ROUND_S))
+        snprintf(what, sizeof what, "expected a round of at most %g s (download + local_iters x "
+                 "straggler_slowdown x step time + upload), found %.4g s (download %.4g s, step "
+                 "%.4g s, upload %.4g s)", FE_MAX_ROUND_S, t, d->download_time_s,
+                 d->step_time_s, d->upload_time_s);
+    else if (!(j <= FE_MAX_ROUND_J))
+        snprintf(what, sizeof what, "expected at most %g J per round (download + local_iters x "
+                 "step energy + upload + idle power x %g s), found %.4g J (download %.4g J, "
+                 "step %.4g J, upload %.4g J, idle %.4g W)", FE_MAX_ROUND_J, FE_MAX_ROUND_S, j,
+                 d->download_energy_j, d->step_energy_j, d->upload_energy_j, d->idle_power_w);
+    else
+        return 0;
+    char sub[512];
+    int first = col[big];
+    for (int q = 0; q < DC_COUNT && first < 0; q++)
+        first = col[q];
+    if (first >= 0)
+        return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "device_file"),
+                       cfg_path(sub, sizeof sub, path, "device_file"), "%s:%d:%d: device %zu: %s",
+                       file, tab->line[k], tab->cpos[k * tab->ncol + (size_t)first], k, what);
+    return cfg_err(e, AISIM_ERANGE, cfg_get(sec, "energy"), epath, "device %zu: %s", k, what);
+}
+
 static int fe_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
 {
     fe_sim *s = st;
@@ -484,7 +540,11 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
             r = col[bad] >= 0
                     ? cfg_err(e, AISIM_ERANGE, cfg_get(sec, "device_file"),
                               cfg_path(sub, sizeof sub, path, "device_file"),
-                              "device %zu: %s must be > 0, found %g", k, devcol_names[bad], v[bad])
+                              "%s:%d:%d: device %zu: %s: expected a number %s 0, found %g", full,
+                              tab.line[k], tab.cpos[k * tab.ncol + (size_t)col[bad]], k,
+                              devcol_names[bad],
+                              bad == DC_TX_W || bad == DC_RX_W || bad == DC_IDLE_W ? ">=" : ">",
+                              v[bad])
                     : cfg_err(e, AISIM_ERANGE, dnode[bad],
                               cfg_path(sub, sizeof sub, epath, dkey[bad]),
                               "device %zu drew %g; use a distribution above 0", k, v[bad]);
@@ -504,6 +564,8 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
         s->dev[k].download_energy_j = fedenergy_upload_energy_j(v[DC_RX_W], bytes, v[DC_DOWN_BPS]);
         s->dev[k].download_time_s = bytes * 8 / v[DC_DOWN_BPS];
         s->dev[k].idle_power_w = v[DC_IDLE_W];
+        if ((r = check_device(s, k, col, &tab, sec, path, full, epath, e)))
+            goto out;
     }
     if (c->avail_file && (r = load_trace(s, sec, path, env, N, e)))
         goto out;
@@ -539,6 +601,7 @@ static int fe_configure(void *st, cfg_node *sec, const char *path, const model_e
     s->pb.pd_eta_primal = c->pd_eta_primal / sqrt((double)c->rounds);
     s->pb.pd_eta_dual = c->pd_eta_dual / sqrt((double)c->rounds);
     s->pb.seed = env->seed;
+    s->pb.poll = env->sim;      /* a round trains every device in one event */
 out:
     for (int k = 0; k < DC_COUNT; k++)
         dist_fini(&dd[k]);
@@ -617,6 +680,8 @@ static void on_round_start(sim *s, void *obj, uint64_t arg)
     (void)arg;
     fe_method_run *m = obj;
     fe_run_round(m->run, &m->pending);
+    if (sim_was_cut(s))
+        return;                 /* the engine is stopped: the run is discarded */
     double ps = m->pending.time_s * 1e12;
     int64_t dt = ps < 1 ? 1 : ps > 1e18 ? (int64_t)1e18 : (int64_t)llround(ps);
     sim_schedule(s, sim_now(s) + dt, on_round_end, m, 0);
@@ -667,7 +732,7 @@ static void own_training_plan(fe_sim *fs, fe_offline *res)
         pb.plan_iters = k;
         fe_run *run = fe_run_create(&pb, FE_M_ONLINE);
         fe_round_stats st;
-        for (int t = 0; t < fs->cfg.rounds; t++)
+        for (int t = 0; t < fs->cfg.rounds && !sim_was_cut(fs->pb.poll); t++)
             fe_run_round(run, &st);
         size_t T;
         fe_run_g_history(run, &T);
@@ -786,6 +851,8 @@ static int fe_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     if (c->offline && ((r = solve_offline(fs, FE_M_ONLINE, &fs->off[0], e)) ||
                        (r = solve_offline(fs, FE_M_ONLINE_PD, &fs->off[1], e))))
         return r;
+    if (sim_was_cut(fs->pb.poll))
+        return MODEL_CUT(e);    /* own_training_plan() was cut short */
     FILE *f = out_file(o, "rounds.csv", e);
     if (!f)
         return e->code;

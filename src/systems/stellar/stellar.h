@@ -142,6 +142,7 @@ typedef struct stellar_gdr_params {
     int64_t rc_bps;             /* root-complex peer-to-peer ceiling (HyV/MasQ) */
     int connections;            /* QPs written round robin, each its own buffer */
     bool host_memory;           /* buffers in host RAM instead of GPU memory */
+    struct sim *poll;           /* polled (sim_poll) as requests go; NULL: never */
 } stellar_gdr_params;
 
 typedef struct stellar_gdr_result {
@@ -161,6 +162,14 @@ typedef struct stellar_gdr_result {
  * rate, so throughput = min(rate, outstanding x page / latency). */
 void stellar_gdr_run(const stellar_gdr_params *p, enum stellar_gdr_path path,
                      int64_t msg_bytes, uint64_t min_requests, stellar_gdr_result *out);
+/* What that run would do, in doubles (nothing overflows): the requests it
+ * issues and an upper bound of its last completion time, ps (every request
+ * paying its serialisation and the longest latency).  The model refuses a
+ * configuration whose bound does not fit an int64_t time. */
+double stellar_gdr_requests(const stellar_gdr_params *p, int64_t msg_bytes,
+                            uint64_t min_requests);
+double stellar_gdr_horizon_ps(const stellar_gdr_params *p, enum stellar_gdr_path path,
+                              int64_t msg_bytes, uint64_t min_requests);
 
 /* ---- virtual devices: SR-IOV against vStellar ----------------------------- */
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "aisim/err.h"
+#include "aisim/sim.h"
 #include "systems/stellar/stellar.h"
 
 const char *const stellar_gdr_path_names[] = {"ats_atc", "emtt", "hyv_masq", NULL};
@@ -133,6 +134,40 @@ bool stellar_lru_access(stellar_lru *l, uint64_t key)
     return false;
 }
 
+static int64_t gdr_rate(const stellar_gdr_params *p, enum stellar_gdr_path path)
+{
+    int64_t rate = p->line_bps;
+    if (path == STELLAR_GDR_RC && p->rc_bps < rate)
+        rate = p->rc_bps;
+    return rate;
+}
+
+static double ser_ps(const stellar_gdr_params *p, enum stellar_gdr_path path)
+{
+    return ceil((double)p->page_bytes * 8 * 1e12 / (double)gdr_rate(p, path));
+}
+
+double stellar_gdr_requests(const stellar_gdr_params *p, int64_t msg_bytes,
+                            uint64_t min_requests)
+{
+    double ppm = ceil((double)msg_bytes / (double)p->page_bytes);
+    double foot = ppm * (double)p->connections;
+    double passes = (double)min_requests > foot ? ceil((double)min_requests / foot) : 1;
+    return 2 * foot * passes;
+}
+
+double stellar_gdr_horizon_ps(const stellar_gdr_params *p, enum stellar_gdr_path path,
+                              int64_t msg_bytes, uint64_t min_requests)
+{
+    /* completion r <= max(completion r - N + latency, completion r - 1 + ser)
+     * <= (r + 1) x (latency + ser) */
+    double lat = (double)p->dma_ps + (double)p->ats_rtt_ps + (double)p->walk_ps;
+    return stellar_gdr_requests(p, msg_bytes, min_requests) * (lat + ser_ps(p, path));
+}
+
+/* Requests between two polls of p->poll. */
+#define GDR_POLL_EVERY 4096
+
 void stellar_gdr_run(const stellar_gdr_params *p, enum stellar_gdr_path path,
                      int64_t msg_bytes, uint64_t min_requests, stellar_gdr_result *out)
 {
@@ -144,10 +179,7 @@ void stellar_gdr_run(const stellar_gdr_params *p, enum stellar_gdr_path path,
     /* the IOMMU translates: on an ATC miss (ATS), or every untranslated
      * TLP that goes through the root complex (HyV/MasQ; eMTT's host memory) */
     bool use_iommu = path != STELLAR_GDR_EMTT || p->host_memory;
-    int64_t rate = p->line_bps;
-    if (path == STELLAR_GDR_RC && p->rc_bps < rate)
-        rate = p->rc_bps;
-    int64_t ser = (int64_t)ceil((double)p->page_bytes * 8 * 1e12 / (double)rate);
+    int64_t ser = (int64_t)ser_ps(p, path);
     stellar_lru atc, mmu;
     stellar_lru_init(&atc, p->atc_entries);
     stellar_lru_init(&mmu, p->iommu_entries);
@@ -156,7 +188,10 @@ void stellar_gdr_run(const stellar_gdr_params *p, enum stellar_gdr_path path,
     int64_t last = 0, t0 = 0;
     double lat_sum = 0;
     uint64_t atc_h = 0, atc_n = 0, mmu_h = 0, mmu_n = 0;
-    for (uint64_t r = 0; r < total; r++) {
+    uint64_t r = 0;
+    for (; r < total; r++) {
+        if (r % GDR_POLL_EVERY == GDR_POLL_EVERY - 1 && sim_poll(p->poll, GDR_POLL_EVERY))
+            break;              /* cut short: the result is not used */
         bool meas = r >= warm;
         uint64_t page = r % foot;
         int64_t lat = p->dma_ps;
@@ -187,12 +222,12 @@ void stellar_gdr_run(const stellar_gdr_params *p, enum stellar_gdr_path path,
         if (meas)
             lat_sum += (double)lat;
     }
-    out->requests = total - warm;
+    out->requests = r > warm ? r - warm : 0;
     out->gbps = (double)out->requests * (double)p->page_bytes * 8 / ((double)(last - t0) * 1e-12)
                 / 1e9;
     out->atc_hit = atc_n ? (double)atc_h / (double)atc_n : NAN;
     out->iommu_hit = mmu_n ? (double)mmu_h / (double)mmu_n : NAN;
-    out->latency_us = lat_sum / (double)out->requests * 1e-6;
+    out->latency_us = out->requests ? lat_sum / (double)out->requests * 1e-6 : NAN;
     free(done);
     stellar_lru_fini(&atc);
     stellar_lru_fini(&mmu);

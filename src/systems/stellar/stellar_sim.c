@@ -75,6 +75,10 @@ typedef struct st_cfg {
 #define POS(key, typ, field, dflt, lo, text)                                                  \
     {.name = key, .type = typ, .off = F(field), .def = dflt, .flags = CFG_MIN | CFG_MIN_EXCL, \
      .min = lo, .help = text}
+/* positive and at most hi: counts that size arrays or fit an int */
+#define POSMAX(key, typ, field, dflt, hi, text)                                             \
+    {.name = key, .type = typ, .off = F(field), .def = dflt,                                \
+     .flags = CFG_MIN | CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = hi, .help = text}
 #define NONNEG(key, typ, field, dflt, text)                                                   \
     {.name = key, .type = typ, .off = F(field), .def = dflt, .flags = CFG_MIN, .min = 0,      \
      .help = text}
@@ -113,8 +117,8 @@ static const cfg_key startup_keys[] = {
     NONNEG("block_pin", CFG_TIME, block_pin_ps, "0s",
            "PVDMA first touch of one block (0s: block x pin_per_gib)"),
     NONNEG("lookup", CFG_TIME, lookup_ps, "100ns", "PVDMA Map Cache hit (papers.md 2(e))"),
-    POS("block", CFG_SIZE, block_bytes, "2MiB", 0, "PVDMA block, a power of two"),
-    POS("page", CFG_SIZE, page_bytes, "4KiB", 0, "doorbell page, a power of two"),
+    POSMAX("block", CFG_SIZE, block_bytes, "2MiB", 0x1p40, "PVDMA block, a power of two"),
+    POSMAX("page", CFG_SIZE, page_bytes, "4KiB", 0x1p40, "doorbell page, a power of two"),
     {.name = "doorbell", .type = CFG_ENUM, .off = F(doorbell), .def = "shm", .choices = db_names,
      .help = "vDB page in guest RAM (Fig. 5 hazard) or in the shm I/O region (the fix)"},
     POS("sample_interval", CFG_TIME, sample_ps, "1s", 0, "pinned-bytes sampling period"),
@@ -130,14 +134,14 @@ static const cfg_key gdr_keys[] = {
      .help = "message sizes (Fig. 8: 4 KB - 256 MB)"},
     {.name = "paths", .type = CFG_NODE, .off = F(paths), .def = "[ats_atc, emtt, hyv_masq]",
      .help = "translation paths: ats_atc, emtt, hyv_masq"},
-    POS("connections", CFG_INT, connections, "16", 0, "QPs written round robin (Fig. 8: 16)"),
+    POSMAX("connections", CFG_INT, connections, "16", 1 << 30, "QPs written round robin (Fig. 8: 16)"),
     POS("line_rate", CFG_RATE, line_bps, "190Gbps", 0, "goodput ceiling (CX6 200G: 190 Gbps)"),
-    POS("outstanding", CFG_INT, outstanding, "20", 0, "DMA requests in flight"),
+    POSMAX("outstanding", CFG_INT, outstanding, "20", 1 << 20, "DMA requests in flight"),
     POS("dma_latency", CFG_TIME, dma_ps, "2.8us", 0, "request latency with a translation"),
     NONNEG("ats_rtt", CFG_TIME, ats_ps, "1us", "ATC miss: PCIe round trip to the IOMMU"),
     NONNEG("walk", CFG_TIME, walk_ps, "0.5us", "IOMMU cache miss: page walk"),
-    POS("atc_entries", CFG_INT, atc_entries, "8192", 0, "ATC capacity, pages"),
-    POS("iommu_entries", CFG_INT, iommu_entries, "131072", 0, "IOMMU cache coverage, pages"),
+    POSMAX("atc_entries", CFG_INT, atc_entries, "8192", 1 << 26, "ATC capacity, pages"),
+    POSMAX("iommu_entries", CFG_INT, iommu_entries, "131072", 1 << 26, "IOMMU cache coverage, pages"),
     POS("rc_rate", CFG_RATE, rc_bps, "141Gbps", 0, "root-complex GDR ceiling (Fig. 14)"),
     POS("page", CFG_SIZE, gpage_bytes, "4KiB", 0, "translation page = DMA request size"),
     {.name = "memory", .type = CFG_ENUM, .off = F(gdr_memory), .def = "gpu",
@@ -242,7 +246,18 @@ typedef struct st_sim {
     stellar_class *cls;
     size_t ncls;
     stellar_plan plan[2];       /* sriov, vstellar */
+    sim *sm;                    /* the engine, polled in long accesses */
 } st_sim;
+
+/* The longest simulated time an experiment may reach: 2^62 ps (53 days),
+ * half of what an int64_t holds, so that sums of two such times fit. */
+#define ST_HORIZON_PS (INT64_C(1) << 62)
+
+/* A region at most 64 PiB; a container's Map Cache at most 2^27 blocks (a
+ * byte each); at most 10^7 pinned-bytes samples (24 bytes each). */
+#define ST_MAX_REGION (INT64_C(1) << 56)
+#define ST_MAX_BLOCKS (INT64_C(1) << 27)
+#define ST_MAX_SAMPLES 1e7
 
 static bool pow2(int64_t x) { return x > 0 && !(x & (x - 1)); }
 
@@ -278,6 +293,72 @@ static int read_list(cfg_node *n, const char *path, const char *what, const cfg_
         if (k->type == CFG_ENUM)
             (*vals)[i] = v;
     }
+    return 0;
+}
+
+/* Upper bound of the lookups of one access of len bytes (access_region):
+ * each DMA looks up every block it spans.  Pinning comes on top, once per
+ * block of the container at most (nothing is unpinned). */
+static double access_bound_ps(const st_sim *s, int64_t len)
+{
+    const st_cfg *c = &s->c;
+    double dmas = ceil((double)len / (double)c->dma_bytes);
+    double spans = ceil((double)c->dma_bytes / (double)c->block_bytes) + 1;
+    return dmas * spans * (double)s->pp.lookup_ps;
+}
+
+/* The start-up experiment's times are int64_t ps and its Map Caches hold a
+ * byte per block: bound both, and the samples, before start() computes
+ * them (a huge memory size used to overflow the times and the allocation). */
+static int check_startup_bounds(const st_sim *s, cfg_node *su, const char *sp, err *e)
+{
+    const st_cfg *c = &s->c;
+    char p[256], b[48];
+    double ready = 0;
+    for (size_t i = 0; i < s->nmem; i++) {
+        double blocks = ceil((double)s->mem[i] / (double)c->block_bytes);
+        if (blocks > (double)ST_MAX_BLOCKS) {
+            cfg_path(p, sizeof p, sp, "memory");
+            return cfg_err(e, AISIM_EINVAL, cfg_get(su, "memory"), p,
+                           "expected at most %lld blocks of %s per container, found %.4g in "
+                           "memory[%zu] (%s)", (long long)ST_MAX_BLOCKS,
+                           units_format(UNIT_SIZE, c->block_bytes, b, sizeof b), blocks, i,
+                           units_format(UNIT_SIZE, s->mem[i], (char[48]){0}, 48));
+        }
+        double gib = (double)s->mem[i] / (double)STELLAR_GIB;
+        double t = (double)s->pp.hv_base_ps +
+                   gib * ((double)s->pp.hv_per_gib_ps + (double)s->pp.pin_per_gib_ps) +
+                   blocks * (double)s->pp.block_pin_ps;
+        ready = t > ready ? t : ready;
+    }
+    double step;
+    int64_t n;
+    if (c->wl == 0) {
+        step = (double)c->iteration_ps + access_bound_ps(s, s->reg[R_NCCL].len) +
+               access_bound_ps(s, s->reg[R_ACT].len);
+        if (c->checkpoint_every)
+            step += access_bound_ps(s, s->reg[R_WEIGHTS].len) +
+                    access_bound_ps(s, s->reg[R_OPTIM].len);
+        n = c->iterations;
+    } else {
+        step = (double)c->request_ps + access_bound_ps(s, c->request_bytes);
+        n = c->requests;
+    }
+    double h = ready + access_bound_ps(s, s->reg[R_WEIGHTS].len) + (double)n * step;
+    if (h >= (double)ST_HORIZON_PS)
+        return cfg_err(e, AISIM_EINVAL, su, sp,
+                       "expected an experiment that fits in simulated time (%.0f days), found "
+                       "one that may take %.4g s (containers ready and pinned after up to %.4g s, then "
+                       "%lld steps of up to %.4g s)", (double)ST_HORIZON_PS / 86400e12,
+                       h * 1e-12, ready * 1e-12, (long long)n, step * 1e-12);
+    double samples = h / (double)c->sample_ps * (double)(2 * s->nmem);
+    if (samples > ST_MAX_SAMPLES)
+        return cfg_err(e, AISIM_EINVAL, cfg_get(su, "sample_interval"),
+                       cfg_path(p, sizeof p, sp, "sample_interval"),
+                       "expected an interval giving at most %.0f samples over the experiment "
+                       "(up to %.4g s, %zu containers), found %s (%.4g samples)",
+                       ST_MAX_SAMPLES, h * 1e-12, 2 * s->nmem,
+                       units_format(UNIT_TIME, c->sample_ps, b, sizeof b), samples);
     return 0;
 }
 
@@ -341,15 +422,26 @@ static int configure_startup(st_sim *s, cfg_node *sec, const char *path, const m
     }
     if (s->pp.block_pin_ps == 0)
         s->pp.block_pin_ps = stellar_full_pin_ps(&s->pp, c->block_bytes);
-    /* the workload's regions, packed from GPA 0, page-aligned */
-    int64_t len[R_COUNT] = {0};
-    len[R_WEIGHTS] = (int64_t)(c->params * c->weight_bpp);
+    /* the workload's regions, packed from GPA 0, page-aligned; their sizes
+     * are products of scenario numbers, bounded before they become int64_t */
+    double dlen[R_COUNT] = {0};
+    dlen[R_WEIGHTS] = c->params * c->weight_bpp;
     if (c->wl == 0) {
-        len[R_OPTIM] = (int64_t)(c->params * c->optim_bpp);
-        len[R_ACT] = c->activation_bytes;
-        len[R_NCCL] = c->nccl_buffers * c->nccl_bytes;
+        dlen[R_OPTIM] = c->params * c->optim_bpp;
+        dlen[R_ACT] = (double)c->activation_bytes;
+        dlen[R_NCCL] = (double)c->nccl_buffers * (double)c->nccl_bytes;
     } else {
-        len[R_REQ] = c->request_buffers * c->request_bytes;
+        dlen[R_REQ] = (double)c->request_buffers * (double)c->request_bytes;
+    }
+    int64_t len[R_COUNT] = {0};
+    for (int k = 0; k < R_COUNT; k++) {
+        if (dlen[k] > (double)ST_MAX_REGION) {
+            cfg_path(p, sizeof p, sp, "workload");
+            return cfg_err(e, AISIM_EINVAL, cfg_get(su, "workload"), p,
+                           "expected a %s region of at most %lld bytes (64 PiB), found %.4g "
+                           "bytes", region_names[k], (long long)ST_MAX_REGION, dlen[k]);
+        }
+        len[k] = (int64_t)dlen[k];
     }
     int64_t at = 0;
     for (int k = 0; k < R_COUNT; k++) {
@@ -366,7 +458,7 @@ static int configure_startup(st_sim *s, cfg_node *sec, const char *path, const m
                            (double)at / (double)STELLAR_GIB,
                            units_format(UNIT_SIZE, s->mem[i], b2, sizeof b2), i);
         }
-    return 0;
+    return check_startup_bounds(s, su, sp, e);
 }
 
 static int configure_gdr(st_sim *s, cfg_node *sec, const char *path, err *e)
@@ -401,6 +493,29 @@ static int configure_gdr(st_sim *s, cfg_node *sec, const char *path, err *e)
         .dma_ps = c->dma_ps, .ats_rtt_ps = c->ats_ps, .walk_ps = c->walk_ps,
         .atc_entries = (size_t)c->atc_entries, .iommu_entries = (size_t)c->iommu_entries,
         .rc_bps = c->rc_bps, .connections = (int)c->connections, .host_memory = c->gdr_memory};
+    /* every time of the recurrence must fit an int64_t (a rate of a few bps
+     * took it past 2^63 ps and reported negative throughput) */
+    for (size_t a = 0; a < s->npath; a++)
+        for (size_t m = 0; m < s->nmsg; m++) {
+            enum stellar_gdr_path gpath = (enum stellar_gdr_path)s->path[a];
+            double h = stellar_gdr_horizon_ps(&s->gp, gpath, s->msg[m],
+                                              (uint64_t)c->min_requests);
+            if (h < (double)ST_HORIZON_PS)
+                continue;
+            char b[48];
+            bool rc = gpath == STELLAR_GDR_RC && c->rc_bps < c->line_bps;
+            const char *key = rc ? "rc_rate" : "line_rate";
+            return cfg_err(e, AISIM_EINVAL, cfg_get(g, key), cfg_path(p, sizeof p, gp, key),
+                           "expected a rate at which the measurement fits in simulated time "
+                           "(%.0f days), found %s: messages[%zu] (%s) on path %s takes %.4g "
+                           "requests of up to %.4g s each", (double)ST_HORIZON_PS / 86400e12,
+                           units_format(UNIT_RATE, rc ? c->rc_bps : c->line_bps, b, sizeof b),
+                           m, units_format(UNIT_SIZE, s->msg[m], (char[48]){0}, 48),
+                           stellar_gdr_path_names[gpath],
+                           stellar_gdr_requests(&s->gp, s->msg[m], (uint64_t)c->min_requests),
+                           h / stellar_gdr_requests(&s->gp, s->msg[m],
+                                                    (uint64_t)c->min_requests) * 1e-12);
+        }
     return 0;
 }
 
@@ -492,6 +607,8 @@ static int64_t access_region(st_ctr *k, const st_region *r, int64_t now)
     const stellar_pin_params *p = &s->pp;
     int64_t t = now > k->busy_until ? now : k->busy_until;
     for (int64_t off = 0; off < r->len; off += s->c.dma_bytes) {
+        if (sim_poll(s->sm, 1))
+            break;              /* a signal: the run is discarded */
         int64_t len = r->len - off < s->c.dma_bytes ? r->len - off : s->c.dma_bytes;
         size_t hits, miss = stellar_mc_touch(&k->mc, r->gpa + off, len, &hits);
         int64_t pin = (int64_t)miss * p->block_pin_ps;
@@ -589,8 +706,9 @@ static void ev_gdr(sim *sm, void *obj, uint64_t arg)
     (void)arg;
     st_sim *s = obj;
     s->gres = xcalloc(s->npath * s->nmsg, sizeof *s->gres);
-    for (size_t a = 0; a < s->npath; a++)
-        for (size_t m = 0; m < s->nmsg; m++)
+    s->gp.poll = sm;            /* one event computes it all: a signal cuts it */
+    for (size_t a = 0; a < s->npath && !sim_was_cut(sm); a++)
+        for (size_t m = 0; m < s->nmsg && !sim_was_cut(sm); m++)
             stellar_gdr_run(&s->gp, (enum stellar_gdr_path)s->path[a], s->msg[m],
                             (uint64_t)s->c.min_requests, &s->gres[a * s->nmsg + m]);
     sim_stop(sm);
@@ -617,6 +735,7 @@ static int st_start(void *st, sim *sm, err *e)
         sim_schedule(sm, 0, ev_devices, s, 0);
         return 0;
     }
+    s->sm = sm;
     stellar_fig5((enum stellar_db_layout)s->c.doorbell, s->c.block_bytes, s->c.page_bytes,
                  &s->hazard);
     s->nctr = 2 * s->nmem;
