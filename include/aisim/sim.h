@@ -83,6 +83,15 @@ void sim_set_stall_limit(sim *s, uint64_t n);
 /* Makes sim_run() return after the current handler. */
 void sim_stop(sim *s);
 
+/* A stop asked for from outside the run: the runner's SIGINT, SIGTERM and
+ * SIGHUP handler calls sim_interrupt() (async-signal-safe).  Work that can
+ * run long inside one handler, or at configure time, polls
+ * sim_interrupted() and gives up; the runner then exits 1 and writes
+ * nothing.  One flag per process (a signal is). */
+void sim_interrupt(void);
+bool sim_interrupted(void);
+void sim_interrupt_clear(void);
+
 /* The current time (inline: called per packet; the engine's first
  * member, sim.c). */
 static inline int64_t sim_now(const sim *s) { return *(const int64_t *)(const void *)s; }

@@ -58,6 +58,11 @@ void samples_add(samples *s, double x);
  * type 7, as numpy's default).  NAN if empty.  Sorts in place. */
 double samples_quantile(samples *s, double q);
 
+/* The 97.5% quantile of Student's t with df degrees of freedom (the factor
+ * of a two-sided 95% interval): the table to 30, steps to 120, then 1.96;
+ * NAN for df < 1. */
+double stats_t_quantile95(int df);
+
 /* Jain's fairness index of n values: (sum x)^2 / (n * sum x^2). */
 double jain_index(const double *x, size_t n);
 

@@ -35,6 +35,7 @@ static void on_signal(int sig)
 {
     (void)sig;
     interrupted = 1;
+    sim_interrupt();    /* for work inside one event or at set-up */
 }
 
 void run_catch_signal(int sig, const struct sigaction *sa, struct sigaction *old)
@@ -148,11 +149,24 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     json_t *sum = NULL;
     char *dir = NULL;
 
+    /* From here on a signal stops the run (set-up included: a model's long
+     * configure() polls sim_interrupted()).  SIGHUP too: a closed terminal
+     * must not leave .part files behind. */
+    interrupted = 0;
+    sim_interrupt_clear();
+    static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = on_signal}, old_sa[3];
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        run_catch_signal(stop_sigs[i], &sa, &old_sa[i]);
     r = ops->configure(st, sc.section, ops->name, &env, e);
+    if (!r && interrupted)
+        r = ERR(e, AISIM_ERUN, "interrupted while setting up; no results written");
     if (r || o->check_only)
         goto done;
 
-    if ((r = ops->start(st, s, e)))
+    if ((r = ops->start(st, s, e)) ||
+        (interrupted && (r = ERR(e, AISIM_ERUN, "interrupted while starting; no results written"))))
         goto done;
 
     if (o->out_dir) {
@@ -174,20 +188,11 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
 
     monitor mon = {.ops = ops, .st = st, .stop_ps = sc.stop_ps, .show = o->progress};
     mon.t_start = mon.t_last = wall_now();
-    interrupted = 0;
-    /* SIGHUP too: a closed terminal must not leave .part files behind. */
-    static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction sa = {.sa_handler = on_signal}, old_sa[3];
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++)
-        run_catch_signal(stop_sigs[i], &sa, &old_sa[i]);
     sim_set_monitor(s, on_monitor, &mon, 1u << 16);
     const char *stall = getenv("AISIM_STALL_EVENTS");
     if (stall)
         sim_set_stall_limit(s, strtoull(stall, NULL, 10));
     sim_run(s, sc.stop_ps);
-    for (int i = 0; i < 3; i++)
-        sigaction(stop_sigs[i], &old_sa[i], NULL);
     double wall = wall_now() - mon.t_start;
     if (mon.printed)
         fprintf(stderr, "\r\033[K");
@@ -253,6 +258,8 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
     od = NULL;
 
 done:
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_sigs[i], &old_sa[i], NULL);
     log_file = NULL;
     if (r) {
         out_abort(od);

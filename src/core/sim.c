@@ -64,6 +64,7 @@
 #include <stddef.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -711,6 +712,12 @@ int sim_run(sim *s, int64_t until_ps)
         s->now = until_ps;
     return 0;
 }
+
+static volatile sig_atomic_t interrupt_flag;
+
+void sim_interrupt(void) { interrupt_flag = 1; }
+bool sim_interrupted(void) { return interrupt_flag != 0; }
+void sim_interrupt_clear(void) { interrupt_flag = 0; }
 
 void sim_stop(sim *s) { s->stopped = 1; }
 const char *sim_failure(const sim *s) { return s->failure[0] ? s->failure : NULL; }

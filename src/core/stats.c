@@ -70,9 +70,10 @@ void bm_add(batch_means *b, double x)
 
 double bm_mean(const batch_means *b) { return b->all.n ? b->all.mean : NAN; }
 
-/* Two-sided 97.5% quantile of Student's t with df degrees of freedom. */
-static double t975(int df)
+double stats_t_quantile95(int df)
 {
+    if (df < 1)
+        return NAN;
     static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
                                2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
                                2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
@@ -94,7 +95,7 @@ double bm_halfwidth95(const batch_means *b)
     stat_init(&a);
     for (int i = 0; i < k; i++)
         stat_add(&a, b->sums[i] / (double)b->size);
-    return t975(k - 1) * stat_sd(&a) / sqrt((double)k);
+    return stats_t_quantile95(k - 1) * stat_sd(&a) / sqrt((double)k);
 }
 
 void samples_init(samples *s) { memset(s, 0, sizeof *s); }
