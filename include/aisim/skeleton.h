@@ -10,14 +10,16 @@
  *  1. Basic list: same-rail pairs of a task's endpoints, at submission.
  *  2. Incremental activation: an agent probes a target only once the
  *     target's container has registered as ready.
- *  3. Skeleton inference: STFT features of the 1-s throughput series
+ *  3. Skeleton inference: the iteration period from the traffic's
+ *     autocorrelation, STFT features of the 1-s throughput series
  *     (FFTW), agglomerative clustering under Eqs. 1-3 (equal group sizes,
  *     N mod round(mean size) = 0, no two RNICs of one host in a group),
  *     pipeline order from the time shift of bursts.
  *  4. Anomaly detection: loss threshold; short-term LOF over 30-s window
  *     summaries against a 5-min look-back; long-term log-normal Z-test.
  *  5. Localization (Algorithm 1): overlay reachability replay, physical
- *     link voting, then the validation oracle; six component classes.
+ *     link voting, then validation (the glue reads the observations:
+ *     skel_locate.c); six component classes.
  *  6. Baseline probe lists: full mesh, Basic, R-Pingmesh-style.
  */
 #ifndef AISIM_SKELETON_H
@@ -101,6 +103,15 @@ typedef struct skel_clusters {
  * label[i] gets the group (0..k-1, numbered by first member).  O(n^3). */
 skel_clusters skel_cluster(const double *feat, size_t n, size_t dim, const int32_t *host,
                            int *label);
+
+/* The iteration period (s) of a task's traffic: series is n x len 1-s
+ * samples; the autocorrelation of their sum has its first peak within 80%
+ * of the highest in [min_s, max_s] (so not a multiple) at lag L = P;
+ * then for m = 2, 4, 8, ... while m P fits in half the series, the best
+ * lag within round(m P) +- 1, refined by a parabola through its
+ * neighbours, gives P = lag / m.  0 when no lag fits. */
+double skel_period_estimate(const double *series, size_t n, size_t len, double min_s,
+                            double max_s);
 
 /* Burst onset of a series relative to the period: the phase (in samples,
  * [0, period)) of the series' circular centroid folded over `period`. */

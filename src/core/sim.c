@@ -67,6 +67,7 @@
 #include <stddef.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -72,6 +72,8 @@ double bm_mean(const batch_means *b) { return b->all.n ? b->all.mean : NAN; }
 
 double stat_t975(int df)
 {
+    if (df < 1)
+        return NAN;
     static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
                                2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
                                2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,

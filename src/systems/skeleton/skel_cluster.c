@@ -178,7 +178,7 @@ int32_t skel_comp_parse(const skel_fabric *f, const char *s)
     return skel_comp_ovl(f, ep, k - SKEL_K_VPORT);
 }
 
-static uint64_t mix64(uint64_t x)
+uint64_t skel_mix64(uint64_t x)
 {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
@@ -198,7 +198,7 @@ int skel_path(const skel_fabric *f, int a, int b, int agg, int32_t *el, bool *pr
     PUT(skel_comp_link(f, f->host_link[a]), false);
     PUT(skel_comp_switch(f, ta), true);
     if (ta != tb) {
-        int k = agg >= 0 ? agg : (int)(mix64(((uint64_t)a << 32) | (uint32_t)b) % (uint64_t)f->aggs);
+        int k = agg >= 0 ? agg : (int)(skel_mix64(((uint64_t)a << 32) | (uint32_t)b) % (uint64_t)f->aggs);
         PUT(skel_comp_link(f, f->tor_agg[(sa * g + ra) * f->aggs + k]), false);
         PUT(skel_comp_switch(f, f->agg_node[k]), true);
         PUT(skel_comp_link(f, f->tor_agg[(sb * g + rb) * f->aggs + k]), false);

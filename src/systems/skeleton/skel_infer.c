@@ -351,3 +351,69 @@ skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_
     free(resid);
     return first;
 }
+
+/* ---- the iteration period --------------------------------------------------- */
+
+/* Autocorrelation of x (mean removed, len samples) at lag L, normalised. */
+static double acf(const double *x, size_t len, size_t L, double var)
+{
+    double s = 0;
+    for (size_t t = 0; t + L < len; t++)
+        s += x[t] * x[t + L];
+    return s / ((double)(len - L) * var);
+}
+
+double skel_period_estimate(const double *series, size_t n, size_t len, double min_s,
+                            double max_s)
+{
+    if (len < 4 || n == 0)
+        return 0;
+    double *x = calloc(len, sizeof *x), mean = 0, var = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t t = 0; t < len; t++)
+            x[t] += series[i * len + t];
+    for (size_t t = 0; t < len; t++)
+        mean += x[t] / (double)len;
+    for (size_t t = 0; t < len; t++) {
+        x[t] -= mean;
+        var += x[t] * x[t] / (double)len;
+    }
+    size_t lo = (size_t)fmax(2, ceil(min_s)), hi = (size_t)fmin(floor(max_s), (double)len / 2);
+    double per = 0;
+    if (var > 0 && lo + 1 < hi) {
+        size_t nl = hi + 2;
+        double *r = malloc(nl * sizeof *r), best = -INFINITY;
+        for (size_t L = lo - 1; L <= hi + 1 && L < len; L++)
+            r[L] = acf(x, len, L, var);
+        for (size_t L = lo; L <= hi; L++)
+            best = fmax(best, r[L]);
+        size_t pick = 0;
+        for (size_t L = lo; L <= hi && !pick; L++)
+            if (r[L] >= r[L - 1] && r[L] >= r[L + 1] && r[L] >= 0.8 * best && r[L] > 0)
+                pick = L;
+        if (pick) {
+            /* refine on ever further multiples: at m x P the error of P
+             * is m times larger, so each step looks within one lag */
+            per = (double)pick;
+            for (size_t m = 2; (double)m * per + 2 < (double)len / 2; m *= 2) {
+                size_t c = (size_t)lround((double)m * per), bl = c;
+                double bv = -INFINITY;
+                for (size_t L = c - 1; L <= c + 1; L++) {
+                    double v = acf(x, len, L, var);
+                    if (v > bv) {
+                        bv = v;
+                        bl = L;
+                    }
+                }
+                double lo_v = acf(x, len, bl - 1, var), hi_v = acf(x, len, bl + 1, var);
+                double den = lo_v - 2 * bv + hi_v, d = 0;
+                if (den < 0)
+                    d = fmax(-0.5, fmin(0.5, 0.5 * (lo_v - hi_v) / den));
+                per = ((double)bl + d) / (double)m;
+            }
+        }
+        free(r);
+    }
+    free(x);
+    return per;
+}

@@ -1,8 +1,27 @@
 /*
- * skel_locate.c - a run's failures (scheduled and random, with the MTTR of
- * their class), their effect on a probe's path, and localization: the
- * overlay replay and physical-link voting of Algorithm 1, or the baseline
- * method's own.
+ * skel_locate.c - localization of an alarm on the pair (a, b) from
+ * observations only (skel_obs.h): Algorithm 1's overlay replay over the
+ * installed flow tables and physical-link voting over traceroute-like
+ * sweeps, then the element checks and the validation, each with its own
+ * latency; or the baseline method's own.  A step names a culprit only when
+ * what it observed shows a fault; nothing here can read the injected
+ * failures.
+ *
+ *  1. Overlay replay (replay_delay): a's chain out (vPort, vSwitch rule,
+ *     RNIC rule, VTEP), b's chain in, along the installed entries; the hop
+ *     that forwards nothing (or loops) is the culprit.
+ *  2. Voting (sweep_delay): the recently anomalous paths and the sweeps'
+ *     paths vote (skel_votes); the culprit is then checked (check_delay): a
+ *     host link whose RNIC's counters or port state are abnormal is the
+ *     RNIC; a link whose switch queue has congestion control off is a
+ *     configuration fault.
+ *  3. Validation: the pair is re-probed (reprobe_delay; 5 probes: one
+ *     lost, or their median above the pair's baseline (its long-term fit, else
+ *     its look-back) by z_min_shift,
+ *     is still anomalous); if it is, both ends' RNIC counters, vSwitch rules (RDMA, offloaded
+ *     once, to the right RNIC), RNIC offloaded rules (dump and compare,
+ *     validate_delay), host counters and configuration are read; the first
+ *     abnormal one is the culprit.  None abnormal: no verdict.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,204 +29,63 @@
 
 #include "systems/skeleton/skel_run_int.h"
 
-/* ---- failures -------------------------------------------------------------- */
-
-static int mttr_class(enum skel_kind k)
-{
-    if (k == SKEL_K_LINK || k == SKEL_K_SWITCH)
-        return 1;
-    if (k == SKEL_K_RNIC || k == SKEL_K_HOST)
-        return 2;
-    return 0;
-}
-
-void start_fault(skel_run *r, int type, int32_t comp, int64_t t, int64_t dur)
-{
-    if (r->nfault == r->capfault) {
-        r->capfault = r->capfault ? 2 * r->capfault : 16;
-        r->fault = realloc(r->fault, (size_t)r->capfault * sizeof *r->fault);
-        r->active = realloc(r->active, (size_t)r->capfault * sizeof *r->active);
-    }
-    int fi = r->nfault++;
-    r->fault[fi] = (fault_rt){.type = type, .comp = comp, .start_s = t, .end_s = t + dur,
-                              .loc_comp = -1, .loc_cls = SKEL_CLS_NONE};
-    r->active[r->nactive++] = fi;
-}
-
-void end_fault(skel_run *r, int fi, int64_t t)
-{
-    for (int a = 0; a < r->nactive; a++)
-        if (r->active[a] == fi) {
-            r->active[a] = r->active[--r->nactive];
-            break;
-        }
-    if (r->fault[fi].end_s > t)
-        r->fault[fi].end_s = t;
-}
-
-/* A random component of a kind, among those in use where that matters. */
-static int32_t random_comp(skel_run *r, enum skel_kind k)
-{
-    const skel_fabric *f = r->f;
-    int *cand = malloc((size_t)f->neps * sizeof *cand), n = 0;
-    int32_t c = -1;
-    if (k == SKEL_K_SWITCH) {
-        int ntor = f->segs * f->gpus;
-        int i = (int)rng_below(&r->rf, (uint64_t)(ntor + f->aggs));
-        c = skel_comp_switch(f, i < ntor ? f->tor_node[i] : f->agg_node[i - ntor]);
-    } else if (k == SKEL_K_LINK && rng_u01(&r->rf) < 0.5) {
-        int nl = f->segs * f->gpus * f->aggs;
-        c = skel_comp_link(f, f->tor_agg[rng_below(&r->rf, (uint64_t)nl)]);
-    } else {
-        for (int e = 0; e < f->neps; e++)
-            if (r->ep[e].ready)
-                cand[n++] = e;
-        if (n) {
-            int e = cand[rng_below(&r->rf, (uint64_t)n)];
-            switch (k) {
-            case SKEL_K_LINK: c = skel_comp_link(f, f->host_link[e]); break;
-            case SKEL_K_RNIC: c = skel_comp_rnic(f, e); break;
-            case SKEL_K_HOST: c = skel_comp_host(f, e / f->gpus); break;
-            default: c = skel_comp_ovl(f, e, k - SKEL_K_VPORT);
-            }
-        }
-    }
-    free(cand);
-    return c;
-}
-
-void random_faults(skel_run *r, int64_t t)
-{
-    const skel_world *w = r->w;
-    if (w->fail_rate_per_h <= 0)
-        return;
-    double lambda = w->fail_rate_per_h / 3600.0;
-    /* Poisson count for this second */
-    double L = exp(-lambda), pr = rng_u01(&r->rf);
-    int cnt = 0;
-    while (pr > L && cnt < 16) {
-        pr *= rng_u01(&r->rf);
-        cnt++;
-    }
-    double tot = 0;
-    for (int i = 0; i < SKEL_NFTYPES; i++)
-        tot += w->type_weight[i];
-    for (int c = 0; c < cnt; c++) {
-        double u = rng_uniform(&r->rf, 0, tot);
-        int ty = 0;
-        while (ty < SKEL_NFTYPES - 1 && u >= w->type_weight[ty])
-            u -= w->type_weight[ty++];
-        enum skel_kind k = skel_ftypes[ty].kind;
-        int32_t comp = random_comp(r, k);
-        double dur = rng_exponential(&r->rf, (double)w->mttr_s[mttr_class(k)]);
-        if (comp >= 0)
-            start_fault(r, ty, comp, t, (int64_t)ceil(dur));
-    }
-}
-
-/* ---- the effect of the failures on a path ---------------------------------- */
-
-
-bool on_path(const skel_run *r, const fault_rt *fa, int a, int b, const int32_t *el,
-             int nel, bool overlay)
-{
-    const skel_fabric *f = r->f;
-    enum skel_kind k = skel_comp_kind(f, fa->comp);
-    if (!overlay && !skel_ftypes[fa->type].underlay_visible)
-        return false;
-    switch (k) {
-    case SKEL_K_LINK:
-    case SKEL_K_SWITCH:
-        for (int i = 0; i < nel; i++)
-            if (el[i] == fa->comp)
-                return true;
-        return false;
-    case SKEL_K_HOST: {
-        int s = skel_comp_owner(f, fa->comp);
-        return s == a / f->gpus || s == b / f->gpus;
-    }
-    default: {
-        int o = skel_comp_owner(f, fa->comp);
-        return o == a || o == b;
-    }
-    }
-}
-
-effect path_effect(const skel_run *r, int a, int b, const int32_t *el, int nel,
-                   bool overlay)
-{
-    effect ef = {.fault = -1};
-    const skel_params *p = r->p;
-    double keep = 1;
-    for (int i = 0; i < r->nactive; i++) {
-        const fault_rt *fa = &r->fault[r->active[i]];
-        if (!on_path(r, fa, a, b, el, nel, overlay))
-            continue;
-        if (ef.fault < 0)
-            ef.fault = r->active[i];
-        const skel_ftype *ty = &skel_ftypes[fa->type];
-        if (ty->symptom == SKEL_SYM_UNREACH)
-            ef.unreach = true;
-        else if (ty->symptom == SKEL_SYM_LOSS)
-            keep *= 1 - (strstr(ty->name, "flapping") ? p->flap_loss_p : p->loss_p);
-        else
-            ef.lat_us += p->latency_us;
-    }
-    ef.loss = 1 - keep;
-    return ef;
-}
-
-double draw_rtt(skel_run *r, int nel, double lat_us)
-{
-    const skel_params *p = r->p;
-    double v = rng_lognormal(&r->rp, log(p->rtt_median_us), p->rtt_sigma);
-    v += (nel > 3 ? p->hop_us : 0) + lat_us;
-    if (rng_u01(&r->rp) < p->spike_p)
-        v += rng_exponential(&r->rp, p->spike_mean_us);
-    return v;
-}
-
-uint32_t draw_lost(skel_run *r, int packets, double loss)
-{
-    uint32_t lost = 0;
-    if (loss <= 0)
-        return 0;
-    for (int i = 0; i < packets; i++)
-        lost += rng_u01(&r->rp) < loss;
-    return lost;
-}
-
-/* ---- localization ------------------------------------------------------------ */
+#define REPROBES 5
 
 typedef struct replay_ctx {
-    const skel_run *r;
-    int32_t chain[8];
+    skel_run *r;
+    int a, b;
+    double tsec;
 } replay_ctx;
 
+/* Chain position hop: 0..3 a's overlay hops out, 4..7 b's hops 3..0 in. */
 static int replay_fwd(void *ctx, int hop)
 {
     replay_ctx *c = ctx;
-    for (int i = 0; i < c->r->nactive; i++) {
-        const fault_rt *fa = &c->r->fault[c->r->active[i]];
-        if (fa->comp == c->chain[hop] && skel_ftypes[fa->type].replay_visible)
-            return -1;
-    }
-    return hop + 1;
+    int ep = hop < 4 ? c->a : c->b, h = hop < 4 ? hop : 7 - hop;
+    skel_ovl_obs o = skel_obs_overlay(c->r->wld, ep, h, c->tsec);
+    return o.next < 0 ? -1 : hop + 1;
 }
 
-
-static int fault_on(const skel_run *r, int32_t comp)
+static int32_t chain_comp(const skel_fabric *f, int a, int b, int hop)
 {
-    for (int i = 0; i < r->nactive; i++)
-        if (r->fault[r->active[i]].comp == comp)
-            return r->active[i];
-    return -1;
+    return hop < 4 ? skel_comp_ovl(f, a, hop) : skel_comp_ovl(f, b, 7 - hop);
+}
+
+/* The class of an overlay element the replay stops at. */
+static int ovl_class(const skel_fabric *f, int32_t c)
+{
+    switch (skel_comp_kind(f, c)) {
+    case SKEL_K_VPORT: return SKEL_CLS_RUNTIME;
+    case SKEL_K_VSW: return SKEL_CLS_VSWITCH;
+    case SKEL_K_RULE: return SKEL_CLS_RNIC;
+    default: return SKEL_CLS_CONFIG;
+    }
+}
+
+static bool rnic_abnormal(const skel_rnic_obs *o)
+{
+    return !o->port_up || !o->link_up || o->port_flaps || !o->fw_responds || !o->gid_matches ||
+           !o->bond_ok || o->hw_errors;
+}
+
+/* A sweep path is bad when a hop does not answer, loses packets, or the
+ * far end's RTT is above the absolute bound. */
+static bool trace_bad(skel_run *r, int x, int z, const int32_t *el, int n, double tsec)
+{
+    skel_hop_obs hops[8];
+    int ok = skel_obs_trace(r->wld, x, z, el, n, r->p->sweep_packets, tsec, hops);
+    if (ok < n)
+        return true;
+    for (int i = 0; i < n; i++)
+        if (hops[i].lost)
+            return true;
+    return hops[n - 1].rtt_us > r->p->suspect_abs_us;
 }
 
 /* Sweep from endpoint x toward segment `seg` (its own: through its ToR
  * only; another: one path pinned through each agg), as the underlay
  * agents' traceroutes; the results vote.  Endpoint y is not a target. */
-static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg)
+static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg, double tsec)
 {
     const skel_fabric *f = r->f;
     int g = f->gpus, rail = x % g, sx = x / g / f->per_tor;
@@ -221,10 +99,7 @@ static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg)
         return;
     for (int k = seg == sx ? -1 : 0; k < (seg == sx ? 0 : f->aggs); k++) {
         int n = skel_path(f, x, z, k, el, pref);
-        effect ef = path_effect(r, x, z, el, n, false);
-        bool bad = ef.unreach || draw_lost(r, r->p->sweep_packets, ef.loss) > 0 ||
-                   draw_rtt(r, n, ef.lat_us) > r->p->suspect_abs_us;
-        skel_votes_add(v, el, (size_t)n, bad);
+        skel_votes_add(v, el, (size_t)n, trace_bad(r, x, z, el, n, tsec));
         r->probes++;
     }
 }
@@ -232,7 +107,7 @@ static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg)
 /* The sweeps of an alarm on (a, b): from each end to its own segment, to
  * the other end's and to a third, so that a healthy path crosses every
  * element but the culprit where the fabric allows. */
-static void sweep(skel_run *r, skel_votes *v, int a, int b)
+static void sweep(skel_run *r, skel_votes *v, int a, int b, double tsec)
 {
     const skel_fabric *f = r->f;
     int g = f->gpus;
@@ -242,27 +117,28 @@ static void sweep(skel_run *r, skel_votes *v, int a, int b)
             other = sg;
     for (int side = 0; side < 2; side++) {
         int x = side ? b : a, y = side ? a : b, sx = side ? sb : sa, sy = side ? sa : sb;
-        sweep_to(r, v, x, y, sx);
+        sweep_to(r, v, x, y, sx, tsec);
         if (sy != sx)
-            sweep_to(r, v, x, y, sy);
+            sweep_to(r, v, x, y, sy, tsec);
         if (other >= 0)
-            sweep_to(r, v, x, y, other);
+            sweep_to(r, v, x, y, other, tsec);
     }
 }
 
-static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exonerate)
+static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exonerate, double tsec,
+                            int64_t at)
 {
     const skel_fabric *f = r->f;
-    verdict vd = {.comp = -1, .cls = SKEL_CLS_NONE, .at_s = r->now};
+    const skel_params *p = r->p;
+    verdict vd = {.comp = -1, .cls = SKEL_CLS_NONE, .at_s = at + p->sweep_s, .step = LOC_NONE};
     skel_votes v;
     skel_votes_init(&v, (size_t)f->base_rnic);
     for (int i = 0; i < r->nring; i++)
-        if (r->now - r->ring[i].t <= r->p->vote_window_s)
+        if (r->now - r->ring[i].t <= p->vote_window_s)
             skel_votes_add(&v, r->ring[i].el, r->ring[i].nel, true);
     skel_votes_add(&v, t->el, t->nel, true);
-    if (exonerate) {
-        sweep(r, &v, a, b);
-    }
+    if (exonerate)
+        sweep(r, &v, a, b, tsec);
     int32_t c = skel_votes_culprit(&v, t->el, t->pref, t->nel, exonerate);
     if (c < 0 && !exonerate) {  /* 007: the most-voted element, even with one vote */
         uint32_t best = 0;
@@ -277,70 +153,112 @@ static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exoner
         return vd;
     vd.comp = c;
     vd.cls = SKEL_CLS_SWITCH;
+    vd.step = LOC_VOTE;
     if (!exonerate)
         return vd;
-    /* the element's own check: an RNIC behind a host link (the host's
-     * underlay agent reads the port), a switch queue's configuration */
+    /* the element's own check: the RNIC behind a host link (the host's
+     * agent reads its counters), a link's switch queue configuration */
+    vd.at_s += p->check_s;
     for (int side = 0; side < 2; side++) {
         int e = side ? b : a;
-        if (c == skel_comp_link(f, f->host_link[e]) && fault_on(r, skel_comp_rnic(f, e)) >= 0) {
+        if (c != skel_comp_link(f, f->host_link[e]))
+            continue;
+        skel_rnic_obs o = skel_obs_rnic(r->wld, e, tsec);
+        if (rnic_abnormal(&o)) {
             vd.comp = skel_comp_rnic(f, e);
             vd.cls = SKEL_CLS_RNIC;
+            vd.step = LOC_PORT;
             return vd;
         }
     }
-    int fi = fault_on(r, c);
-    if (fi >= 0 && skel_ftypes[r->fault[fi].type].cls == SKEL_CLS_CONFIG)
+    if (skel_comp_kind(f, c) == SKEL_K_LINK && !skel_obs_queue_cc(r->wld, c, tsec)) {
         vd.cls = SKEL_CLS_CONFIG;
+        vd.step = LOC_QUEUE;
+    }
     return vd;
 }
 
-verdict localize(skel_run *r, int a, int b, const tgt *t)
+/* Validation: the re-probe, then the reads of both ends. */
+static verdict validate(skel_run *r, int a, int b, const tgt *t, double tsec, int64_t at)
 {
     const skel_fabric *f = r->f;
-    verdict vd = {.comp = -1, .cls = SKEL_CLS_NONE, .at_s = r->now};
-    if (r->method == SKEL_M_VOTE007)
-        return loc_underlay(r, a, b, t, false);
-    if (r->method == SKEL_M_RPING)
-        return loc_underlay(r, a, b, t, true);
-    /* 1. overlay replay: a's chain out, then b's chain in */
-    replay_ctx rc = {.r = r};
-    for (int h = 0; h < 4; h++) {
-        rc.chain[h] = skel_comp_ovl(f, a, h);
-        rc.chain[7 - h] = skel_comp_ovl(f, b, h);
+    const skel_params *p = r->p;
+    verdict vd = {.comp = -1, .cls = SKEL_CLS_NONE, .at_s = at + p->reprobe_s, .step = LOC_NONE};
+    /* the re-probe: REPROBES probes; still anomalous if one is lost or
+     * unanswered, or their median is a shift of z_min_shift above the
+     * pair's own baseline (its long-term fit, else its look-back) */
+    double rtt[REPROBES], base = p->rtt_median_us;
+    bool bad = false;
+    for (int k = 0; k < REPROBES; k++) {
+        skel_probe_obs o = skel_obs_probe(r->wld, a, b, t->el, t->nel, true, r->ep[b].ready,
+                                          p->probe_packets, tsec + p->reprobe_s + 0.1 * k);
+        r->probes++;
+        bad |= !o.answered || o.lost;
+        rtt[k] = o.answered ? o.rtt_us : INFINITY;
     }
-    bool loop;
-    int hop = skel_overlay_replay(replay_fwd, &rc, 8, &loop);
-    if (hop >= 0) {
-        int fi = fault_on(r, rc.chain[hop]);
-        vd.comp = rc.chain[hop];
-        vd.cls = fi >= 0 ? (int)skel_ftypes[r->fault[fi].type].cls : SKEL_CLS_CONFIG;
-        return vd;
+    if (t->lt_fit) {
+        base = exp(t->lt_mu);
+    } else if (t->nref) {
+        base = 0;
+        for (int i = 0; i < t->nref; i++)
+            base += t->ref[i][1] / t->nref;
     }
-    /* 2. physical voting */
-    vd = loc_underlay(r, a, b, t, true);
-    if (vd.comp >= 0)
-        return vd;
-    /* 3. validation: flow tables, configuration and host checks (oracle) */
-    vd.at_s = r->now + r->p->validate_s;
-    if (rng_u01(&r->rv) >= r->p->validate_p)
-        return vd;
-    int32_t cand[8];
-    int nc = 0;
+    double s[SKEL_NSTAT];
+    skel_summary(rtt, REPROBES, s);
+    if (!bad && s[1] <= base * (1 + p->z_shift))
+        return vd;              /* gone: nothing to validate */
+    vd.at_s += p->validate_s;
     for (int side = 0; side < 2; side++) {
         int e = side ? b : a;
-        cand[nc++] = skel_comp_ovl(f, e, 2);
-        cand[nc++] = skel_comp_ovl(f, e, 1);
-        cand[nc++] = skel_comp_host(f, e / f->gpus);
-        cand[nc++] = skel_comp_rnic(f, e);
-    }
-    for (int i = 0; i < nc; i++) {
-        int fi = fault_on(r, cand[i]);
-        if (fi >= 0) {
-            vd.comp = cand[i];
-            vd.cls = skel_ftypes[r->fault[fi].type].cls;
+        skel_rnic_obs ro = skel_obs_rnic(r->wld, e, tsec);
+        if (rnic_abnormal(&ro)) {
+            vd = (verdict){skel_comp_rnic(f, e), SKEL_CLS_RNIC, vd.at_s, LOC_VALIDATE};
+            return vd;
+        }
+        skel_ovl_obs vs = skel_obs_overlay(r->wld, e, 1, tsec);
+        if (!vs.rdma || vs.offloads != 1 || !vs.optimal) {
+            vd = (verdict){skel_comp_ovl(f, e, 1), SKEL_CLS_VSWITCH, vd.at_s, LOC_VALIDATE};
+            return vd;
+        }
+        skel_ovl_obs rr = skel_obs_overlay(r->wld, e, 2, tsec);
+        if (!rr.in_hw) {
+            vd = (verdict){skel_comp_ovl(f, e, 2), SKEL_CLS_RNIC, vd.at_s, LOC_VALIDATE};
+            return vd;
+        }
+        skel_host_obs ho = skel_obs_host(r->wld, e / f->gpus, tsec);
+        if (ho.pcie_aer_errors || ho.gdr_errors || !ho.hugepages_ok) {
+            vd = (verdict){skel_comp_host(f, e / f->gpus),
+                           ho.hugepages_ok ? SKEL_CLS_HOST : SKEL_CLS_CONFIG, vd.at_s,
+                           LOC_VALIDATE};
             return vd;
         }
     }
     return vd;
+}
+
+verdict localize(skel_run *r, int a, int b, const tgt *t, double tsec)
+{
+    const skel_fabric *f = r->f;
+    const skel_params *p = r->p;
+    int64_t at = r->now;
+    if (r->method == SKEL_M_VOTE007)
+        return loc_underlay(r, a, b, t, false, tsec, at);
+    if (r->method == SKEL_M_RPING)
+        return loc_underlay(r, a, b, t, true, tsec, at);
+    /* 1. overlay replay: a's chain out, then b's chain in */
+    replay_ctx rc = {.r = r, .a = a, .b = b, .tsec = tsec};
+    bool loop;
+    int hop = skel_overlay_replay(replay_fwd, &rc, 8, &loop);
+    at += p->replay_s;
+    if (hop >= 0) {
+        int32_t c = chain_comp(f, a, b, hop);
+        return (verdict){.comp = c, .cls = loop ? SKEL_CLS_CONFIG : ovl_class(f, c), .at_s = at,
+                         .step = LOC_REPLAY};
+    }
+    /* 2. physical voting and the culprit's own check */
+    verdict vd = loc_underlay(r, a, b, t, true, tsec, at);
+    if (vd.comp >= 0)
+        return vd;
+    /* 3. validation */
+    return validate(r, a, b, t, tsec, vd.at_s);
 }

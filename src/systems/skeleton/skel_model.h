@@ -76,6 +76,9 @@ int skel_fabric_init(skel_fabric *f, sim *s, int servers, int gpus, int per_tor,
                      uint64_t seed, err *e);
 void skel_fabric_fini(skel_fabric *f);
 
+/* A 64-bit mixer (murmur3's finalizer): the ECMP hash, per-path constants. */
+uint64_t skel_mix64(uint64_t x);
+
 /* Underlay elements (links and switches, in path order) of the path from
  * endpoint a to b: the ECMP choice of agg hashes (a, b).  With `agg` >= 0
  * the path is pinned through that agg (traceroute of a chosen path).

@@ -3,22 +3,19 @@
  *
  * Per simulated second: tasks end and are submitted (churn: log-normal
  * lifetime), containers become ready (log-normal creation delay) and
- * register with their peers' agents; failures start and end (scheduled,
- * or Poisson over the Table 1 types with the MTTR of their class); tasks
- * whose containers have all run `infer_after_s` get their skeleton
- * inferred from their throughput series; every probing endpoint probes
- * its next active target.
+ * register with their peers' agents; the world's second runs (failures
+ * end and start: skel_world.c, behind skel_obs.h); tasks whose containers
+ * have all run `infer_after_s` get their skeleton inferred from their
+ * throughput series (period included); every probing endpoint probes its
+ * next active target.  This file decides from observations only.
  *
- * A probe (flow level): RTT = lognormal base (+ per agg hop) + rare
- * congestion spikes + the failures on its path (unreachable: no answer
- * within the 1-s timeout, retried next second; loss: each of
- * `probe_packets` packets lost with p; latency: additive).  Detection:
- * `timeouts` consecutive timeouts; window loss >= threshold; a suspicious
- * RTT is retried twice at once and, if all three stay high, the window's
- * summary is tested by the short-term LOF against the look-back; the
- * long-term Z-test runs per pair every `longterm_s`.  An alarm is scored
- * against the ground truth (a failure on the probed path, or a target not
- * ready: a start-up false alarm) and localized by the method.
+ * Detection: `timeouts` consecutive unanswered probes; window loss >=
+ * threshold; a suspicious RTT is retried twice at once and, if all three
+ * stay high, the window's summary is tested by the short-term LOF against
+ * the look-back, and an outlier is an alarm when the pair's next probe is
+ * one too (`confirm`); the long-term Z-test runs per pair every
+ * `longterm_s`.  An alarm is localized by the method (skel_locate.c) and
+ * recorded; the scorer (skel_score.c) matches it to the truth afterwards.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -77,11 +74,12 @@ static void free_list(ep_rt *x)
     x->retry = -1;
 }
 
-static int ep_of(const skel_run *r, const task_rt *k, int l)
+int skel_run_ep_of(const skel_run *r, const task_rt *k, int l)
 {
     int g = r->f->gpus;
     return k->server[l / g] * g + l % g;
 }
+#define ep_of skel_run_ep_of
 
 /* The task's endpoints (global ids) as skel_ep for the list builders. */
 static skel_ep *task_eps(const skel_run *r, const task_rt *k, int *n)
@@ -196,17 +194,11 @@ static void end_task(skel_run *r, int ti, int64_t t)
                 free_list(x);
             x->task = -1;
             x->ready = false;
-            /* overlay failures die with the container */
-            for (int a = 0; a < r->nactive; a++) {
-                fault_rt *fa = &r->fault[r->active[a]];
-                enum skel_kind kd = skel_comp_kind(f, fa->comp);
-                if (kd >= SKEL_K_VPORT && skel_comp_owner(f, fa->comp) == e) {
-                    end_fault(r, r->active[a], t);
-                    a--;
-                }
-            }
+            r->ep_up[e] = false;
+            skel_wld_container_gone(r->wld, e, t);  /* its overlay goes with it */
         }
     }
+    skel_wld_job_stop(r->wld, ti);
 }
 
 static void container_ready(skel_run *r, task_rt *k, int h, int64_t t)
@@ -217,6 +209,15 @@ static void container_ready(skel_run *r, task_rt *k, int h, int64_t t)
         int e = k->server[h] * f->gpus + g;
         r->ep[e].ready = true;
         r->ep[e].ready_s = t;
+        r->ep_up[e] = true;
+    }
+    if (k->nready == k->nhosts) {   /* the job starts training */
+        int n = k->nhosts * f->gpus;
+        int *eps = malloc((size_t)n * sizeof *eps);
+        for (int l = 0; l < n; l++)
+            eps[l] = ep_of(r, k, l);
+        skel_wld_job_start(r->wld, (int)(k - r->task), &k->par, k->seed, eps, n);
+        free(eps);
     }
     if (!overlay_method(r->method))
         return;
@@ -251,7 +252,9 @@ static void infer(skel_run *r, int ti, int64_t t)
     tr->series(tr->ctx, &k->par, r->f->gpus, k->seed, t - (int64_t)len, len, series);
     uint32_t *off, *idx;
     int *stage = malloc((size_t)n * sizeof *stage);
-    double per = tr->period ? tr->period(tr->ctx, &k->par, r->f->gpus) : tr->period_s;
+    /* the iteration period, from the series themselves */
+    double per = skel_period_estimate(series, (size_t)n, len, p->period_min_s, p->period_max_s);
+    k->period_s = per;
     skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)p->stft_win,
                                  (size_t)p->stft_hop, &off, &idx, stage);
     k->inferred = true;
@@ -291,27 +294,16 @@ static void raise_alarm(skel_run *r, int a, int ti, int sym, double tsec)
     if (r->now < t->holdoff_s)
         return;
     t->holdoff_s = r->now + r->p->holdoff_s;
-    bool ov = overlay_method(r->method);
-    effect ef = path_effect(r, a, b, t->el, t->nel, ov);
-    int fi = ef.fault;
-    /* a failure that ended in the last few seconds still explains it */
-    if (fi < 0)
-        for (int i = r->nfault - 1; i >= 0 && fi < 0; i--) {
-            fault_rt *fa = &r->fault[i];
-            if (fa->end_s <= r->now && fa->end_s + r->p->timeouts + 2 >= r->now &&
-                on_path(r, fa, a, b, t->el, t->nel, ov))
-                fi = i;
-        }
-    bool startup = fi < 0 && ov && !r->ep[b].ready;
-    verdict vd = localize(r, a, b, t);
+    verdict vd = localize(r, a, b, t, tsec);
     if (r->nalarm == r->capalarm) {
         r->capalarm = r->capalarm ? 2 * r->capalarm : 256;
         r->alarm = realloc(r->alarm, r->capalarm * sizeof *r->alarm);
     }
-    r->alarm[r->nalarm++] = (alarm_rt){.t = tsec, .src = a, .dst = b, .sym = sym, .fault = fi,
-                                       .cls = vd.cls, .comp = vd.comp, .startup = startup,
-                                       .loc_s = vd.at_s};
-    r->fp_startup += startup;
+    alarm_rt *al = &r->alarm[r->nalarm++];
+    *al = (alarm_rt){.t = tsec, .now_s = r->now, .src = a, .dst = b, .sym = sym, .cls = vd.cls,
+                     .comp = vd.comp, .loc_s = vd.at_s, .step = (uint8_t)vd.step,
+                     .target_ready = r->ep[b].ready, .nel = t->nel, .fault = -1};
+    memcpy(al->el, t->el, sizeof al->el);
     /* the path votes for later localizations */
     recent *rc = &r->ring[r->ringpos];
     rc->t = r->now;
@@ -320,23 +312,10 @@ static void raise_alarm(skel_run *r, int a, int ti, int sym, double tsec)
     r->ringpos = (r->ringpos + 1) % 256;
     if (r->nring < 256)
         r->nring++;
-    if (fi < 0)
-        return;
-    fault_rt *fa = &r->fault[fi];
-    fa->alarms++;
-    if (!fa->detected) {
-        fa->detected = true;
-        fa->detect_t = tsec;
-        fa->localized = true;
-        fa->loc_t = tsec + (double)(vd.at_s - r->now);
-        fa->loc_comp = vd.comp;
-        fa->loc_cls = vd.cls;
-        fa->loc_ok = vd.comp == fa->comp && vd.cls == (int)skel_ftypes[fa->type].cls;
-        if (r->p->mitigate && fa->loc_ok && fa->end_s > vd.at_s &&
-            skel_comp_kind(r->f, fa->comp) != SKEL_K_LINK &&
-            skel_comp_kind(r->f, fa->comp) != SKEL_K_SWITCH)
-            fa->end_s = vd.at_s;    /* isolated: traffic moves off it */
-    }
+    /* mitigation: the named RNIC, host, rule or container is isolated
+     * once the verdict is in (whatever the truth: a wrong one helps not) */
+    if (r->p->mitigate && vd.comp >= 0)
+        skel_wld_isolate(r->wld, vd.comp, vd.at_s);
 }
 
 /* ---- probing ----------------------------------------------------------------- */
@@ -394,7 +373,8 @@ static void long_term(skel_run *r, int a, int ti, double rtt, double tsec)
                 t->lt_sigma = (float)sqrt(fmax(t->lt_sq / t->lt_n - mean * mean, 0) *
                                           t->lt_n / (t->lt_n - 1));
                 t->lt_fit = true;
-            } else if (skel_long_term_mean(mean, t->lt_n, t->lt_mu, t->lt_sigma, r->p->z_alpha,
+            } else if (r->p->ztest &&
+                       skel_long_term_mean(mean, t->lt_n, t->lt_mu, t->lt_sigma, r->p->z_alpha,
                                            r->p->z_shift)) {
                 raise_alarm(r, a, ti, SKEL_SYM_LATENCY, tsec);
             }
@@ -423,6 +403,27 @@ static void trace_probe(skel_run *r, int a, const tgt *t, double tsec, double rt
                                        .tor = t->el[1], .agg = t->nel == 7 ? t->el[3] : -1};
 }
 
+/* The short-term test of a window of samples that stayed suspicious. */
+static bool short_term(const skel_run *r, const tgt *t, double lo)
+{
+    const skel_params *p = r->p;
+    if (p->lof_mode == SKEL_LOF_ALWAYS)
+        return true;
+    if (p->lof_mode == SKEL_LOF_NEVER)
+        return false;
+    if (t->nref < 3)
+        return lo > p->suspect_abs_us;
+    double q[SKEL_NSTAT], xs[NWIN], ref[MAXLB * SKEL_NSTAT];
+    for (int i = 0; i < t->nwin; i++)
+        xs[i] = t->win[i];
+    skel_summary(xs, t->nwin, q);
+    for (int i = 0; i < t->nref; i++)
+        for (int d = 0; d < SKEL_NSTAT; d++)
+            ref[i * SKEL_NSTAT + d] = t->ref[i][d];
+    return skel_short_term(ref, t->nref, q, (size_t)p->lof_k, p->lof_max, p->far_sd,
+                           p->floor_sd_us);
+}
+
 static void probe(skel_run *r, int a, int ti)
 {
     const skel_params *p = r->p;
@@ -434,12 +435,11 @@ static void probe(skel_run *r, int a, int ti)
     if (t->win_id != wid)
         close_window(r, t, wid);
     bool ov = overlay_method(r->method);
-    effect ef = path_effect(r, a, b, t->el, t->nel, ov);
-    /* an overlay probe needs an agent answering at the target */
-    bool answer = !ef.unreach && (!ov || r->ep[b].ready);
+    skel_probe_obs o = skel_obs_probe(r->wld, a, b, t->el, t->nel, ov, r->ep[b].ready,
+                                      p->probe_packets, tsec);
     r->probes++;
     x->retry = -1;
-    if (!answer) {
+    if (!o.answered) {
         trace_probe(r, a, t, tsec, 0, 1, false);
         if (++t->consec_to >= p->timeouts) {
             t->consec_to = 0;
@@ -450,124 +450,44 @@ static void probe(skel_run *r, int a, int ti)
         return;
     }
     t->consec_to = 0;
-    uint32_t lost = draw_lost(r, p->probe_packets, ef.loss);
-    double rtt = draw_rtt(r, t->nel, ef.lat_us);
-    trace_probe(r, a, t, tsec, rtt, (double)lost / p->probe_packets, true);
+    double rtt = o.rtt_us;
+    trace_probe(r, a, t, tsec, rtt, (double)o.lost / p->probe_packets, true);
     t->wsent += (uint32_t)p->probe_packets;
-    t->wlost += lost;
+    t->wlost += o.lost;
     add_sample(t, rtt);
     long_term(r, a, ti, rtt, tsec);
-    if (lost && (double)t->wlost / t->wsent >= p->loss_threshold) {
+    if (o.lost && (double)t->wlost / t->wsent >= p->loss_threshold) {
         raise_alarm(r, a, ti, SKEL_SYM_LOSS, tsec);
         return;
     }
     double thr = suspect_thr(r, t);
-    if (rtt <= thr)
+    if (rtt <= thr) {
+        t->pending = 0;
         return;
+    }
     /* suspicious: two immediate retries filter congestion spikes */
     double lo = rtt;
     for (int k = 0; k < 2; k++) {
-        double v = draw_rtt(r, t->nel, ef.lat_us);
+        skel_probe_obs v = skel_obs_probe(r->wld, a, b, t->el, t->nel, ov, r->ep[b].ready,
+                                          p->probe_packets, tsec + 0.001 * (k + 1));
         r->probes++;
-        add_sample(t, v);
-        lo = fmin(lo, v);
-    }
-    if (lo <= thr)
-        return;
-    bool anomalous;
-    if (t->nref >= 3) {
-        double q[SKEL_NSTAT], xs[NWIN], ref[MAXLB * SKEL_NSTAT];
-        for (int i = 0; i < t->nwin; i++)
-            xs[i] = t->win[i];
-        skel_summary(xs, t->nwin, q);
-        for (int i = 0; i < t->nref; i++)
-            for (int d = 0; d < SKEL_NSTAT; d++)
-                ref[i * SKEL_NSTAT + d] = t->ref[i][d];
-        anomalous = skel_short_term(ref, t->nref, q, (size_t)p->lof_k, p->lof_max, p->far_sd,
-                                    p->floor_sd_us);
-    } else {
-        anomalous = lo > p->suspect_abs_us;
-    }
-    if (anomalous)
-        raise_alarm(r, a, ti, SKEL_SYM_LATENCY, tsec);
-}
-
-/* ---- relevance: does the failure touch a running task's real traffic? ------- */
-
-/* Endpoint e is up and has an up peer in its task's true skeleton. */
-static bool ep_talks(const skel_run *r, int e)
-{
-    const ep_rt *x = &r->ep[e];
-    if (x->task < 0 || !x->ready)
-        return false;
-    const task_rt *k = &r->task[x->task];
-    int g = r->f->gpus, l = -1;
-    for (int h = 0; h < k->nhosts && l < 0; h++)
-        if (k->server[h] == e / g)
-            l = h * g + e % g;
-    for (uint32_t j = k->toff[l]; j < k->toff[l + 1]; j++)
-        if (r->ep[ep_of(r, k, (int)k->tidx[j])].ready)
-            return true;
-    return false;
-}
-
-static bool relevant(const skel_run *r, const fault_rt *fa)
-{
-    const skel_fabric *f = r->f;
-    enum skel_kind kd = skel_comp_kind(f, fa->comp);
-    int g = f->gpus;
-    /* every path of an endpoint crosses its own elements, host link and
-     * ToR: those are relevant as soon as the endpoint talks */
-    if (kd == SKEL_K_HOST) {
-        int sv = skel_comp_owner(f, fa->comp);
-        for (int j = 0; j < g; j++)
-            if (ep_talks(r, sv * g + j))
-                return true;
-        return false;
-    }
-    if (kd != SKEL_K_LINK && kd != SKEL_K_SWITCH)
-        return ep_talks(r, skel_comp_owner(f, fa->comp));
-    for (int e = 0; e < f->neps; e++) {
-        int tor = f->tor_node[(e / g / f->per_tor) * g + e % g];
-        if ((fa->comp == skel_comp_link(f, f->host_link[e]) ||
-             fa->comp == skel_comp_switch(f, tor)) && ep_talks(r, e))
-            return true;
-    }
-    if (kd == SKEL_K_LINK) {    /* a host link not matched above, or ToR-agg */
-        int a, b;
-        topo_link_ends(f->t, fa->comp, &a, &b);
-        if (topo_node_kind(f->t, a) == NODE_HOST || topo_node_kind(f->t, b) == NODE_HOST)
-            return false;
-    } else {
-        bool agg = false;
-        for (int i = 0; i < f->aggs; i++)
-            agg |= fa->comp == skel_comp_switch(f, f->agg_node[i]);
-        if (!agg)
-            return false;
-    }
-    /* an agg or a ToR-agg link: the pairs whose ECMP path crosses it */
-    int32_t el[8];
-    bool pref[8];
-    for (int ti = 0; ti < r->ntask; ti++) {
-        const task_rt *k = &r->task[ti];
-        if (!k->alive)
+        if (!v.answered)
             continue;
-        int n = k->nhosts * g;
-        for (int l = 0; l < n; l++) {
-            int a = ep_of(r, k, l);
-            if (!r->ep[a].ready)
-                continue;
-            for (uint32_t j = k->toff[l]; j < k->toff[l + 1]; j++) {
-                int b = ep_of(r, k, (int)k->tidx[j]);
-                if (!r->ep[b].ready || a / g / f->per_tor == b / g / f->per_tor)
-                    continue;
-                int ne = skel_path(f, a, b, -1, el, pref);
-                if (on_path(r, fa, a, b, el, ne, true))
-                    return true;
-            }
-        }
+        add_sample(t, v.rtt_us);
+        lo = fmin(lo, v.rtt_us);
     }
-    return false;
+    if (lo <= thr || !short_term(r, t, lo)) {
+        t->pending = 0;
+        return;
+    }
+    /* an outlier window: confirmed by the pair's next probe (a burst of
+     * the job's own traffic rarely covers two rounds of the list) */
+    if (t->pending || !p->confirm) {
+        t->pending = 0;
+        raise_alarm(r, a, ti, SKEL_SYM_LATENCY, tsec);
+    } else {
+        t->pending = 1;
+    }
 }
 
 /* ---- the run ------------------------------------------------------------------ */
@@ -581,10 +501,10 @@ skel_run *skel_run_create(const skel_world *w, int method, uint64_t seed)
     r->method = method;
     r->seed = seed;
     rng_init(&r->rc, seed, "skeleton.churn", 0);
-    rng_init(&r->rf, seed, "skeleton.failures", 0);
-    rng_init(&r->rp, seed, "skeleton.probes", (uint64_t)method);
-    rng_init(&r->rv, seed, "skeleton.validate", (uint64_t)method);
+    r->wld = skel_wld_create(w, seed, (uint64_t)method);
+    r->score = skel_score_create(r);
     const skel_fabric *f = r->f;
+    r->ep_up = calloc((size_t)f->neps, sizeof *r->ep_up);
     r->server_task = malloc((size_t)f->servers * sizeof *r->server_task);
     for (int s = 0; s < f->servers; s++)
         r->server_task[s] = -1;
@@ -638,22 +558,9 @@ void skel_run_step(skel_run *r, int64_t t)
         if (k->infer_s == t && !k->inferred)
             infer(r, ti, t);
     }
-    /* failures */
-    for (int a = 0; a < r->nactive; a++)
-        if (r->fault[r->active[a]].end_s <= t) {
-            end_fault(r, r->active[a], t);
-            a--;
-        }
-    for (int i = 0; i < w->nfaults; i++)
-        if (w->faults[i].start_s == t)
-            start_fault(r, w->faults[i].type, w->faults[i].comp, t, w->faults[i].dur_s);
-    random_faults(r, t);
-    if (t % 10 == 0)
-        for (int a = 0; a < r->nactive; a++) {
-            fault_rt *fa = &r->fault[r->active[a]];
-            if (!fa->relevant && relevant(r, fa))
-                fa->relevant = true;
-        }
+    /* the world's second: failures end and start; the scorer looks */
+    skel_wld_step(r->wld, t, r->ep_up);
+    skel_score_step(r, t);
     /* probes: retries first, else the next target; at most `rate` a second */
     for (int e = 0; e < f->neps; e++) {
         ep_rt *x = &r->ep[e];
@@ -670,105 +577,7 @@ void skel_run_step(skel_run *r, int64_t t)
     }
 }
 
-void skel_run_finish(skel_run *r)
-{
-    for (int a = 0; a < r->nactive; a++) {
-        fault_rt *fa = &r->fault[r->active[a]];
-        if (!fa->relevant && relevant(r, fa))
-            fa->relevant = true;
-    }
-}
-
-void skel_run_result(const skel_run *r, skel_result *o)
-{
-    memset(o, 0, sizeof *o);
-    o->alarms = r->nalarm;
-    for (size_t i = 0; i < r->nalarm; i++)
-        o->tp += r->alarm[i].fault >= 0;
-    o->fp = o->alarms - o->tp;
-    o->fp_startup = r->fp_startup;
-    double dsum = 0, lsum = 0;
-    double *dl = malloc(((size_t)r->nfault + 1) * sizeof *dl);
-    for (int i = 0; i < r->nfault; i++) {
-        const fault_rt *fa = &r->fault[i];
-        o->failures++;
-        if (fa->relevant) {
-            o->relevant++;
-            o->per_type_relevant[fa->type]++;
-        }
-        if (fa->detected && fa->relevant) {
-            o->detected++;
-            o->per_type_detected[fa->type]++;
-            dl[o->detected - 1] = fa->detect_t - (double)fa->start_s;
-            dsum += fa->detect_t - (double)fa->start_s;
-            lsum += fa->loc_t - (double)fa->start_s;
-            if (fa->loc_ok) {
-                o->localized_ok++;
-                o->per_type_loc_ok[fa->type]++;
-            }
-        }
-    }
-    o->precision = o->alarms ? (double)o->tp / (double)o->alarms : NAN;
-    o->recall = o->relevant ? (double)o->detected / (double)o->relevant : NAN;
-    o->loc_accuracy = o->detected ? (double)o->localized_ok / (double)o->detected : NAN;
-    o->detect_delay_s = o->detected ? dsum / (double)o->detected : NAN;
-    o->loc_delay_s = o->detected ? lsum / (double)o->detected : NAN;
-    o->detect_delay_median_s = NAN;
-    if (o->detected) {
-        double s[SKEL_NSTAT];
-        skel_summary(dl, o->detected, s);
-        o->detect_delay_median_s = s[1];
-    }
-    free(dl);
-    o->probes = r->probes;
-    o->targets_mean = r->targets_n ? r->targets_sum / (double)r->targets_n : 0;
-    for (int ti = 0; ti < r->ntask; ti++) {
-        o->tasks++;
-        o->inferred += r->task[ti].inferred;
-        o->inferred_exact += r->task[ti].exact;
-    }
-}
-
-void skel_run_write_truth(const skel_run *r, FILE *f, bool header, int rep)
-{
-    char b1[96], b2[96];
-    if (header)
-        fprintf(f, "method,run,failure,type,component,class,symptom,start_s,end_s,relevant,"
-                   "detected,detect_delay_s,localized_to,localized_class,localization_correct,"
-                   "localize_delay_s,alarms\n");
-    static const char *const sym[] = {"unreachable", "loss", "high_latency"};
-    for (int i = 0; i < r->nfault; i++) {
-        const fault_rt *fa = &r->fault[i];
-        const skel_ftype *ty = &skel_ftypes[fa->type];
-        fprintf(f, "%s,%d,%d,%s,%s,%s,%s,%lld,%lld,%d,%d,", skel_method_names[r->method], rep, i,
-                ty->name, skel_comp_name(r->f, fa->comp, b1, sizeof b1), skel_class_names[ty->cls],
-                sym[ty->symptom], (long long)fa->start_s, (long long)fa->end_s, fa->relevant,
-                fa->detected);
-        if (fa->detected)
-            fprintf(f, "%.3f,%s,%s,%d,%.3f,%u\n", fa->detect_t - (double)fa->start_s,
-                    fa->loc_comp >= 0 ? skel_comp_name(r->f, fa->loc_comp, b2, sizeof b2) : "",
-                    skel_class_names[fa->loc_cls], fa->loc_ok, fa->loc_t - (double)fa->start_s,
-                    fa->alarms);
-        else
-            fprintf(f, ",,,,,%u\n", fa->alarms);
-    }
-}
-
-void skel_run_write_alarms(const skel_run *r, FILE *f, bool header, int rep)
-{
-    static const char *const sym[] = {"unreachable", "loss", "high_latency"};
-    char b1[96];
-    if (header)
-        fprintf(f, "method,run,t_s,src,dst,symptom,true_failure,startup,localized_to,class\n");
-    for (size_t i = 0; i < r->nalarm; i++) {
-        const alarm_rt *a = &r->alarm[i];
-        fprintf(f, "%s,%d,%.3f,%s,%s,%s,%d,%d,%s,%s\n", skel_method_names[r->method], rep, a->t,
-                topo_node_name(r->f->t, a->src), topo_node_name(r->f->t, a->dst), sym[a->sym],
-                a->fault, a->startup,
-                a->comp >= 0 ? skel_comp_name(r->f, a->comp, b1, sizeof b1) : "",
-                skel_class_names[a->cls]);
-    }
-}
+void skel_run_finish(skel_run *r) { skel_score_finish(r); }
 
 void skel_run_write_trace(const skel_run *r, FILE *f, bool header)
 {
@@ -804,9 +613,10 @@ void skel_run_destroy(skel_run *r)
     }
     free(r->task);
     free(r->ep);
+    free(r->ep_up);
+    skel_wld_destroy(r->wld);
+    skel_score_destroy(r->score);
     free(r->server_task);
-    free(r->fault);
-    free(r->active);
     free(r->alarm);
     free(r->trace);
     free(r);

@@ -23,15 +23,24 @@ enum skel_method {
 };
 extern const char *const skel_method_names[];  /* NULL-terminated */
 
+/* The short-term test: LOF as the paper's, or bypassed (ablations). */
+enum { SKEL_LOF_ON, SKEL_LOF_ALWAYS, SKEL_LOF_NEVER };
+
 typedef struct skel_params {
     /* probes */
     double rtt_median_us, rtt_sigma, hop_us;    /* base RTT: lognormal + per agg hop */
     double spike_p, spike_mean_us;              /* congestion noise */
+    double queue_us, rnic_gbps;                 /* queueing behind the job's traffic */
+    double agent_jitter_us, probe_drop;         /* agent scheduling; whole-probe loss */
+    double baseline_drift, baseline_period_s;   /* slow variation of a path's baseline */
     int probe_packets, sweep_packets;
     int timeouts;                               /* consecutive timeouts = unreachable */
     double rate;                                /* targets per second per endpoint */
     /* detection */
     double loss_threshold;
+    int lof_mode;                               /* SKEL_LOF_* */
+    bool ztest;                                 /* the long-term Z-test runs */
+    bool confirm;                               /* an outlier needs the next round too */
     int window_s, lookback, lof_k;
     double lof_max, far_sd, floor_sd_us;
     double suspect_factor, suspect_abs_us;
@@ -39,12 +48,12 @@ typedef struct skel_params {
     double z_alpha, z_shift;
     int holdoff_s;
     /* localization */
-    int vote_window_s, validate_s;
-    double validate_p;
+    int vote_window_s;
+    int replay_s, sweep_s, check_s, reprobe_s, validate_s;  /* each step's latency */
     bool mitigate;                              /* isolate a localized RNIC/host/rule */
     /* inference */
     int infer_after_s, stft_win, stft_hop;
-    double period_s;
+    double period_min_s, period_max_s;          /* range the period is searched in */
     /* churn */
     double create_median_s, create_sigma, life_median_s, life_sigma;
     /* failure effects by symptom */
@@ -96,8 +105,12 @@ void skel_run_finish(skel_run *r);
 
 /* Results of a run. */
 typedef struct skel_result {
-    double precision, recall, loc_accuracy;
-    double detect_delay_s, loc_delay_s;         /* means over detected failures */
+    double precision, recall, loc_accuracy;     /* precision per alarm */
+    double incident_precision;                  /* per alarm episode */
+    uint64_t incidents, incidents_true;
+    double detect_delay_s, loc_delay_s;         /* means over detected failures: onset to the
+                                                   first alarm; that alarm to its verdict */
+    double total_delay_s;                       /* detect + localize (the paper's 8 s) */
     double detect_delay_median_s;               /* median of the same */
     uint64_t alarms, tp, fp, fp_startup;
     uint64_t failures, relevant, detected, localized_ok;
@@ -106,6 +119,7 @@ typedef struct skel_result {
     uint64_t tasks, inferred, inferred_exact;
     uint64_t per_type_relevant[SKEL_NFTYPES], per_type_detected[SKEL_NFTYPES],
         per_type_loc_ok[SKEL_NFTYPES];
+    uint64_t per_step[6];                       /* correct verdicts by localization step */
 } skel_result;
 void skel_run_result(const skel_run *r, skel_result *out);
 
@@ -114,5 +128,9 @@ void skel_run_result(const skel_run *r, skel_result *out);
 void skel_run_write_truth(const skel_run *r, FILE *f, bool header, int rep);
 void skel_run_write_alarms(const skel_run *r, FILE *f, bool header, int rep);
 void skel_run_write_trace(const skel_run *r, FILE *f, bool header);
+/* Test hook: the scorer's copy of the truth gets its components shuffled
+ * among failures of the same kind (call before the first step).  The
+ * decisions must not change; the scores do. */
+void skel_run_permute_truth(skel_run *r, uint64_t seed);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "systems/skeleton/skel_run.h"
+#include "systems/skeleton/skel_obs.h"
 
 #define NWIN 16
 #define MAXLB 16
@@ -19,6 +19,7 @@ typedef struct tgt {
     bool pref[8];
     uint8_t nel;
     uint8_t consec_to;
+    uint8_t pending;        /* the last probe's window was an outlier */
     uint8_t nwin;
     int32_t win_id;
     float win[NWIN];
@@ -52,26 +53,27 @@ typedef struct task_rt {
     uint32_t *toff, *tidx;      /* true skeleton (local) */
     bool alive, inferred, infer_ok, exact;
     int64_t infer_s;
+    double period_s;            /* the period inferred from its traffic */
 } task_rt;
 
-typedef struct fault_rt {
-    int type;
-    int32_t comp;
-    int64_t start_s, end_s;
-    bool relevant, detected, localized, loc_ok;
-    double detect_t, loc_t;     /* s */
-    int32_t loc_comp;
-    int loc_cls;
-    uint32_t alarms;
-} fault_rt;
-
+/* An alarm and its verdict (decisions), then what the scorer made of it. */
 typedef struct alarm_rt {
     double t;
-    int src, dst, sym, fault, cls;
-    int32_t comp;
+    int64_t now_s;          /* the second it was raised in */
+    int src, dst, sym, cls;
+    int32_t comp;           /* the verdict, or -1 */
+    int64_t loc_s;          /* when the verdict was in */
+    uint8_t step;           /* LOC_* step that gave the verdict */
+    bool target_ready;      /* the target's container was up (for the scorer) */
+    int32_t el[8];
+    uint8_t nel;
+    /* scorer */
+    int fault;              /* the failure that explains it, or -1 */
     bool startup;
-    int64_t loc_s;
 } alarm_rt;
+
+/* The localization step that named the culprit. */
+enum { LOC_NONE, LOC_REPLAY, LOC_VOTE, LOC_PORT, LOC_QUEUE, LOC_VALIDATE, LOC_N };
 
 typedef struct recent {
     int64_t t;
@@ -91,15 +93,14 @@ struct skel_run {
     const skel_params *p;
     int method;
     uint64_t seed;
-    rng rc, rf, rp, rv;
+    rng rc;                 /* churn */
+    skel_wld *wld;          /* the world, behind skel_obs.h */
+    struct skel_score *score;   /* the scorer's (truth side) */
+    bool *ep_up;            /* per endpoint: its container is up */
     int *server_task;
     ep_rt *ep;
     task_rt *task;
     int ntask, captask;
-    fault_rt *fault;
-    int nfault, capfault;
-    int *active;
-    int nactive;
     alarm_rt *alarm;
     size_t nalarm, capalarm;
     uint64_t fp_startup, probes;
@@ -113,28 +114,23 @@ struct skel_run {
 };
 
 static inline bool overlay_method(int m) { return m != SKEL_M_RPING; }
-typedef struct effect {
-    bool unreach;
-    double loss, lat_us;
-    int fault;      /* the first failure on the path, or -1 */
-} effect;
-
 typedef struct verdict {
     int32_t comp;
     int cls;
     int64_t at_s;
+    int step;
 } verdict;
 
-/* skel_locate.c: failures (start, end, random), their effect on a path,
- * and localization by the run's method. */
-void start_fault(skel_run *r, int type, int32_t comp, int64_t t, int64_t dur);
-void end_fault(skel_run *r, int fi, int64_t t);
-void random_faults(skel_run *r, int64_t t);
-bool on_path(const skel_run *r, const fault_rt *fa, int a, int b, const int32_t *el, int nel,
-             bool overlay);
-effect path_effect(const skel_run *r, int a, int b, const int32_t *el, int nel, bool overlay);
-double draw_rtt(skel_run *r, int nel, double lat_us);
-uint32_t draw_lost(skel_run *r, int packets, double loss);
-verdict localize(skel_run *r, int a, int b, const tgt *t);
+/* skel_locate.c: localization by the run's method, from observations. */
+verdict localize(skel_run *r, int a, int b, const tgt *t, double tsec);
+/* skel_run.c: the endpoint's index in its task (local), and the run's
+ * method lists; for the scorer. */
+int skel_run_ep_of(const skel_run *r, const task_rt *k, int l);
+
+/* skel_score.c: the scorer, the only reader of the world's truth. */
+struct skel_score *skel_score_create(skel_run *r);
+void skel_score_destroy(struct skel_score *sc);
+void skel_score_step(skel_run *r, int64_t t);
+void skel_score_finish(skel_run *r);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "aisim/infile.h"
 #include "aisim/model.h"
+#include "aisim/stats.h"
 #include "aisim/units.h"
 #include "systems/skeleton/skel_pkt.h"
 #include "systems/skeleton/skel_run.h"
@@ -39,17 +40,20 @@ typedef struct sk_cfg {
     /* probes */
     int64_t rtt_median_ps, hop_ps, spike_mean_ps, suspect_abs_ps, floor_sd_ps;
     double rtt_sigma, spike_p, rate, loss_p, flap_loss_p;
+    int64_t queue_ps, rnic_bps, jitter_ps, baseline_period_ps, traffic_period_ps;
+    double drop_p, baseline_drift;
     int64_t latency_ps;
     int64_t probe_packets, sweep_packets, timeouts;
     /* detection */
     double loss_threshold, lof_max, far_sd, suspect_factor, z_alpha, z_shift;
+    int lof_mode;
+    bool ztest, confirm;
     int64_t window_ps, lookback, lof_k, longterm_ps, holdoff_ps;
     /* localization */
-    int64_t vote_window_ps, validate_ps;
-    double validate_p;
+    int64_t vote_window_ps, validate_ps, replay_ps, sweep_ps, check_ps, reprobe_ps;
     bool mitigate;
     /* inference */
-    int64_t infer_after_ps, stft_win, stft_hop, period_ps;
+    int64_t infer_after_ps, stft_win, stft_hop, period_min_ps, period_max_ps;
     /* training traffic */
     int traffic;
     int64_t t_layers, t_hidden, t_heads, t_ffn, t_vocab, t_seq, t_mb, t_mbs;
@@ -81,12 +85,26 @@ static const cfg_key probe_keys[] = {
     POST("spike_mean", spike_mean_ps, "30us", "mean (exponential) of a congestion spike"),
     {.name = "rate", .type = CFG_FLOAT, .off = F(rate), .def = "1", .flags = CFG_MIN | CFG_MAX,
      .min = 1, .max = 100, .help = "targets probed per second per endpoint (whole number)"},
+    POST("queue_delay", queue_ps, "10us",
+         "queueing behind the job's traffic: mean u/(1-u) x this at each RNIC of utilisation u"),
+    {.name = "rnic", .type = CFG_RATE, .off = F(rnic_bps), .def = "200Gbps",
+     .flags = CFG_MIN_EXCL, .min = 0, .help = "RNIC rate (the utilisation of the job's traffic)"},
+    {.name = "agent_jitter", .type = CFG_TIME, .off = F(jitter_ps), .def = "1us",
+     .flags = CFG_MIN, .min = 0,
+     .help = "median of the per-server scale of the agents' scheduling jitter (exponential)"},
+    FRAC("drop", drop_p, "0.001", "chance that a whole probe gets no reply (agent, host)"),
+    FRAC("baseline_drift", baseline_drift, "0.05",
+         "slow variation of a path's baseline RTT (relative amplitude)"),
+    POST("baseline_period", baseline_period_ps, "3600s",
+         "period of that variation (each path 0.5-1.5 x this)"),
     POSI("packets", probe_packets, "100", 100000, "packets per probe (its loss_rate)"),
     POSI("sweep_packets", sweep_packets, "1000", 1000000,
          "packets per underlay-agent probe of a localization sweep"),
     POSI("timeouts", timeouts, "3", 100, "consecutive 1-s timeouts that make a pair unreachable"),
     {0},
 };
+
+static const char *const lof_names[] = {"on", "always", "never", NULL};
 
 static const cfg_key detect_keys[] = {
     FRAC("loss_threshold", loss_threshold, "0.01", "pair loss in a window that raises an alarm"),
@@ -107,13 +125,23 @@ static const cfg_key detect_keys[] = {
     FRAC("z_alpha", z_alpha, "0.001", "long-term test level"),
     FRAC("z_min_shift", z_shift, "0.2", "long-term: smallest relative median shift that counts"),
     POST("holdoff", holdoff_ps, "300s", "no second alarm for a pair within this"),
+    {.name = "lof", .type = CFG_ENUM, .off = F(lof_mode), .def = "on", .choices = lof_names,
+     .help = "short-term test: on; always (every suspicious window an alarm) or never: ablations"},
+    {.name = "ztest", .type = CFG_BOOL, .off = F(ztest), .def = "true",
+     .help = "the long-term Z-test (false: ablation)"},
+    {.name = "confirm", .type = CFG_BOOL, .off = F(confirm), .def = "true",
+     .help = "an outlier window is an alarm only if the pair's next probe is one too"},
     {0},
 };
 
 static const cfg_key loc_keys[] = {
     POST("vote_window", vote_window_ps, "60s", "anomalous paths of this age still vote"),
-    POST("validate_delay", validate_ps, "60s", "RNIC flow-table validation (dump and compare)"),
-    FRAC("validate_success", validate_p, "0.9", "chance the validation finds the culprit"),
+    POST("replay_delay", replay_ps, "1s", "overlay replay (reading both ends' installed tables)"),
+    POST("sweep_delay", sweep_ps, "2s", "traceroute sweeps of the underlay agents"),
+    POST("check_delay", check_ps, "1s", "a culprit's own check (RNIC counters, queue setting)"),
+    POST("reprobe_delay", reprobe_ps, "1s", "validation: the re-probe of the pair"),
+    POST("validate_delay", validate_ps, "60s",
+         "validation: flow-table dump and compare, counters and configuration of both ends"),
     {.name = "mitigate", .type = CFG_BOOL, .off = F(mitigate), .def = "true",
      .help = "isolate a correctly localized RNIC, host, rule or container (blacklist)"},
     {0},
@@ -123,7 +151,8 @@ static const cfg_key infer_keys[] = {
     POST("after", infer_after_ps, "600s", "series length before the skeleton is inferred"),
     POSI("stft_window", stft_win, "64", 4096, "STFT window (samples of 1 s)"),
     POSI("stft_hop", stft_hop, "32", 4096, "STFT hop (samples)"),
-    POST("period", period_ps, "30s", "training iteration period"),
+    POST("period_min", period_min_ps, "5s", "shortest iteration period searched for"),
+    POST("period_max", period_max_ps, "120s", "longest iteration period searched for"),
     {0},
 };
 
@@ -216,6 +245,8 @@ static const cfg_key sk_keys[] = {
     {.name = "localize", .type = CFG_MAPOF, .def = "{}", .sub = loc_keys, .help = "localization"},
     {.name = "infer", .type = CFG_MAPOF, .def = "{}", .sub = infer_keys,
      .help = "skeleton inference"},
+    POST("traffic_period", traffic_period_ps, "30s",
+         "traffic: synthetic: the jobs' iteration period (the inference must find it)"),
     {.name = "traffic", .type = CFG_ENUM, .off = F(traffic), .def = "synthetic",
      .choices = traffic_names,
      .help = "series the skeleton is inferred from: synthetic, or a training job's"},
@@ -331,9 +362,41 @@ static int add_fault(sk_sim *s, const char *type, const char *comp, double at_s,
     return 0;
 }
 
+/* A decimal number of seconds (digits, one point, an exponent: no sign, no
+ * hex, no inf or nan) in [lo, hi] (lo excluded if lo_excl). */
+static bool file_seconds(const char *v, double lo, bool lo_excl, double hi, double *val)
+{
+    const char *c = v;
+    bool digits = false;
+    while (*c >= '0' && *c <= '9')
+        c++, digits = true;
+    if (*c == '.')
+        for (c++; *c >= '0' && *c <= '9'; c++)
+            digits = true;
+    if (digits && (*c == 'e' || *c == 'E')) {
+        c++;
+        if (*c == '+' || *c == '-')
+            c++;
+        if (!(*c >= '0' && *c <= '9'))
+            return false;
+        while (*c >= '0' && *c <= '9')
+            c++;
+    }
+    if (!digits || *c)
+        return false;
+    *val = strtod(v, NULL);
+    return (lo_excl ? *val > lo : *val >= lo) && *val <= hi;
+}
+
+/* failures.file: a header line `at_s,type,component,duration_s`, then at
+ * least one row of exactly those four fields (blank lines and lines
+ * starting with # are skipped).  A bad row is an error at the scenario's
+ * key naming file:line:column, the field and the value found. */
 static int load_fault_file(sk_sim *s, const cfg_node *at, const char *path, err *e)
 {
-    char full[4096];
+    static const char header[] = "at_s,type,component,duration_s";
+    static const char *const fields[4] = {"at_s", "type", "component", "duration_s"};
+    char full[4096], q[160];
     const char *fn = s->c.fail_file;
     if (fn[0] != '/' && s->env.base_dir)
         snprintf(full, sizeof full, "%s/%s", s->env.base_dir, fn);
@@ -344,26 +407,91 @@ static int load_fault_file(sk_sim *s, const cfg_node *at, const char *path, err 
         return cfg_err(e, AISIM_ENOENT, at, path, "%s: cannot open failure file: %s", full,
                        strerror(errno));
     char line[512];
-    int ln = 0, rc = 0;
-    while (fgets(line, sizeof line, fp)) {
+    int ln = 0, rc = 0, rows = 0;
+    bool head = false;
+    while (!rc && fgets(line, sizeof line, fp)) {
         ln++;
-        if (ln == 1 || line[0] == '#' || line[0] == '\n')
-            continue;
-        char type[64], comp[128];
-        double a, d;
-        char where[4200];
-        snprintf(where, sizeof where, "%s:%d", fn, ln);
-        /* times as a scenario's (at most 1000000 s); nan and inf fail too */
-        if (sscanf(line, "%lf,%63[^,],%127[^,],%lf", &a, type, comp, &d) != 4 ||
-            !(a >= 0 && a <= 1e6 && d > 0 && d <= 1e6)) {
-            rc = ERR(e, AISIM_EINVAL,
-                     "%s: expected at_s,type,component,duration_s (0 <= at_s <= 1000000, "
-                     "0 < duration_s <= 1000000)", where);
+        if (sim_poll(s->env.sim, 1)) {
+            rc = ERR(e, AISIM_ERUN, "interrupted while reading %s", full);
             break;
         }
-        if ((rc = add_fault(s, type, comp, a, d, NULL, NULL, where, e)))
+        size_t len = strcspn(line, "\r\n");
+        if (len == sizeof line - 1 && !strchr(line, '\n') && !feof(fp)) {
+            rc = cfg_err(e, AISIM_EINVAL, at, path, "%s:%d:1: expected a line of at most %zu "
+                         "characters, found a longer one", full, ln, sizeof line - 2);
             break;
+        }
+        line[len] = '\0';
+        if (!head) {
+            if (strcmp(line, header) != 0)
+                rc = cfg_err(e, AISIM_EINVAL, at, path, "%s:%d:1: expected the header %s, found %s",
+                             full, ln, header, cfg_quote(line, q, sizeof q));
+            head = true;
+            continue;
+        }
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        /* split into fields, remembering their columns */
+        char *f[5];
+        int col[5], nf = 0;
+        for (char *c = line;; c++) {
+            if (nf < 5) {
+                f[nf] = c;
+                col[nf] = (int)(c - line) + 1;
+                nf++;
+            }
+            c = strchr(c, ',');
+            if (!c)
+                break;
+            *c = '\0';
+        }
+        if (nf != 4) {
+            int k = nf < 4 ? nf - 1 : 4;
+            rc = cfg_err(e, AISIM_EINVAL, at, path,
+                         "%s:%d:%d: expected the 4 fields %s, found %s%s", full, ln, col[k],
+                         header, nf < 4 ? "only " : "an extra field ",
+                         nf < 4 ? (nf == 1 ? "1 field" : nf == 2 ? "2 fields" : "3 fields")
+                                : cfg_quote(f[4], q, sizeof q));
+            break;
+        }
+        double v[2];
+        const char *bad = NULL;
+        int which = -1;
+        if (!file_seconds(f[0], 0, false, 1e6, &v[0])) {
+            which = 0;
+            bad = "a decimal number of seconds in [0, 1000000]";
+        } else if (!file_seconds(f[3], 0, true, 1e6, &v[1])) {
+            which = 3;
+            bad = "a decimal number of seconds in (0, 1000000]";
+        }
+        int ty = which < 0 ? skel_ftype_find(f[1]) : 0;
+        int32_t c = -1;
+        if (which < 0 && ty < 0) {
+            which = 1;
+            bad = "a Table 1 failure type (crc_error, switch_port_down, ..., cc_disabled)";
+        } else if (which < 0 && (c = skel_comp_parse(&s->f, f[2])) < 0) {
+            which = 2;
+            bad = "an existing component (kind:name, e.g. rnic:s0.g0, link:s0.g0-tor0.r0)";
+        } else if (which < 0 && skel_comp_kind(&s->f, c) != skel_ftypes[ty].kind) {
+            which = 2;
+            bad = skel_kind_names[skel_ftypes[ty].kind];
+        }
+        if (which >= 0) {
+            rc = cfg_err(e, AISIM_EINVAL, at, path, "%s:%d:%d: %s: expected %s%s, found %s", full,
+                         ln, col[which], fields[which],
+                         which == 2 && c >= 0 ? "a component of kind " : "", bad,
+                         cfg_quote(f[which], q, sizeof q));
+            break;
+        }
+        rc = add_fault(s, f[1], f[2], v[0], v[1], NULL, NULL, full, e);
+        rows++;
     }
+    if (!rc && ferror(fp))
+        rc = cfg_err(e, AISIM_EINVAL, at, path, "%s: read error", full);
+    else if (!rc && !rows)
+        rc = cfg_err(e, AISIM_EINVAL, at, path,
+                     "%s: expected the header %s and at least one failure row, found %s", full,
+                     header, head ? "no row" : "an empty file");
     fclose(fp);
     return rc;
 }
@@ -424,16 +552,23 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
         .floor_sd_us = ps_us(c->floor_sd_ps), .suspect_factor = c->suspect_factor,
         .suspect_abs_us = ps_us(c->suspect_abs_ps), .longterm_s = (int)fmax(1, ps_s(c->longterm_ps)),
         .z_alpha = c->z_alpha, .z_shift = c->z_shift, .holdoff_s = (int)ps_s(c->holdoff_ps),
-        .vote_window_s = (int)ps_s(c->vote_window_ps), .validate_s = (int)ps_s(c->validate_ps),
-        .validate_p = c->validate_p, .mitigate = c->mitigate,
+        .lof_mode = c->lof_mode, .ztest = c->ztest, .confirm = c->confirm,
+        .queue_us = ps_us(c->queue_ps), .rnic_gbps = (double)c->rnic_bps / 1e9,
+        .agent_jitter_us = ps_us(c->jitter_ps), .probe_drop = c->drop_p,
+        .baseline_drift = c->baseline_drift, .baseline_period_s = ps_s(c->baseline_period_ps),
+        .vote_window_s = (int)ps_s(c->vote_window_ps), .validate_s = (int)ceil(ps_s(c->validate_ps)),
+        .replay_s = (int)ceil(ps_s(c->replay_ps)), .sweep_s = (int)ceil(ps_s(c->sweep_ps)),
+        .check_s = (int)ceil(ps_s(c->check_ps)), .reprobe_s = (int)ceil(ps_s(c->reprobe_ps)),
+        .mitigate = c->mitigate,
         .infer_after_s = (int)fmax(1, ps_s(c->infer_after_ps)), .stft_win = (int)c->stft_win,
-        .stft_hop = (int)c->stft_hop, .period_s = ps_s(c->period_ps),
+        .stft_hop = (int)c->stft_hop, .period_min_s = ps_s(c->period_min_ps),
+        .period_max_s = ps_s(c->period_max_ps),
         .create_median_s = ps_s(c->create_median_ps), .create_sigma = c->create_sigma,
         .life_median_s = ps_s(c->life_median_ps), .life_sigma = c->life_sigma,
         .loss_p = c->loss_p, .flap_loss_p = c->flap_loss_p, .latency_us = ps_us(c->latency_ps)};
-    s->period_s = s->p.period_s;
+    s->period_s = ps_s(c->traffic_period_ps);
     s->traffic = (skel_traffic){.ctx = &s->period_s, .series = skel_traffic_synth,
-                                .period_s = s->p.period_s};
+                                .period_s = s->period_s};
     if (c->traffic == 1) {
         s->train = (skel_train){
             .model = {.layers = (int)c->t_layers, .hidden = (int)c->t_hidden,
@@ -669,13 +804,16 @@ static void tick(sim *sm, void *obj, uint64_t arg)
     (void)arg;
     sk_sim *s = obj;
     int n = s->nmethods * (int)s->c.runs;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (sim_poll(sm, 1))    /* a signal: the engine stops, the runner discards the run */
+            return;
         skel_run_step(s->run[i], s->t);
+    }
     s->t++;
     if (s->t < s->stop_s) {
         sim_schedule(sm, sim_now(sm) + PS_PER_S, tick, s, 0);
     } else {
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n && !sim_poll(sm, 1); i++)
             skel_run_finish(s->run[i]);
         s->done = true;
         sim_stop(sm);
@@ -736,16 +874,6 @@ static double sk_progress(const void *st, const sim *sm)
 
 /* ---- reporting ---------------------------------------------------------------- */
 
-/* Two-sided 95% Student t quantile for df degrees of freedom. */
-static double t95(int df)
-{
-    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
-                               2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
-                               2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-                               2.052, 2.048, 2.045, 2.042};
-    return df < 1 ? NAN : df <= 30 ? t[df] : 1.96;
-}
-
 /* Mean and 95% half-width of v[0..n) ignoring NaN. */
 static void mean_ci(const double *v, int n, double *mean, double *hw)
 {
@@ -760,7 +888,7 @@ static void mean_ci(const double *v, int n, double *mean, double *hw)
     for (int i = 0; i < n; i++)
         if (isfinite(v[i]))
             sq += (v[i] - *mean) * (v[i] - *mean);
-    *hw = m > 1 ? t95(m - 1) * sqrt(sq / (m - 1)) / sqrt((double)m) : NAN;
+    *hw = m > 1 ? stat_t975(m - 1) * sqrt(sq / (m - 1)) / sqrt((double)m) : NAN;
 }
 
 static void csv_num(FILE *f, double v, bool last)
@@ -774,12 +902,13 @@ static void csv_num(FILE *f, double v, bool last)
 }
 
 enum { Q_PREC, Q_REC, Q_LOC, Q_DDET, Q_DMED, Q_DLOC, Q_ALARMS, Q_FP, Q_FPSTART, Q_PROBES, Q_TARGETS,
-       Q_RELEVANT, Q_INFER, Q_N };
+       Q_RELEVANT, Q_INFER, Q_IPREC, Q_INC, Q_DTOT, Q_N };
 static const char *const q_names[Q_N] = {
     "precision", "recall", "localization_accuracy", "detect_delay_s", "detect_delay_median_s",
     "localize_delay_s",
     "alarms", "false_alarms", "startup_false_alarms", "probes_per_s", "targets_per_endpoint",
-    "relevant_failures", "skeleton_exact_share"};
+    "relevant_failures", "skeleton_exact_share", "incident_precision", "incidents",
+    "detect_localize_delay_s"};
 
 static void quantities(const sk_sim *s, const skel_result *r, double *q)
 {
@@ -796,6 +925,9 @@ static void quantities(const sk_sim *s, const skel_result *r, double *q)
     q[Q_TARGETS] = r->targets_mean;
     q[Q_RELEVANT] = (double)r->relevant;
     q[Q_INFER] = r->inferred ? (double)r->inferred_exact / (double)r->inferred : NAN;
+    q[Q_IPREC] = r->incident_precision;
+    q[Q_INC] = (double)r->incidents;
+    q[Q_DTOT] = r->total_delay_s;
 }
 
 static int report_cluster(sk_sim *s, out *o, json_t *sum, err *e)
@@ -904,7 +1036,9 @@ static void list_step(sim *sm, void *obj, uint64_t arg)
     s->traffic.series(s->traffic.ctx, &par, g, s->env.seed + (uint64_t)n, 0, len, series);
     uint32_t *off, *idx, *toff, *tidx;
     int *stage = malloc((size_t)n * sizeof *stage);
-    double per = s->traffic.period ? s->traffic.period(s->traffic.ctx, &par, g) : s->period_s;
+    /* the iteration period, found in the series (the inference is not told it) */
+    double per = skel_period_estimate(series, (size_t)n, len, s->p.period_min_s,
+                                      s->p.period_max_s);
     skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)s->p.stft_win,
                                  (size_t)s->p.stft_hop, &off, &idx, stage);
     skel_true_skeleton(&par, g, &toff, &tidx);
@@ -933,6 +1067,7 @@ static void list_step(sim *sm, void *obj, uint64_t arg)
                              .period_s = per, .groups = c.ok ? c.k : 0, .idp = c.ok ? c.dp : 0,
                              .order = order};
     s->nlist_done = i + 1;
+    sim_poll(sm, 1);    /* a signal stops the engine */
     free(off);
     free(idx);
     free(toff);
