@@ -22,12 +22,12 @@
 #include "aisim/netreg.h"
 #include "cli/cli.h"
 
-/* network_report()'s counters of packets and bytes on the wire: none of
- * them is measured on the flow plane (flownet.c moves no packets). */
+/* network_report()'s counters of packets on the wire: none of them is
+ * measured on the flow plane (flownet.c moves no packets; it counts the
+ * bytes injected, delivered and in flight, which are printed). */
 static const char *const packet_counters[] = {
     "drops", "packet_hops", "pfc_pauses", "ecn_marks", "retransmits", "timeouts",
-    "packets_in_network_at_end", "packets_allocated_at_end", "bytes_injected",
-    "bytes_delivered", "bytes_dropped", "bytes_in_network_at_end", NULL};
+    "packets_in_network_at_end", "packets_allocated_at_end", "bytes_dropped", NULL};
 
 static int applies(const json_t *res, const char *key)
 {

@@ -80,7 +80,7 @@ static char *printed(const char *results, const model_headline *hl, int counters
     if (counters)
         cli_print_counters(f, hl, r, counters > 1);
     else
-        cli_print_headlines(f, hl, r);
+        cli_print_headlines(f, hl, r, "results");
     fclose(f);
     json_decref(r);
     return buf;
@@ -119,13 +119,16 @@ static void test_flow_plane_prints_no_packet_counters(void **state)
 {
     (void)state;
     const char *flow = "{\"plane\": \"flow\", \"goodput_bps\": 1e9, \"drops\": 0,"
-                       " \"packet_hops\": 5937605784, \"bytes_injected\": 0, \"flows\": 7}";
+                       " \"packet_hops\": 5937605784, \"bytes_dropped\": 0, \"flows\": 7,"
+                       " \"bytes_injected\": 4096}";
     char *o = printed(flow, hl, 0);
     assert_string_equal(o, "results:\n  goodput                        1 Gbit/s\n");
     free(o);
     o = printed(flow, hl, 1);
+    /* the fluid plane counts the bytes it injects and delivers */
     assert_string_equal(o, "counters:\n  plane                          flow\n"
-                           "  flows                          7\n");
+                           "  flows                          7\n"
+                           "  bytes_injected                 4096\n");
     free(o);
     /* The packet plane keeps them (headlines are not repeated). */
     o = printed("{\"goodput_bps\": 1e9, \"drops\": 0, \"packet_hops\": 12, \"nested\": {\"x\": 1}}",
