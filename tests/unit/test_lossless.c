@@ -127,7 +127,7 @@ static void test_lossless_ring_deadlock_is_reported(void **state)
     assert_non_null(strstr(why, "PFC deadlock: 5 ports in a cycle paused in class 0 for 1 ms "
                                 "without release: "));
     for (int i = 0; i < 5; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "s%d->s%d", i, (i + 1) % 5);
         assert_non_null(strstr(why, name));
     }
