@@ -27,6 +27,15 @@
 #include "cli/run.h"
 #include "testutil.h"
 
+/* Built with the sanitizers (make test SAN=1), the installed library's
+ * objects are instrumented, so the outside program links their runtime too
+ * (else ASan refuses to start: its runtime must come first). */
+#ifdef __SANITIZE_ADDRESS__
+#define SAN_FLAGS "-fsanitize=address,undefined"
+#else
+#define SAN_FLAGS ""
+#endif
+
 static const char *prog =
     "#include <aisim/aisim.h>\n"
     "#include <stdio.h>\n"
@@ -120,10 +129,10 @@ static void test_install_and_embed_with_pkg_config(void **state)
     fputs(prog, f);
     fclose(f);
     snprintf(cmd, sizeof cmd, "cd '%s' && export PKG_CONFIG_PATH='%s/lib/pkgconfig' && "
-             "cc -std=c11 -Wall -Werror $(pkg-config --cflags aisim) embed.c "
+             "cc -std=c11 -Wall -Werror %s $(pkg-config --cflags aisim) embed.c "
              "$(pkg-config --libs aisim) -o embed && "
-             "env -u AISIM_HOME LD_LIBRARY_PATH='%s/lib' ./embed '%s/run'", tu_tmp, pre, pre,
-             tu_tmp);
+             "env -u AISIM_HOME LD_LIBRARY_PATH='%s/lib' ./embed '%s/run'", tu_tmp, pre,
+             SAN_FLAGS, pre, tu_tmp);
     o = sh(cmd, &rc);
     if (rc)
         fail_msg("the embedding program failed (%d):\n%s", rc, o);
