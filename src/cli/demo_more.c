@@ -52,14 +52,14 @@ int demo_collective(const char *out_root)
 int demo_sdtcp(const char *out_root)
 {
     static const struct { const char *label, *set; } sc[] = {
-        {"NewReno (no control)", "sdtcp.scheme=none"},
-        {"SDTCP", "sdtcp.scheme=sdtcp"},
-        {"ICTCP", "sdtcp.scheme=ictcp"},
+        {"NewReno (no control)", "net.extensions.sdtcp.scheme=none"},
+        {"SDTCP", "net.extensions.sdtcp.scheme=sdtcp"},
+        {"ICTCP", "net.extensions.sdtcp.scheme=ictcp"},
     };
     enum { NS = sizeof sc / sizeof *sc };
     printf("sdtcp: 32-sender incast every 10 ms beside 2 long flows into one 1 Gbps port, "
            "150 KB buffer,\n       min RTO 200 ms (examples/sdtcp/incast-bg.yaml, seed 1)\n");
-    static const char *const cite[] = {"--vary sdtcp.scheme=none,sdtcp,ictcp"};
+    static const char *const cite[] = {"--vary net.extensions.sdtcp.scheme=none,sdtcp,ictcp"};
     demo_cite("sweep", "sdtcp/incast-bg", cite, 1);
     printf("\n  %-22s %12s %12s %12s %16s\n", "scheme", "QCT p99", "burst goodput",
            "burst loss", "background during");
