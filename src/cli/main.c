@@ -24,6 +24,7 @@
 #include "cli/examples.h"
 #include "cli/run.h"
 #include "cli/scenario.h"
+#include "cli/blaspin.h"
 
 static void bench_cases(FILE *f);
 
@@ -249,6 +250,7 @@ static int cmd_list(void)
 
 int main(int argc, char **argv)
 {
+    aisim_blas_pin(argv);   /* byte-identical results across machines */
     /* jansson's allocations fail the way ours do: a message and exit 1. */
     json_set_alloc_funcs(xmalloc, free);
     if (argc < 2) {

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "cli/blaspin.h"
 #include "testutil.h"
 
 #define GOLDEN_DIR "tests/golden"
@@ -277,8 +278,12 @@ static void load_cases(void)
     fclose(f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
+    /* the same BLAS kernels as the aisim program (blaspin.h): the
+     * references hold on every x86-64 machine with AVX2 and FMA */
+    aisim_blas_pin(argv);
     load_cases();
     struct CMUnitTest tests[MAX_CASES];
     for (int i = 0; i < ncases; i++)
