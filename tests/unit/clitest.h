@@ -23,7 +23,7 @@ static inline char *slurp(const char *path)
 
 /* Runs aisim with args (NULL-terminated); returns the exit status and the
  * output (caller frees). */
-static inline int run_aisim(const char *const *args, char **out, char **errout)
+static inline int run_aisim(const char *const *args, char **outp, char **errout)
 {
     char po[128], pe[128];
     snprintf(po, sizeof po, "%s/stdout", tu_tmp);
@@ -43,8 +43,8 @@ static inline int run_aisim(const char *const *args, char **out, char **errout)
     int st;
     waitpid(pid, &st, 0);
     char *o = slurp(po), *e = slurp(pe);
-    if (out)
-        *out = o;
+    if (outp)
+        *outp = o;
     else
         free(o);
     if (errout)

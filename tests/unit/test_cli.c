@@ -849,6 +849,23 @@ static void test_cli_plot_draws_png_with_gnuplot(void **state)
     char *gp = slurp(p);
     assert_non_null(strstr(gp, "set output 'queue.png'"));
     free(gp);
+    /* The figures join the run's files (the model's curated ones only:
+     * no default figure of another table without --all) ... */
+    snprintf(p, sizeof p, "%s/summary.json", dir);
+    json_t *sum = json_load_file(p, 0, NULL);
+    assert_non_null(sum);
+    char *files = json_dumps(json_object_get(sum, "files"), JSON_COMPACT);
+    assert_non_null(strstr(files, "\"queue.png\",\"queue.gp\""));
+    free(files);
+    json_decref(sum);
+    /* ... so a run into the same directory removes them. */
+    assert_int_equal(run_aisim((const char *[]){"run", "core/mm1", "-q", "--set",
+                                                "queue.customers=2000", "--out", dir, NULL},
+                               NULL, NULL), 0);
+    snprintf(p, sizeof p, "%s/queue.png", dir);
+    assert_false(exists(p));
+    snprintf(p, sizeof p, "%s/queue.gp", dir);
+    assert_false(exists(p));
     /* Not a run directory: a clear error, exit 2. */
     char *e;
     assert_int_equal(run_aisim((const char *[]){"plot", tu_tmp, NULL}, NULL, &e), 2);

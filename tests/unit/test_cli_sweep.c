@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aisim/out.h"
+#include "aisim/stats.h"
 #include "clitest.h"
 
 static void test_sweep_point_past_the_end_of_time_exits_1(void **state)
@@ -326,6 +329,68 @@ static void test_sweep_plot_draws_png(void **state)
     assert_false(exists(p));
 }
 
+/* The sweep figure's data are the mean over seeds and the half-width of
+ * its 95 % confidence interval, t(n-1) s / sqrt(n), computed here again
+ * from sweep.csv; a categorical key is drawn as bars with error bars. */
+static void test_sweep_plot_error_bars_are_95_percent_cis(void **state)
+{
+    (void)state;
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+        skip();
+    char dir[128], p[256];
+    snprintf(dir, sizeof dir, "%s/sweepci", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir,
+                                                "--vary", "queue.customers=1000,2000",
+                                                "--seeds", "1..3", NULL},
+                               NULL, NULL), 0);
+    char **lines;
+    assert_int_equal(csv_lines(dir, &lines), 7);
+    char *head[64], *f[64];
+    int nh = csv_split(lines[0], head, 64), wc = -1;
+    for (int i = 0; i < nh; i++)
+        if (!strcmp(head[i], "mean_wait_s"))
+            wc = i;
+    assert_true(wc > 0);
+    stat_acc a[2];
+    stat_init(&a[0]);
+    stat_init(&a[1]);
+    for (int i = 1; i < 7; i++) {
+        assert_int_equal(csv_split(lines[i], f, 64), nh);
+        stat_add(&a[strcmp(f[0], "1000") != 0], strtod(f[wc], NULL));
+    }
+    free(lines[0]);
+    free(lines);
+    assert_int_equal(run_aisim((const char *[]){"plot", dir, "--metric", "mean_wait_s", NULL},
+                               NULL, NULL), 0);
+    snprintf(p, sizeof p, "%s/sweep-mean_wait_s.gp", dir);
+    char *gp = slurp(p);
+    for (int k = 0; k < 2; k++) {
+        char want[200], m[64], h[64];
+        out_fmt_double(m, sizeof m, a[k].mean);
+        out_fmt_double(h, sizeof h, stat_t975(2) * stat_sd(&a[k]) / sqrt(3.0));
+        snprintf(want, sizeof want, "\n%s %s %s\n", k ? "2000" : "1000", m, h);
+        if (!strstr(gp, want))
+            fail_msg("no line \"%s\" in:\n%s", want + 1, gp);
+    }
+    assert_non_null(strstr(gp, "using 1:2:3 with yerrorlines"));
+    assert_non_null(strstr(gp, "(mean over seeds, 95 % CI)"));
+    free(gp);
+    snprintf(dir, sizeof dir, "%s/sweepbars", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir, "--set",
+                                                "queue.customers=1000", "--vary",
+                                                "queue.arrival={dist: exponential, mean: 1ms},"
+                                                "{dist: constant, value: 1ms}",
+                                                "--seeds", "1..2", NULL},
+                               NULL, NULL), 0);
+    assert_int_equal(run_aisim((const char *[]){"plot", dir, "--metric", "mean_wait_s", NULL},
+                               NULL, NULL), 0);
+    snprintf(p, sizeof p, "%s/sweep-mean_wait_s.gp", dir);
+    gp = slurp(p);
+    assert_non_null(strstr(gp, "with boxes"));
+    assert_non_null(strstr(gp, "with yerrorbars"));
+    free(gp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_sweep_splits_values_at_top_level_commas),
         cmocka_unit_test(test_sweep_repeats_byte_for_byte_with_any_jobs),
         cmocka_unit_test(test_sweep_plot_draws_png),
+        cmocka_unit_test(test_sweep_plot_error_bars_are_95_percent_cis),
     };
     return cmocka_run_group_tests_name("cli_sweep", tests, setup, tu_teardown);
 }
