@@ -189,8 +189,10 @@ static void gp_datum(FILE *f, const char *s)
 
 /* How draw_table() draws: DRAW_CATEGORICAL, x values are labels placed at
  * 0, 1, 2, ... in row order; DRAW_POINTS, marks on the lines (a sweep has a
- * few points per line, a time series thousands). */
-enum { DRAW_CATEGORICAL = 1, DRAW_POINTS = 2, DRAW_ERRBARS = 4 };
+ * few points per line, a time series thousands); DRAW_DOTS, marks without
+ * lines; DRAW_BARS, bars side by side (with DRAW_CATEGORICAL); DRAW_ERRBARS,
+ * the column after each y column is its error. */
+enum { DRAW_CATEGORICAL = 1, DRAW_POINTS = 2, DRAW_ERRBARS = 4, DRAW_BARS = 8, DRAW_DOTS = 16 };
 
 /* The figures drawn so far (image and script names, relative to the
  * directory), for summary.json. */
@@ -201,6 +203,15 @@ static json_t *drawn_files;
 /* The run's (or sweep's) scenario name, put before every figure's title so
  * that an image names what it shows; set by cli_plot(). */
 static char run_name[256];
+
+/* A column of bytes or bits per second ("bytes", "size", "*_bytes",
+ * "*_bps"): its axis gets SI prefixes. */
+static int si_column(const char *c)
+{
+    size_t n = strlen(c);
+    return !strcmp(c, "bytes") || !strcmp(c, "size") ||
+           (n > 6 && !strcmp(c + n - 6, "_bytes")) || (n > 4 && !strcmp(c + n - 4, "_bps"));
+}
 
 static int draw_table(const char *dir, const plot_spec *sp, const table *tp, const char *fmt,
                       unsigned how, err *e)
@@ -279,6 +290,17 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
     fprintf(f, "\nset grid\nset key outside right top\nset datafile missing 'nan'\n");
     if (sp->logx)
         fprintf(f, "set logscale x\nset format x \"%%g\"\n");
+    /* Bytes and bit rates with SI prefixes (1.5G, 200k): the tick labels
+     * of a 400 Gbit/s port are not 4e+11. */
+    /* (gnuplot's %s is the mantissa to base 1000, %c its prefix; a log
+     * axis ticks at powers of ten, a linear one may tick at 1.5G) */
+    if (!categorical && si_column(sp->x))
+        fprintf(f, "set format x '%s%%c'\n", sp->logx ? "%.0s" : "%.1s");
+    int si_y = ny > 0;
+    for (int y = 0; y < ny; y++)
+        si_y &= si_column(t.head[ycols[y]]);
+    if (si_y)
+        fprintf(f, "set format y '%%.1s%%c'\n");
     if (categorical)
         fprintf(f, "set offsets 0.3, 0.3, 0, 0\n");     /* room for the outer labels */
     int nb = 0;
@@ -308,7 +330,8 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
     /* Bars over a categorical axis: the series side by side in each slot,
      * together 0.8 of it wide. */
     double bw = 0.8 / (double)(ng * (size_t)ny);
-    if (categorical && errbars)
+    int bars = categorical && (errbars || (how & DRAW_BARS));
+    if (bars)
         fprintf(f, "set style fill solid 0.6 border -1\nset yrange [0:*]\n");
     fprintf(f, "plot");
     nb = 0;
@@ -321,19 +344,21 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
             else
                 snprintf(title, sizeof title, "%s", groups[g] ? groups[g] : t.head[ycols[y]]);
             const char *sep = nb ? ", \\\n    " : " ";
-            if (categorical && errbars) {
+            if (bars) {
                 double off = ((double)nb - (nbars - 1) / 2.0) * bw;
                 fprintf(f, "%s $D%d using ($0%+.4f):2:(%.4f):xtic(1) with boxes lc %d title ", sep,
                         nb, off, bw, nb + 1);
                 gp_quote(f, title);
-                fprintf(f, ", \\\n    $D%d using ($0%+.4f):2:3 with yerrorbars lc black pt 0 "
-                        "notitle", nb, off);
+                if (errbars)
+                    fprintf(f, ", \\\n    $D%d using ($0%+.4f):2:3 with yerrorbars lc black pt 0 "
+                            "notitle", nb, off);
                 continue;
             }
             fprintf(f, "%s $D%d using %s with %s lw 2 title ", sep, nb,
                     categorical ? (errbars ? "0:2:3:xtic(1)" : "0:2:xtic(1)")
                                 : (errbars ? "1:2:3" : "1:2"),
-                    errbars ? "yerrorlines" : how & DRAW_POINTS ? "linespoints" : "lines");
+                    errbars ? "yerrorlines" : how & DRAW_DOTS ? "points" :
+                    how & DRAW_POINTS ? "linespoints" : "lines");
             gp_quote(f, title);
         }
     fprintf(f, "\n");
@@ -363,7 +388,11 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
     int r = table_load(path, &t, e);
     if (r)
         return r;
-    r = draw_table(dir, sp, &t, fmt, 0, e);
+    static const unsigned style_how[] = {[PLOT_LINES] = 0, [PLOT_MARKS] = DRAW_POINTS,
+                                         [PLOT_DOTS] = DRAW_DOTS,
+                                         [PLOT_BARS] = DRAW_CATEGORICAL | DRAW_BARS};
+    unsigned how = sp->style >= 0 && sp->style <= PLOT_BARS ? style_how[sp->style] : 0;
+    r = draw_table(dir, sp, &t, fmt, how, e);
     table_free(&t);
     return r;
 }

@@ -866,6 +866,20 @@ static void test_cli_plot_draws_png_with_gnuplot(void **state)
     assert_false(exists(p));
     snprintf(p, sizeof p, "%s/queue.gp", dir);
     assert_false(exists(p));
+    /* A bit rate gets SI prefixes on its axis (82.0M, not 8.2e+07). */
+    snprintf(dir, sizeof dir, "%s/plotnet", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"run", "net/incast", "-q", "--set",
+                                                "net.incast.rounds=2", "--out", dir, NULL},
+                               NULL, NULL), 0);
+    assert_int_equal(run_aisim((const char *[]){"plot", dir, NULL}, NULL, NULL), 0);
+    snprintf(p, sizeof p, "%s/incast.gp", dir);
+    gp = slurp(p);
+    assert_non_null(strstr(gp, "set format y '%.1s%c'\n"));
+    free(gp);
+    snprintf(p, sizeof p, "%s/flows.gp", dir);
+    gp = slurp(p);
+    assert_null(strstr(gp, "set format y"));       /* FCTs in seconds: plain */
+    free(gp);
     /* Not a run directory: a clear error, exit 2. */
     char *e;
     assert_int_equal(run_aisim((const char *[]){"plot", tu_tmp, NULL}, NULL, &e), 2);
