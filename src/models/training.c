@@ -16,6 +16,9 @@
  *              (analytical, default) or as packets over NVLink (packet)
  *   algorithm, channels, chunk     of every collective (collective.h)
  *   fluid      plane: flow only: the collectives in fluid mode (collective.h)
+ *   protocol, gpu, min_channels, max_channels, send_latency, ring_order
+ *              NCCL's protocol model of every collective (coll_wl.h;
+ *              protocol auto by default, none: off)
  *   gpu_tflops, efficiency         the GPU (generated compute, MFU)
  *   bytes_scale  multiplies every message size (small smoke runs; 1: off)
  *   timeline_ranks  ranks per job whose compute/communication bars go to
@@ -56,6 +59,7 @@ typedef struct trn_cfg {
     int64_t intra_bps, net_bps, channels, chunk, timeline;
     double tflops, eff, scale;
     bool fluid;
+    coll_nccl_cfg nccl;
     cfg_node *jobs;
 } trn_cfg;
 
@@ -82,6 +86,7 @@ static const cfg_key trn_keys[] = {
     {.name = "fluid", .type = CFG_BOOL, .off = offsetof(trn_cfg, fluid), .def = "false",
      .help = "plane: flow only: every collective fluid (a ring phase one flow per rank, "
      "the steps' latency added; docs/flow-level.md)"},
+    COLL_NCCL_KEYS(trn_cfg, nccl),
     {.name = "gpu_tflops", .type = CFG_FLOAT, .off = offsetof(trn_cfg, tflops), .def = "312",
      .flags = CFG_MIN_EXCL, .min = 0, .help = "peak dense TFLOP/s of a GPU (A100 bf16: 312)"},
     {.name = "efficiency", .type = CFG_FLOAT, .off = offsetof(trn_cfg, eff), .def = "0.5",
@@ -520,6 +525,7 @@ static int job_configure(trn_model_st *m, int i, cfg_node *jn, const char *jp, b
     j->channels = (int)m->cfg.channels;
     j->chunk_bytes = (uint64_t)m->cfg.chunk;
     j->fluid = m->cfg.fluid;
+    j->nccl = m->cfg.nccl;
     j->bytes_scale = m->cfg.scale;
     j->intra_analytical = m->cfg.intra == 0;
     j->intra_Bps = (double)m->cfg.intra_bps / 8;

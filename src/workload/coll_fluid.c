@@ -290,12 +290,13 @@ static void fluid_hd(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t su
  * laid over servers (coll_ring_order) leave a GPU by NVLink in some and by
  * its NIC in others, so a hop shares its link with the channels whose
  * next hop from the same rank is of the same kind (inside its server or
- * not); without servers every channel's ring is the same. */
-static int *ring_shares(plan *p, int chan, int channels)
+ * not); without servers, or in rank order (ring_order: rank), every
+ * channel's ring is the same. */
+static int *ring_shares(plan *p, int chan, int channels, bool rank_order)
 {
     int n = p->n;
     int *share = xcalloc((size_t)n, sizeof *share);
-    if (!p->grouped || p->servers < 2 || p->local < 2 || channels < 2) {
+    if (rank_order || !p->grouped || p->servers < 2 || p->local < 2 || channels < 2) {
         for (int i = 0; i < n; i++)
             share[i] = channels;
         return share;
@@ -376,7 +377,7 @@ bool coll_fluid_build(coll_run *r, plan *p, uint64_t bytes, int chan, uint64_t s
     for (int j = 0; j < n; j++)
         p->seg[j] = coll_split(bytes, (uint64_t)n, (uint64_t)j, elem);
     phase ph = {.steps = a->type == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1, .done = p->out};
-    int *share = ring_shares(p, chan, a->channels);
+    int *share = ring_shares(p, chan, a->channels, a->rank_order);
     fluid_ring(r, p->rk, n, p->seg, chan, subs, share, &ph);
     free(share);
     return true;

@@ -920,19 +920,19 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
             uint64_t cb = coll_split(a->bytes, (uint64_t)a->channels, (uint64_t)ch,
                                 (uint64_t)a->elem_bytes);
             uint64_t subs = cb / unit + (cb % unit != 0);
-            if (a->fluid) {
-                if (coll_fluid_build(r, &p, cb, ch, subs))
-                    continue;
-                /* halving-doubling, all-to-all, send/recv: each step one
-                 * message of its whole bytes (trees and the broadcast
-                 * chain stay pipelined: docs/flow-level.md) */
-                if (a->algo != COLL_ALGO_TREE && a->type != COLL_BROADCAST)
-                    subs = 1;
-            }
             size_t first = r->nops;
-            for (uint64_t k = 0; k < subs; k++)
-                build(r, &p, coll_split(cb, subs, k, (uint64_t)a->elem_bytes), ch);
-            for (size_t i = first; i < r->nops; i++)     /* each step's latency */
+            if (!a->fluid || !coll_fluid_build(r, &p, cb, ch, subs)) {
+                /* fluid halving-doubling, all-to-all, send/recv: each step
+                 * one message of its whole bytes (trees and the broadcast
+                 * chain stay pipelined: docs/flow-level.md) */
+                if (a->fluid && a->algo != COLL_ALGO_TREE && a->type != COLL_BROADCAST)
+                    subs = 1;
+                for (uint64_t k = 0; k < subs; k++)
+                    build(r, &p, coll_split(cb, subs, k, (uint64_t)a->elem_bytes), ch);
+            }
+            /* each step's latency; a fluid flow's too (its delay holds
+             * only what the steps before it add: coll_fluid.c) */
+            for (size_t i = first; i < r->nops; i++)
                 if (r->ops[i].bytes > 0)
                     r->ops[i].delay_ps += coll_step_ps(r, r->ops[i].src, r->ops[i].dst);
         }

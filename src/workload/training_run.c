@@ -274,6 +274,7 @@ static void try_start(trn_rt *rt, grp *g)
     coll_args ca = {.type = coll_of(w->coll), .algo = j->algo, .bytes = bytes,
                     .channels = j->channels, .chunk_bytes = j->chunk_bytes,
                     .tag = j->idx * 16 + g->kind, .start_ps = g->start_ps, .fluid = j->fluid};
+    coll_wl_nccl_args(&j->nccl, &ca);
     g->cctx = (struct coll_ctx){rt, g};
     err e = {0};
     if (coll_start(g->cc, &ca, on_coll_done, &g->cctx, &e)) {

@@ -10,6 +10,7 @@
 #include "aisim/collective.h"
 #include "aisim/network.h"
 #include "aisim/training.h"
+#include "workload/coll_wl.h"
 
 typedef struct trn_call_rec {
     uint8_t group, coll;
@@ -35,6 +36,7 @@ typedef struct trn_job {
     int channels;
     uint64_t chunk_bytes;
     bool fluid;                     /* collectives in fluid mode */
+    coll_nccl_cfg nccl;             /* NCCL's protocol model (coll_wl.h) */
     double bytes_scale;
     bool intra_analytical;          /* groups inside one server: formula */
     double intra_Bps;               /* their bus bandwidth */

@@ -78,22 +78,20 @@ static void test_fluid_ring_matches_steps(void **state)
     assert_true(fs > 100 * ff);
 }
 
-/* Hierarchical over 64 GPUs: within 1 % up to 16 MiB; above, the step
- * run overlaps its NVLink phases with the rail ring more than the fluid
- * phases do (docs/flow-level.md: +6.7 % at 64 MiB), never less. */
+/* Hierarchical over 64 GPUs with NCCL's protocol model (its step
+ * latencies and LL / LL128 / Simple by size): within 1 % at every size
+ * from 64 KiB to 64 MiB (measured: 0.00 % to -0.21 %).  A fluid flow's
+ * message counts as arrived its own hop's step latency late, as a step's
+ * does: without that the fluid run is one NVLink step (1 us with LL)
+ * early, 1.3 % at 64 KiB. */
 static void test_fluid_hierarchical_matches_steps(void **state)
 {
     (void)state;
-    /* the network's part: with the protocol model the fluid phases'
-     * latencies differ from the steps' by more than 1 % (docs/workloads.md) */
     const char *sets[] = {RAIL64, "collective.sweep.min_bytes=64KiB",
-                          "collective.sweep.max_bytes=64MiB", "collective.sweep.step_factor=4",
-                          "collective.sweep.protocol=none"};
+                          "collective.sweep.max_bytes=64MiB", "collective.sweep.step_factor=4"};
     double fs, ff;
     both("ai/allreduce-100k-flow", "hier64", sets, NSETS(sets), &fs, &ff);
-    all_within_1pc("hier64", 64u << 10, 16u << 20, 4);
-    double r = rel("hier64", 64u << 20);
-    assert_true(r >= 0 && r < 0.08);
+    all_within_1pc("hier64", 64u << 10, 64u << 20, 4);
     assert_true(ff == 64 * 3 * 6);              /* 3 phases x 64 ranks x 6 sizes */
 }
 
@@ -126,7 +124,11 @@ static void test_fluid_halving_doubling_matches_steps(void **state)
  * one channel and by NVLink in the others, so a hop's link is shared by
  * the channels whose hop from that rank is of its kind (ring_shares):
  * ring within 1 % from 4 MiB (+2.5 % at 256 KiB), halving-doubling
- * (every channel on the same links) within 1 % at all three sizes. */
+ * (every channel on the same links) within 1 % at all three sizes; both
+ * without the protocol model.  With it the rail-aligned ring is up to
+ * 11 % slow fluid (docs/workloads.md: the fluid chain assumes the
+ * channels sharing a link send at once; with the step latencies they
+ * drift apart and seldom do). */
 static void test_fluid_channels(void **state)
 {
     (void)state;
@@ -145,6 +147,17 @@ static void test_fluid_channels(void **state)
                         "collective.sweep.step_factor=16"};
     both("ai/allreduce-100k-flow", "ch4h", hd, NSETS(hd), &fs, &ff);
     all_within_1pc("ch4h", 256u << 10, 64u << 20, 16);
+    /* rings in rank order, with the protocol model: every channel on the
+     * same ring, so they share every link (the fluid rings followed the
+     * topology's order whatever ring_order said: -66 % at 16 MiB);
+     * measured within 1.4 % */
+    const char *rk[] = {"collective.topology.servers=4", "collective.sweep.channels=4",
+                        "collective.sweep.algorithm=ring", "collective.sweep.ring_order=rank",
+                        "collective.sweep.min_bytes=1MiB", "collective.sweep.max_bytes=16MiB",
+                        "collective.sweep.step_factor=4"};
+    both("ai/allreduce-100k-flow", "ch4k", rk, NSETS(rk), &fs, &ff);
+    for (uint64_t s = 1u << 20; s <= 16u << 20; s *= 4)
+        assert_true(fabs(rel("ch4k", s)) < 0.015);
 }
 
 /* The fluid ring against the formula 2(N-1)/N S/B (8 hosts, 100 G star,
@@ -152,8 +165,9 @@ static void test_fluid_channels(void **state)
 static void test_fluid_ring_formula(void **state)
 {
     (void)state;
-    const char *sets[] = {"collective.sweep.fluid=true", "collective.sweep.min_bytes=16MiB"};
-    json_decref(tu_run("ai/allreduce-flow", "ringf", sets, 2));
+    const char *sets[] = {"collective.sweep.fluid=true", "collective.sweep.min_bytes=16MiB",
+                          "collective.sweep.protocol=none"};   /* the network's part */
+    json_decref(tu_run("ai/allreduce-flow", "ringf", sets, 3));
     for (uint64_t s = 16u << 20; s <= 64u << 20; s *= 4) {
         double f = 2.0 * 7 / 8 * (double)s * 8 / (100e9 * 1460 / 1500) * 1e6;
         double t = tu_nccl_time_us("ringf", s);
