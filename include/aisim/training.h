@@ -78,6 +78,16 @@ void trn_wl_free(trn_wl *w);
  * parse, an unknown collective, no layer.  On error *w holds nothing. */
 int trn_read_simai(trn_wl *w, const char *path, err *e);
 
+/* SimAI's bus-bandwidth table (its analytical mode's busbw.yaml): GB/s per
+ * group and collective (TRN_C_NONE: PP's sends), 0 where the file gives
+ * none or null; groups: the groups the file names (bit per trn_group). */
+typedef struct trn_busbw {
+    double GBps[TRN_G_NGROUP][TRN_C_NCOLL];
+    unsigned groups;
+} trn_busbw;
+/* Reads `path`; 0, or an error naming the file, line and column. */
+int trn_read_busbw(trn_busbw *b, const char *path, err *e);
+
 /* One call of an AICB physical log. */
 typedef struct trn_call {
     uint8_t coll;               /* enum trn_coll, or TRN_CALL_* below */
@@ -221,6 +231,9 @@ typedef struct trn_cost {
     double bw_Bps[TRN_G_NGROUP];    /* bytes/s per group class */
     int64_t lat_ps[TRN_G_NGROUP];
     int size[TRN_G_NGROUP];         /* ranks per group */
+    double coll_Bps[TRN_G_NGROUP][TRN_C_NCOLL];    /* > 0: this collective's
+                                       bus bandwidth in the group (SimAI's
+                                       busbw.yaml; [PP][NONE]: the sends) */
 } trn_cost;
 
 /* What one stage's rank did over the iteration. */

@@ -60,7 +60,9 @@ typedef struct trn_cfg {
     double tflops, eff, scale;
     bool fluid;
     coll_nccl_cfg nccl;
+    char *busbw;
     cfg_node *jobs;
+    trn_busbw bb;               /* busbw read */
 } trn_cfg;
 
 static const cfg_key trn_keys[] = {
@@ -74,6 +76,10 @@ static const cfg_key trn_keys[] = {
     {.name = "intra_host_busbw", .type = CFG_RATE, .off = offsetof(trn_cfg, intra_bps),
      .def = "2400Gbps", .flags = CFG_MIN_EXCL, .min = 0, .help = "bus bandwidth of a collective "
      "inside one server (300 GB/s: SimAI's NVLink all-reduce)"},
+    {.name = "busbw_file", .type = CFG_STR, .off = offsetof(trn_cfg, busbw),
+     .flags = CFG_OPTIONAL, .help = "comm: analytical only: SimAI's busbw.yaml (GB/s per "
+     "group and collective; what it leaves out or null takes intra_host_busbw / "
+     "network_busbw)"},
     {.name = "network_busbw", .type = CFG_RATE, .off = offsetof(trn_cfg, net_bps),
      .def = "200Gbps", .flags = CFG_MIN_EXCL, .min = 0, .help = "comm: analytical only: bus "
      "bandwidth of collectives and sends between servers"},
@@ -546,6 +552,18 @@ static int trn_configure(void *st, cfg_node *sec, const char *path, const model_
                        "fluid"), "a fluid collective needs the flow plane (plane: flow); "
                        "found plane: packet, whose messages are packets");
     }
+    if (m->cfg.busbw) {
+        char kp[256];
+        cfg_path(kp, sizeof kp, path, "busbw_file");
+        if (m->cfg.comm != 1)
+            return cfg_err(e, AISIM_EINVAL, cfg_get(sec, "busbw_file"), kp, "expected comm: "
+                           "analytical (a bus-bandwidth table replaces the network), found "
+                           "comm: packet");
+        char full[4096];
+        resolve(full, sizeof full, env, m->cfg.busbw);
+        if ((r = trn_read_busbw(&m->cfg.bb, full, e)))
+            return data_err(e, cfg_get(sec, "busbw_file"), kp);
+    }
     if ((r = network_create(&m->n, &m->cfg.net, sec, path, env, e)))
         return r;
     servers(m);
@@ -610,6 +628,13 @@ static int trn_start(void *st, sim *s, err *e)
             /* TP inside a server when tp divides the GPUs per server */
             if (m->gpus_per_server % j->tp == 0)
                 c.bw_Bps[TRN_G_TP] = (double)m->cfg.intra_bps / 8 / m->cfg.scale;
+            /* SimAI's table where it gives a figure (DP_EP: DP's unless
+             * the file has its own) */
+            for (int g = 0; g < TRN_G_NGROUP; g++) {
+                int src = g == TRN_G_DPEP && !(m->cfg.bb.groups & 1u << TRN_G_DPEP) ? TRN_G_DP : g;
+                for (int k = 0; k < TRN_C_NCOLL; k++)
+                    c.coll_Bps[g][k] = m->cfg.bb.GBps[src][k] * 1e9 / m->cfg.scale;
+            }
             c.size[TRN_G_TP] = j->tp;
             c.size[TRN_G_DP] = j->dp;
             c.size[TRN_G_EP] = j->ep;

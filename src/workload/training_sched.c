@@ -402,16 +402,20 @@ static int64_t trn_cost_coll(const trn_cost *c, const trn_comm *cm)
 {
     int n = c->size[cm->group];
     double f = trn_busbw_factor(cm->coll, n);
-    if (f <= 0 || c->bw_Bps[cm->group] <= 0)
+    double bw = c->coll_Bps[cm->group][cm->coll] > 0 ? c->coll_Bps[cm->group][cm->coll]
+                                                      : c->bw_Bps[cm->group];
+    if (f <= 0 || bw <= 0)
         return 0;
-    return c->lat_ps[cm->group] + (int64_t)(f * (double)cm->bytes / c->bw_Bps[cm->group] * 1e12);
+    return c->lat_ps[cm->group] + (int64_t)(f * (double)cm->bytes / bw * 1e12);
 }
 
 static int64_t p2p_ps(const trn_cost *c, uint64_t bytes)
 {
-    if (c->bw_Bps[TRN_G_PP] <= 0)
+    double bw = c->coll_Bps[TRN_G_PP][TRN_C_NONE] > 0 ? c->coll_Bps[TRN_G_PP][TRN_C_NONE]
+                                                       : c->bw_Bps[TRN_G_PP];
+    if (bw <= 0)
         return c->lat_ps[TRN_G_PP];
-    return c->lat_ps[TRN_G_PP] + (int64_t)((double)bytes / c->bw_Bps[TRN_G_PP] * 1e12);
+    return c->lat_ps[TRN_G_PP] + (int64_t)((double)bytes / bw * 1e12);
 }
 
 typedef struct evst {

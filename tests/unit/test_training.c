@@ -61,6 +61,30 @@ static void test_gpt13b_analytical(void **state)
     json_decref(sum);
 }
 
+/* SimAI's busbw.yaml in the analytical mode: a table equal to the
+ * defaults but DP's reduce-scatter at 50 GB/s (twice network_busbw) takes
+ * exactly half of that exposed 6.5 GB reduce-scatter's time off the
+ * iteration (0.121823232 s); SimAI's own example table runs. */
+static void test_gpt13b_busbw_file(void **state)
+{
+    (void)state;
+    const char *base[] = {"training.comm=analytical"};
+    json_t *a = tu_run("ai/gpt13b", "g13bb0", base, 1);
+    const char *sets[] = {"training.comm=analytical",
+                          "training.busbw_file=../../tests/scenarios/data/busbw-dp50.yaml"};
+    json_t *b = tu_run("ai/gpt13b", "g13bb1", sets, 2);
+    double d = tu_num(job0(a, 0), "iteration_s") - tu_num(job0(b, 0), "iteration_s");
+    assert_float_equal(d, 6497239040.0 * 15 / 16 * (1 / 25e9 - 1 / 50e9), 1e-9);
+    json_decref(a);
+    json_decref(b);
+    const char *simai[] = {"training.comm=analytical", "training.busbw_file="
+                           "../../data/llm_comm_workloads/simai_example/busbw.yaml"};
+    json_t *c = tu_run("ai/gpt13b", "g13bb2", simai, 2);
+    /* DP reduce-scatter and all-gather at 380 GB/s, TP all-reduce 300 */
+    assert_true(tu_num(job0(c, 0), "exposed_comm_s") < 0.1);
+    json_decref(c);
+}
+
 /* LLaMA-65B from the AICB log, analytical: 8 stages and 8 micro-batches:
  * idle (bubble) 7/15 of the iteration within 2 % at stage 0. */
 static void test_llama65b_bubble(void **state)
@@ -287,6 +311,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpt13b_analytical),
+        cmocka_unit_test(test_gpt13b_busbw_file),
         cmocka_unit_test(test_zero2_aicb_logs_run),
         cmocka_unit_test(test_llama65b_bubble),
         cmocka_unit_test(test_gpt13b_packet_small),
