@@ -34,6 +34,7 @@ typedef struct sweep_cfg {
     double factor;
     bool fluid;
     coll_nccl_cfg nccl;
+    char *micro;
 } sweep_cfg;
 
 static const cfg_key sweep_keys[] = {
@@ -80,6 +81,11 @@ static const cfg_key sweep_keys[] = {
      .help = "flow plane only: each ring phase one flow per rank carrying all its steps' "
      "bytes, the steps' latency added (docs/flow-level.md)"},
     COLL_NCCL_KEYS(sweep_cfg, nccl),
+    {.name = "aicb_micro", .type = CFG_STR, .off = offsetof(sweep_cfg, micro),
+     .flags = CFG_OPTIONAL, .help = "an AICB micro-test log (workload/physical/micro_test/, "
+     "a CSV): its collective, sizes, calls per size and warm-up replace op, min_bytes .. "
+     "max_bytes, iters and warmup_iters (given, min/max_bytes keep a range of its sizes, "
+     "iters and warmup_iters cap its counts)"},
     {0},
 };
 
@@ -88,6 +94,7 @@ typedef struct sweep_row {
     uint64_t bytes;
     double time_s;              /* mean of the timed calls */
     int done;                   /* timed calls done */
+    int64_t warm, iters;        /* untimed calls first, timed calls */
 } sweep_row;
 
 typedef struct sweep_wl {
@@ -102,7 +109,79 @@ typedef struct sweep_wl {
     size_t ncalls, capcalls;
     bool aborted;
     err fail;                   /* a call that could not start */
+    bool given[5];              /* op, min_bytes, max_bytes, iters, warmup_iters
+                                   in the scenario (before defaults) */
 } sweep_wl;
+
+/* The sweep of an AICB micro-test log (key aicb_micro): its sizes in
+ * order, each with the log's calls (iters, if given, caps them), the
+ * log's warm-up (or warmup_iters) before the first. */
+static int micro_configure(sweep_wl *w, cfg_node *node, const char *sub, const model_env *env,
+                           err *e)
+{
+    char full[4096], kp[512];
+    cfg_node *at = cfg_get(node, "aicb_micro");
+    cfg_path(kp, sizeof kp, sub, "aicb_micro");
+    if (w->c.micro[0] == '/' || !env->base_dir || !env->base_dir[0])
+        snprintf(full, sizeof full, "%s", w->c.micro);
+    else
+        snprintf(full, sizeof full, "%s/%s", env->base_dir, w->c.micro);
+    coll_micro m;
+    int r = coll_read_aicb_micro(&m, full, e);
+    char msg[sizeof e->msg];
+    if (r) {
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return cfg_err(e, r, at, kp, "%s", msg);
+    }
+    if (w->given[0] && w->c.type != m.type) {
+        r = cfg_err(e, AISIM_EINVAL, cfg_get(node, "op"), cfg_path(kp, sizeof kp, sub, "op"),
+                    "expected the micro-test's %s (%s:%d) or no op, found %s",
+                    coll_type_names[m.type], full, m.type_line, coll_type_names[w->c.type]);
+    } else if (m.group_size && m.group_size != coll_comm_size(w->comm)) {
+        r = cfg_err(e, AISIM_EINVAL, at, kp, "%s:%d: comm_group_size: expected the "
+                    "communicator's %d ranks, found %d", full, m.group_line, coll_comm_size(w->comm),
+                    m.group_size);
+    }
+    w->c.type = m.type;
+    bool lo = w->given[1], hi = w->given[2], it = w->given[3], wu = w->given[4];
+    uint64_t big = 0;
+    for (size_t i = 0; !r && i < m.n; i++) {
+        if ((lo && m.sizes[i] < (uint64_t)w->c.min_bytes) ||
+            (hi && m.sizes[i] > (uint64_t)w->c.max_bytes))
+            continue;
+        if (m.sizes[i] % (uint64_t)dtype_bytes[w->c.dtype]) {
+            r = cfg_err(e, AISIM_EINVAL, at, kp, "%s:%d: msg_size: expected whole elements of "
+                        "%s (%d B), found %llu B", full, m.line[i], dtype_names[w->c.dtype],
+                        dtype_bytes[w->c.dtype], (unsigned long long)m.sizes[i]);
+            break;
+        }
+        int64_t n = it && m.count[i] > w->c.iters ? w->c.iters : m.count[i];
+        w->rows = xrealloc(w->rows, (w->nrows + 1) * sizeof *w->rows);
+        w->rows[w->nrows++] = (sweep_row){.bytes = m.sizes[i], .iters = n};
+        big = m.sizes[i] > big ? m.sizes[i] : big;
+    }
+    if (!r && !w->nrows)
+        r = cfg_err(e, AISIM_EINVAL, at, kp, "expected a size of the micro-test within "
+                    "min_bytes .. max_bytes, found none (%s: %llu .. %llu B)", full,
+                    (unsigned long long)m.sizes[0], (unsigned long long)m.sizes[m.n - 1]);
+    if (!r) {
+        w->rows[0].warm = wu ? w->c.warmup : m.warmup;
+        w->c.min_bytes = (int64_t)w->rows[0].bytes;
+        w->c.max_bytes = (int64_t)big;
+        w->c.warmup = w->rows[0].warm;
+        w->c.iters = w->rows[0].iters;
+        if (w->nrows > 1)       /* the preamble's step: AICB doubles */
+            w->c.factor = (double)w->rows[1].bytes / (double)w->rows[0].bytes;
+        coll_args a = {.type = w->c.type, .algo = w->c.algo, .bytes = big,
+                       .root = (int)w->c.root, .peer = (int)w->c.peer, .fluid = w->c.fluid};
+        coll_wl_nccl_args(&w->c.nccl, &a);
+        r = coll_wl_check(w->comm, &a, node, sub, "aicb_micro", e);
+    }
+    coll_micro_free(&m);
+    if (!r)
+        w->on = true;
+    return r;
+}
 
 static int sweep_configure(void *st, network *n, cfg_node *node, const char *path,
                            const model_env *env, err *e)
@@ -115,6 +194,9 @@ static int sweep_configure(void *st, network *n, cfg_node *node, const char *pat
     char sub[512], sub2[512];
     int r;
     cfg_path(sub, sizeof sub, path, "sweep");
+    static const char *const gk[] = {"op", "min_bytes", "max_bytes", "iters", "warmup_iters"};
+    for (int k = 0; k < 5; k++)
+        w->given[k] = cfg_get(node, gk[k]) != NULL;
     if ((r = cfg_bind(node, sub, sweep_keys, &w->c, e)))
         return r;
     /* nccl-tests moves count = size / element whole elements: a size below
@@ -132,6 +214,8 @@ static int sweep_configure(void *st, network *n, cfg_node *node, const char *pat
     if ((r = coll_wl_comm(n, w->c.ranks, cfg_path(sub2, sizeof sub2, sub, "ranks"), &w->comm,
                           e)))
         return r;
+    if (w->c.micro)
+        return micro_configure(w, node, sub, env, e);
     /* Every call's arguments, checked now: the largest size stands for all. */
     coll_args a = {.type = w->c.type, .algo = w->c.algo, .bytes = (uint64_t)w->c.max_bytes,
                    .root = (int)w->c.root, .peer = (int)w->c.peer, .fluid = w->c.fluid};
@@ -141,7 +225,8 @@ static int sweep_configure(void *st, network *n, cfg_node *node, const char *pat
     for (double b = (double)w->c.min_bytes; b <= (double)w->c.max_bytes * (1 + 1e-12);
          b *= w->c.factor) {
         w->rows = xrealloc(w->rows, (w->nrows + 1) * sizeof *w->rows);
-        w->rows[w->nrows++] = (sweep_row){.bytes = (uint64_t)llround(b)};
+        w->rows[w->nrows++] = (sweep_row){.bytes = (uint64_t)llround(b), .warm = w->c.warmup,
+                                          .iters = w->c.iters};
         if (w->nrows > 100000)
             return cfg_err(e, AISIM_ERANGE, cfg_get(node, "step_factor"),
                            cfg_path(sub2, sizeof sub2, sub, "step_factor"), "expected at most "
@@ -163,11 +248,11 @@ static void on_call(void *ctx, const coll_result *res)
     w->calls[w->ncalls++] = *res;
     w->aborted |= res->aborted;
     sweep_row *row = &w->rows[w->row];
-    if (w->iter++ >= w->c.warmup) {
+    if (w->iter++ >= row->warm) {
         row->time_s += res->time_s;
         row->done++;
     }
-    if (w->iter == w->c.warmup + w->c.iters) {
+    if (w->iter == row->warm + row->iters) {
         row->time_s /= row->done;
         w->row++;
         w->iter = 0;
@@ -219,7 +304,7 @@ static double sweep_progress(const void *st)
             done += (double)w->rows[i].bytes;
         else if (i == w->row)
             done += (double)w->rows[i].bytes * (double)w->iter /
-                    (double)(w->c.warmup + w->c.iters);
+                    (double)(w->rows[i].warm + w->rows[i].iters);
     }
     return all > 0 ? done / all : -1;
 }

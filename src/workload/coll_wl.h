@@ -40,6 +40,25 @@ extern const char *const coll_order_names[];   /* "topology", "rank" */
      .choices = coll_order_names, .help = "topology: rings rail-aligned per channel; rank: "   \
      "the communicator's rank order, as NCCL and SimAI are given it"}
 
+/* An AICB micro-test log (aicb_micro.c): one collective at n sizes,
+ * count[i] timed calls of sizes[i] (from file line line[i]) after
+ * `warmup` calls of the first size. */
+typedef struct coll_micro {
+    int type, type_line;        /* enum coll_type, its first row */
+    bool has_size;              /* the comm_group_size column */
+    int group_size, group_line; /* 0: no such column */
+    uint64_t warm_bytes;
+    int64_t warmup;
+    int warm_line;
+    size_t n;
+    uint64_t *sizes;
+    int64_t *count;
+    int *line;
+} coll_micro;
+/* Reads `path`; 0, or an error naming its line, column, expected, found. */
+int coll_read_aicb_micro(coll_micro *m, const char *path, err *e);
+void coll_micro_free(coll_micro *m);
+
 /* Copies the keys into a call's arguments. */
 void coll_wl_nccl_args(const coll_nccl_cfg *c, coll_args *a);
 

@@ -843,6 +843,27 @@ static void test_nccl_tests_layout(void **state)
     free(txt);
 }
 
+/* AICB's own micro-test log (workload/physical/micro_test/, all-reduce
+ * 4 KiB .. 8 GiB, 100 warm-up calls then 100 per size) as the sweep:
+ * with max_bytes 64 KiB and iters 2, the sizes 4 KiB .. 64 KiB in the
+ * log's order, 2 timed calls each after its 100 warm-up calls. */
+static void test_aicb_micro_log(void **state)
+{
+    (void)state;
+    const char *sets[] = {"collective.sweep.aicb_micro=../../data/llm_comm_workloads/"
+                          "aicb_micro/all_reduce_workload.csv",
+                          "collective.sweep.max_bytes=64KiB", "collective.sweep.iters=2"};
+    json_t *sum = tu_run("ai/nccl-allreduce-small", "micro", sets, 3);
+    json_t *nt = json_object_get(json_object_get(sum, "results"), "nccl_tests");
+    assert_int_equal(json_integer_value(json_object_get(nt, "sizes")), 5);
+    assert_int_equal(json_integer_value(json_object_get(nt, "sizes_completed")), 5);
+    assert_int_equal(json_integer_value(json_object_get(nt, "calls")), 100 + 5 * 2);
+    assert_string_equal(json_string_value(json_object_get(nt, "op")), "all_reduce");
+    for (uint64_t b = 4096; b <= 65536; b *= 2)
+        assert_true(tu_nccl_time_us("micro", b) > 0);
+    json_decref(sum);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -864,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_nccl_protocol_at_size_boundaries),
         cmocka_unit_test(test_nccl_one_step_latency_terms),
         cmocka_unit_test(test_nccl_tests_layout),
+        cmocka_unit_test(test_aicb_micro_log),
     };
     return cmocka_run_group_tests_name("collective", tests, tu_setup, tu_teardown);
 }
