@@ -87,6 +87,8 @@ typedef struct plan {
     int servers, local;
     bool grouped;               /* grid is valid (equal servers) */
     int *grid;                  /* grid[m * local + l]: rank */
+    bool chains;                /* trees: NCCL's chains in servers
+                                   (coll_tree_order maps them per channel) */
     int *col, *o1, *o2;         /* scratch per server / per rank */
     uint64_t *seg2;
 } plan;

@@ -360,11 +360,50 @@ static void bit_tree(int n, int *parent)
 }
 
 
+/* NCCL's all-reduce trees over servers (p->grouped, M servers of G
+ * ranks; NCCL 2.30.7 src/graph/connect.cc, ncclTreeConnect and
+ * src/graph/trees.cc, ncclGetDtree): inside a server a chain of its G
+ * ranks, across servers NCCL's double binary tree of the servers, the
+ * chains' heads joined by it.  Position q = m G + i is the i-th rank of
+ * the chain of the tree's m-th server: its parent is q - 1 inside the
+ * chain, the head of the parent server's chain for i = 0.  The ranks are
+ * mapped per channel (coll_tree_order). */
+static void chain_tree(plan *p)
+{
+    int M = p->servers, G = p->local;
+    int *np = xcalloc((size_t)M, sizeof *np);
+    bit_tree(M, np);
+    for (int m = 0; m < M; m++)
+        for (int i = 0; i < G; i++)
+            p->parent[m * G + i] = i > 0 ? m * G + i - 1 : np[m] >= 0 ? np[m] * G : -1;
+    free(np);
+}
+
+/* Channel ch's ranks of NCCL's trees (chain_tree): tree 2's servers are
+ * tree 1's mirrored (M even) or shifted by one (M odd), as ncclGetDtree
+ * builds them, so a server inside one tree is a leaf of the other; each
+ * channel's chains start at local rank ch mod G (the GPU of rail ch, whose
+ * NIC carries that channel's tree hops; rank order: local rank 0). */
+static void coll_tree_order(plan *p, int ch, bool rank_order)
+{
+    int M = p->servers, G = p->local, h = rank_order ? 0 : ch % G;
+    for (int k = 0; k < 2; k++)
+        for (int q = 0; q < p->n; q++) {
+            int m = q / G, i = q % G;
+            int mk = k == 0 ? m : M % 2 == 0 ? M - 1 - m : (m + 1) % M;
+            p->map[k][q] = p->grid[mk * G + (h + i) % G];
+        }
+}
+
 static void plan_trees(plan *p, int root)
 {
     int n = p->n;
     p->parent = xcalloc((size_t)n, sizeof *p->parent);
-    bit_tree(n, p->parent);
+    p->chains = root < 0 && p->grouped && p->local > 1;
+    if (p->chains)
+        chain_tree(p);
+    else
+        bit_tree(n, p->parent);
     int top = 0;
     p->kid0 = xcalloc((size_t)n + 1, sizeof *p->kid0);
     p->kids = xcalloc((size_t)n, sizeof *p->kids);
@@ -906,17 +945,19 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
         p.rk[i] = i;
         p.none[i] = NONE;
     }
-    if (a->algo == COLL_ALGO_TREE)
-        plan_trees(&p, a->type == COLL_BROADCAST ? a->root : -1);
     int bad[2];
     p.grid = xcalloc(sz, sizeof *p.grid);
     bool grouped = group_servers(c, &p.servers, &p.local, p.grid, bad) == 0;
     p.grouped = grouped;
+    if (a->algo == COLL_ALGO_TREE)
+        plan_trees(&p, a->type == COLL_BROADCAST ? a->root : -1);
     if (n > 1) {
         uint64_t unit = coll_sub_unit(a, n, &p) * a->chunk_bytes;
         for (int ch = 0; ch < a->channels; ch++) {
             if (grouped && !a->rank_order)
                 coll_ring_order(&p, ch);
+            if (p.chains)
+                coll_tree_order(&p, ch, a->rank_order);
             uint64_t cb = coll_split(a->bytes, (uint64_t)a->channels, (uint64_t)ch,
                                 (uint64_t)a->elem_bytes);
             uint64_t subs = cb / unit + (cb % unit != 0);
