@@ -16,7 +16,9 @@
  * channel) are aisim's reading of the topology: a channel's ring leaves
  * each server on its own rail, so c channels over servers of G GPUs use
  * min(c, G) NICs of the slowest endpoint's rate, and never more than its
- * NVLink (a single server: its NVLink).
+ * NVLink (a single server: its NVLink; a tree on two servers: twice that
+ * NIC bandwidth, as NCCL's search raises a tree graph's bwIntra and its
+ * tuner reads bwIntra for two nodes).
  */
 #include <math.h>
 
@@ -157,6 +159,13 @@ void coll_tune(coll_comm *c, const coll_args *a, coll_tuning *t)
                 l += (nsteps - ninter) * in + ninter * inter;
                 busbw *= (double)n / nsteps;
             } else {
+                /* two servers: NCCL's tuner reads the tree graph's intra
+                 * bandwidth, which its search raises up to twice the
+                 * inter-server one (search.cc, "increase bwIntra for
+                 * trees (2 nodes or collnet)"; tuning.cc, nNodes <= 2):
+                 * a tree's servers exchange S each way, half a ring's */
+                if (nodes == 2)
+                    busbw = nvl > 0 ? fmin(2 * rails * nic, nvl) : 2 * rails * nic;
                 if (ar)
                     busbw = fmin(busbw * .92, nc * tree_bw[arch][i2]);
                 if (p == P_LL)

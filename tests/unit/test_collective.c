@@ -706,6 +706,39 @@ static void test_example_128_at_one_size(void **state)
     assert_int_equal(p->logx, 1);
 }
 
+/* Two servers of 4 GPUs, 4 channels (4 NICs of 12.5 GB/s, NVLink 300
+ * GB/s): NCCL's tuner reads the tree's intra-server bandwidth there, which
+ * its graph search raises to twice the NICs' (50 -> 100 GB/s), so tree
+ * Simple is 100 x 0.92 x 0.5 = 46 GB/s of algbw against the ring's 50 x
+ * 8 / 14 = 28.6, and auto takes the tree for a large all-reduce (with the
+ * NICs' 50 GB/s for both it took the ring: 23 against 28.6; the test
+ * fails so without the rule). */
+static void test_nccl_two_servers_tree_bandwidth(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_open(&f, "topology: {kind: rail_optimised, servers: 2, gpus_per_server: 4, "
+                "servers_per_tor: 2, aggs: 1, nic_link: {rate: 100Gbps}, "
+                "nvlink: {rate: 2400Gbps}}\ntransport: {name: tcp, mss: 8960B}\n", 0);
+    coll_args a = {.type = COLL_ALLREDUCE, .algo = COLL_ALGO_TREE, .bytes = 256u << 20,
+                   .channels = 4, .proto = COLL_PROTO_SIMPLE, .arch = COLL_ARCH_HOPPER};
+    coll_tuning t;
+    coll_tune(f.c, &a, &t);
+    assert_int_equal(t.nodes, 2);
+    assert_float_equal(t.bw_GBps, 46.0, 1e-9);
+    a.algo = COLL_ALGO_RING;
+    coll_tune(f.c, &a, &t);
+    assert_float_equal(t.bw_GBps, 50.0 * 8 / 14, 1e-9);
+    a.algo = COLL_ALGO_AUTO;
+    a.proto = COLL_PROTO_AUTO;
+    coll_tune(f.c, &a, &t);
+    assert_int_equal(t.algo, COLL_ALGO_TREE);
+    /* LL128: 92 x 120/128 x 0.5 = 43.1 against Simple's 46 x 0.9 (NCCL's
+     * tree correction at 256 MiB) = 41.4 */
+    assert_int_equal(t.proto, COLL_PROTO_LL128);
+    fx_free(&f);
+}
+
 /* NCCL's tuner (coll_tune, NCCL 2.30.7's tables) on 8 hosts of a star
  * (8 servers of one GPU, 12.5 GB/s NICs, no NVLink: PCI latencies),
  * one channel, Hopper: the all-reduce's algorithm and protocol change
@@ -912,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_run_stopped_mid_call_frees_it),
         cmocka_unit_test(test_nccl_protocol_at_size_boundaries),
         cmocka_unit_test(test_nccl_one_step_latency_terms),
+        cmocka_unit_test(test_nccl_two_servers_tree_bandwidth),
         cmocka_unit_test(test_nccl_tests_layout),
         cmocka_unit_test(test_aicb_micro_log),
     };
