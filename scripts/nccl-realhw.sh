@@ -15,7 +15,8 @@
 #          in-place busbw (github.com/lessizzmore/create-a3mega-ztan-fork,
 #          ztan-NCCL-test-result, commit 02dd8f45)
 # and prints, per case, size, the reference busbw, aisim's busbw, its error
-# (aisim / reference - 1) and the algorithm and protocol aisim's tuner ran.
+# (aisim / reference - 1) and the algorithm and protocol aisim's tuner ran,
+# and draws busbw against size for all six in OUT_DIR/busbw.png (gnuplot).
 #   scripts/nccl-realhw.sh [OUT_DIR]       (default out/nccl-realhw)
 set -eu
 AISIM=${AISIM:-build/aisim}
@@ -46,3 +47,27 @@ for c in h100 a100 a3m; do
                             100 * (bus[i] / ref[i] - 1), ran[i + 1] }' \
         "$OUT/$c.ref" "$OUT/$c/nccl_tests.csv" "$OUT/$c/collectives.csv"
 done
+# busbw against size, aisim beside each reference: $OUT/busbw.png (gnuplot)
+for c in h100 a100 a3m; do
+    awk -F, 'NR == FNR { ref[FNR] = $1; next } FNR > 1 { print $1, ref[FNR - 1], $8 }' \
+        "$OUT/$c.ref" "$OUT/$c/nccl_tests.csv" > "$OUT/$c.dat"
+done
+if command -v gnuplot >/dev/null; then
+    gnuplot <<GP
+set terminal pngcairo size 900,560
+set output "$OUT/busbw.png"
+set logscale x 2
+set format x "%.0b%B"
+set xlabel "size (bytes)"
+set ylabel "busbw (GB/s)"
+set key top left
+set grid
+plot "$OUT/h100.dat" u 1:2 w lp lc 1 dt 2 t "ND H100 v5 (Azure)", \
+     "$OUT/h100.dat" u 1:3 w lp lc 1 t "aisim, 8 x H100", \
+     "$OUT/a100.dat" u 1:2 w lp lc 2 dt 2 t "ND A100 v4 (Azure)", \
+     "$OUT/a100.dat" u 1:3 w lp lc 2 t "aisim, 8 x A100", \
+     "$OUT/a3m.dat" u 1:2 w lp lc 3 dt 2 t "2 x A3 Mega (public log)", \
+     "$OUT/a3m.dat" u 1:3 w lp lc 3 t "aisim, 2 x 8 H100, 8 x 200G"
+GP
+    echo "figure: $OUT/busbw.png"
+fi
