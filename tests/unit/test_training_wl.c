@@ -110,7 +110,22 @@ static void test_every_aicb_log_loads(void **state)
         snprintf(p, sizeof p, DATA "%s", aicb_files[i]);
         if (trn_read_aicb(&l, p, &e))
             fail_msg("%s: %s", aicb_files[i], e.msg);
-        assert_true(l.stages >= 1);
+        assert_true(l.stages >= 1 && l.stages <= 8);
+        /* and runs: every shipped log builds its stages' programs and
+         * completes an iteration in the sans-I/O evaluator */
+        trn_prog progs[8];
+        int mb = 0;
+        if (trn_build_aicb(progs, &l, 1000000, 2000000, &mb, &e))
+            fail_msg("%s: %s", aicb_files[i], e.msg);
+        trn_cost c = {.bw_Bps = {[TRN_G_TP] = 100e9, [TRN_G_DP] = 25e9, [TRN_G_PP] = 25e9},
+                      .size = {[TRN_G_TP] = l.tp > 0 ? l.tp : 1, [TRN_G_DP] = l.dp > 0 ? l.dp : 1}};
+        trn_stage_stats st[8];
+        int64_t T = trn_eval(progs, l.stages, &c, st, &e);
+        if (T <= 0)
+            fail_msg("%s: %s", aicb_files[i], T < 0 ? e.msg : "no time");
+        assert_true(mb >= 1);
+        for (int k = 0; k < l.stages; k++)
+            trn_prog_free(&progs[k]);
         trn_log_free(&l);
     }
     trn_log l;
