@@ -167,6 +167,11 @@ typedef struct coll_args {
                                    late (SimAI's per-flow send latency) */
     bool rank_order;            /* rings in rank order, not the topology's
                                    rail-aligned order */
+    bool pxn;                   /* NCCL's PXN for all-to-all and send/recv:
+                                   a message to another server's GPU of
+                                   another rail goes over NVLink to the
+                                   local GPU of that rail, then out of its
+                                   NIC (equal servers only) */
 } coll_args;
 
 /* What NCCL's tuner (its tuning.cc model, NCCL 2.30.7) makes of a call:

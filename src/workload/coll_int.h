@@ -89,6 +89,7 @@ typedef struct plan {
     int *grid;                  /* grid[m * local + l]: rank */
     bool chains;                /* trees: NCCL's chains in servers
                                    (coll_tree_order maps them per channel) */
+    int *where;                 /* PXN: per rank, m * local + l (NULL: off) */
     int *col, *o1, *o2;         /* scratch per server / per rank */
     uint64_t *seg2;
 } plan;

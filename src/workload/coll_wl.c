@@ -57,6 +57,7 @@ int coll_wl_check(const coll_comm *c, const coll_args *a, cfg_node *node, const 
     const char *key = strncmp(e->msg, "fluid", 5) == 0   ? "fluid"
                     : strncmp(e->msg, "protocol", 8) == 0 ? "protocol"
                     : strncmp(e->msg, "channels", 8) == 0 ? "min_channels"
+                    : strncmp(e->msg, "pxn", 3) == 0      ? "pxn"
                     : strncmp(e->msg, "root", 4) == 0    ? "root"
                     : strncmp(e->msg, "peer", 4) == 0    ? "peer"
                     : strncmp(e->msg, "bytes", 5) == 0   ? bytes_key
@@ -78,4 +79,5 @@ void coll_wl_nccl_args(const coll_nccl_cfg *c, coll_args *a)
     a->max_channels = (int)c->max_channels;
     a->send_lat_ps = c->send_lat;
     a->rank_order = c->order == 1;
+    a->pxn = c->pxn;
 }

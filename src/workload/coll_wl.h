@@ -15,6 +15,7 @@
 typedef struct coll_nccl_cfg {
     int proto, arch, order;
     int64_t min_channels, max_channels, send_lat;
+    bool pxn;
 } coll_nccl_cfg;
 
 extern const char *const coll_order_names[];   /* "topology", "rank" */
@@ -38,7 +39,10 @@ extern const char *const coll_order_names[];   /* "topology", "rank" */
      .help = "every message handed to the network this late (SimAI's send latency)"},         \
     {.name = "ring_order", .type = CFG_ENUM, .off = offsetof(T, m.order), .def = "topology",  \
      .choices = coll_order_names, .help = "topology: rings rail-aligned per channel; rank: "   \
-     "the communicator's rank order, as NCCL and SimAI are given it"}
+     "the communicator's rank order, as NCCL and SimAI are given it"},                        \
+    {.name = "pxn", .type = CFG_BOOL, .off = offsetof(T, m.pxn), .def = "false",              \
+     .help = "NCCL's PXN for all_to_all and send_recv: a message to another server's GPU "   \
+     "of another rail goes over NVLink to the local GPU of that rail, then out of its NIC"}
 
 /* An AICB micro-test log (aicb_micro.c): one collective at n sizes,
  * count[i] timed calls of sizes[i] (from file line line[i]) after

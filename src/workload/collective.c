@@ -663,6 +663,13 @@ int coll_check(const coll_comm *c, const coll_args *a, err *e)
     }
     if (a->fluid && (rc = coll_fluid_check(c, a, e)))
         return rc;
+    if (a->pxn) {
+        int ns, g, bad[2];
+        if (group_servers(c, &ns, &g, NULL, bad))
+            return ERR(e, AISIM_EINVAL, "pxn: needs as many ranks on every server (a relay "
+                       "of each rail on each); found %d on the server of rank 0, %d on that "
+                       "of rank %d", g, bad[1], bad[0]);
+    }
     if ((a->type == COLL_BROADCAST || a->type == COLL_SENDRECV) &&
         (a->root < 0 || a->root >= n))
         return ERR(e, AISIM_ERANGE, "root: expected a rank 0 .. %d, found %d", n - 1, a->root);
@@ -835,6 +842,32 @@ static uint64_t coll_sub_unit(const coll_args *a, int n, const plan *p)
     }
 }
 
+/* A message from rank s to rank d; with PXN (p->where: r->a.pxn on equal
+ * servers), one to another server's GPU of another local index goes first
+ * over NVLink to the GPU of s's server with d's local index, whose NIC is
+ * on d's rail, and from there to d once it has arrived (NCCL's PXN: the relay's proxy
+ * sends from that GPU's memory; NCCL 2.12+, src/graph/paths.cc,
+ * NCCL_PXN_DISABLE).  Returns the operation that delivers to d. */
+enum { PXN_CHAN = 1 << 16 };    /* above any channel (<= 1024) */
+
+static int p2p_op(coll_run *r, const plan *p, int s, int d, int chan, uint64_t bytes)
+{
+    if (p->where && p->local > 1) {
+        int G = p->local, ms = p->where[s] / G, ls = p->where[s] % G,
+            md = p->where[d] / G, ld = p->where[d] % G;
+        if (ms != md && ls != ld) {
+            /* the relay sends on the sender's own connection to d (NCCL's
+             * proxy opens one per original sender): its own channel key */
+            int relay = p->grid[ms * G + ld];
+            int hop = coll_add_op(r, s, relay, chan, bytes);
+            int o = coll_add_op(r, relay, d, chan + PXN_CHAN * (ls + 1), bytes);
+            coll_add_dep(r, hop, o);
+            return o;
+        }
+    }
+    return coll_add_op(r, s, d, chan, bytes);
+}
+
 static void build(coll_run *r, plan *p, uint64_t bytes, int chan)
 {
     const coll_args *a = &r->a;
@@ -871,7 +904,7 @@ static void build(coll_run *r, plan *p, uint64_t bytes, int chan)
     case COLL_ALLTOALL:
         for (int i = 1; i < n; i++)
             for (int s = 0; s < n; s++)
-                coll_add_op(r, s, (s + i) % n, chan,
+                p2p_op(r, p, s, (s + i) % n, chan,
                        coll_split(bytes, (uint64_t)n, (uint64_t)((s + i) % n),
                              (uint64_t)a->elem_bytes));
         return;
@@ -890,7 +923,7 @@ static void build(coll_run *r, plan *p, uint64_t bytes, int chan)
         }
         return;
     default:
-        coll_add_op(r, a->root, a->peer, chan, bytes);
+        p2p_op(r, p, a->root, a->peer, chan, bytes);
         return;
     }
 }
@@ -949,6 +982,12 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     p.grid = xcalloc(sz, sizeof *p.grid);
     bool grouped = group_servers(c, &p.servers, &p.local, p.grid, bad) == 0;
     p.grouped = grouped;
+    if (grouped && a->pxn) {    /* rank -> its server x local + local index */
+        p.where = xcalloc(sz, sizeof *p.where);
+        for (int m = 0; m < p.servers; m++)
+            for (int l = 0; l < p.local; l++)
+                p.where[p.grid[m * p.local + l]] = m * p.local + l;
+    }
     if (a->algo == COLL_ALGO_TREE)
         plan_trees(&p, a->type == COLL_BROADCAST ? a->root : -1);
     if (n > 1) {
@@ -984,6 +1023,7 @@ int coll_start(coll_comm *c, const coll_args *args, coll_done_fn fn, void *ctx, 
     free(p.col);
     free(p.o1);
     free(p.o2);
+    free(p.where);
     free(p.seg);
     free(p.seg2);
     free(p.grid);
