@@ -120,7 +120,7 @@ static skel_params test_params(void)
         .queue_us = 10, .rnic_gbps = 200, .agent_jitter_us = 1, .probe_drop = 0.001,
         .baseline_drift = 0.05, .baseline_period_s = 3600,
         .mitigate = false, .infer_after_s = 600, .stft_win = 64, .stft_hop = 32,
-        .period_min_s = 5, .period_max_s = 120,
+        .period_min_s = 5, .period_max_s = 120, .size_tol = 0.125,
         .create_median_s = 20, .create_sigma = 0.5, .life_median_s = 3600, .life_sigma = 1,
         .loss_p = 0.02, .flap_loss_p = 0.1, .latency_us = 100};
 }

@@ -68,7 +68,8 @@ static void list_step(sim *sm, void *obj, uint64_t arg)
     double per = skel_period_estimate(series, (size_t)n, len, s->p.period_min_s,
                                       s->p.period_max_s);
     skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)s->p.stft_win,
-                                 (size_t)s->p.stft_hop, &off, &idx, stage);
+                                 (size_t)s->p.stft_hop, s->p.size_tol, &off, &idx,
+                                 stage);
     skel_true_skeleton(&par, g, &toff, &tidx);
     bool exact = c.ok && skel_same_skeleton((size_t)n, off, idx, toff, tidx);
     size_t skp = 0, skmax = 0;

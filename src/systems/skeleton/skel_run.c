@@ -256,7 +256,7 @@ static void infer(skel_run *r, int ti, int64_t t)
     double per = skel_period_estimate(series, (size_t)n, len, p->period_min_s, p->period_max_s);
     k->period_s = per;
     skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)p->stft_win,
-                                 (size_t)p->stft_hop, &off, &idx, stage);
+                                 (size_t)p->stft_hop, p->size_tol, &off, &idx, stage);
     k->inferred = true;
     k->infer_ok = c.ok && c.dp == k->par.dp;
     k->exact = k->infer_ok && skel_same_skeleton((size_t)n, off, idx, k->toff, k->tidx);

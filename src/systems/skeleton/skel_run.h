@@ -54,6 +54,7 @@ typedef struct skel_params {
     /* inference */
     int infer_after_s, stft_win, stft_hop;
     double period_min_s, period_max_s;          /* range the period is searched in */
+    double size_tol;        /* clustering: largest relative deviation of a group's size */
     /* churn */
     double create_median_s, create_sigma, life_median_s, life_sigma;
     /* failure effects by symptom */

@@ -111,6 +111,10 @@ static const cfg_key infer_keys[] = {
     POSI("stft_hop", stft_hop, "32", 4096, "STFT hop (samples)"),
     POST("period_min", period_min_ps, "5s", "shortest iteration period searched for"),
     POST("period_max", period_max_ps, "120s", "longest iteration period searched for"),
+    {.name = "size_tolerance", .type = CFG_FLOAT, .off = F(size_tol), .def = "0.125",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
+     .help = "a cut's groups may differ from their mean size by this fraction (0.125: one "
+             "endpoint off in groups of 8 or more; 0: exactly equal)"},
     {0},
 };
 
@@ -318,7 +322,7 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
         .mitigate = c->mitigate,
         .infer_after_s = (int)fmax(1, ps_s(c->infer_after_ps)), .stft_win = (int)c->stft_win,
         .stft_hop = (int)c->stft_hop, .period_min_s = ps_s(c->period_min_ps),
-        .period_max_s = ps_s(c->period_max_ps),
+        .period_max_s = ps_s(c->period_max_ps), .size_tol = c->size_tol,
         .create_median_s = ps_s(c->create_median_ps), .create_sigma = c->create_sigma,
         .life_median_s = ps_s(c->life_median_ps), .life_sigma = c->life_sigma,
         .loss_p = c->loss_p, .flap_loss_p = c->flap_loss_p, .latency_us = ps_us(c->latency_ps)};
