@@ -200,7 +200,17 @@ enum skel_kind {
 };
 extern const char *const skel_kind_names[];     /* NULL-terminated */
 
-/* Table 1: the 19 failure types. */
+/* Gray failures beyond Table 1 (their effect varies in time). */
+enum skel_gray {
+    SKEL_GRAY_NONE,
+    SKEL_GRAY_DRIFT,            /* added latency ramps up over drift_ramp */
+    SKEL_GRAY_FLAP,             /* down flap_down s of every flap_period s */
+    SKEL_GRAY_INTERMITTENT,     /* stalls in random episodes (intermittent_duty of them) */
+};
+
+/* Table 1: the 19 failure types, then the gray types of the magnitude
+ * sweep (slow drift, a flapping link, an intermittent RNIC), which random
+ * injection leaves out unless failures.weights names them. */
 typedef struct skel_ftype {
     const char *name;           /* scenario name */
     const char *issue;          /* Table 1 wording */
@@ -209,8 +219,10 @@ typedef struct skel_ftype {
     enum skel_class cls;
     bool underlay_visible;      /* underlay agents' probes see it */
     bool replay_visible;        /* the overlay replay finds it */
+    enum skel_gray gray;
 } skel_ftype;
-#define SKEL_NFTYPES 19
+#define SKEL_NTABLE1 19
+#define SKEL_NFTYPES 22
 extern const skel_ftype skel_ftypes[SKEL_NFTYPES];
 /* Index of a type by name, or -1. */
 int skel_ftype_find(const char *name);

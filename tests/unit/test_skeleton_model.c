@@ -8,7 +8,9 @@
  *  - component names round-trip; unknown ones are refused;
  *  - each of the 19 Table 1 types injected alone on a 128-RNIC cluster
  *    (one TP8 PP4 DP4 task) is detected within 30 s and localized to the
- *    injected component and its class;
+ *    injected component and its class (and a flapping link);
+ *  - the gray types' effects on the probes and counters, exact with the
+ *    noise off;
  *  - the examples: lists (skeleton inferred exactly, 9 targets at 512
  *    RNICs, >= 85% fewer than Basic), small (SkeletonHunter precision 1,
  *    recall and localization >= 0.8, no start-up false alarm, while the
@@ -122,7 +124,8 @@ static skel_params test_params(void)
         .mitigate = false, .infer_after_s = 600, .stft_win = 64, .stft_hop = 32,
         .period_min_s = 5, .period_max_s = 120, .size_tol = 0.125,
         .create_median_s = 20, .create_sigma = 0.5, .life_median_s = 3600, .life_sigma = 1,
-        .loss_p = 0.02, .flap_loss_p = 0.1, .latency_us = 100};
+        .loss_p = 0.02, .flap_loss_p = 0.1, .latency_us = 100, .drift_ramp_s = 1800,
+        .flap_period_s = 30, .flap_down_s = 5, .episode_s = 5, .episode_duty = 0.2};
 }
 
 /* A 32-server fabric (4 per ToR: a 16-server task spans 4 segments), the
@@ -205,8 +208,80 @@ static void test_each_type_detected_and_localized(void **state)
     (void)state;
     fixture x;
     fixture_init(&x);
-    for (int ty = 0; ty < SKEL_NFTYPES; ty++)
+    for (int ty = 0; ty < SKEL_NTABLE1; ty++)
         run_one(&x.f, &x.p, &x.tr, ty);
+    /* a host link down 5 s of every 30 s: 3 timeouts in its first spell,
+     * the sweeps in the same spell name it */
+    run_one(&x.f, &x.p, &x.tr, skel_ftype_find("link_flapping"));
+    fixture_fini(&x);
+}
+
+/* The gray types as the agents see them, the noise off (RTT exactly 14
+ * us + 2 us through an agg): slow drift adds latency x age / drift_ramp
+ * (capped at latency), a flapping link answers nothing in the first
+ * flap_down s of every flap_period s, an intermittent RNIC stalls (no
+ * reply, firmware silent) in whole episodes, the same ones for both
+ * observations, in a share near intermittent_duty. */
+static void test_gray_types_in_the_world(void **state)
+{
+    (void)state;
+    fixture x;
+    fixture_init(&x);
+    x.p.rtt_sigma = x.p.spike_p = x.p.queue_us = x.p.agent_jitter_us = 0;
+    x.p.probe_drop = x.p.baseline_drift = 0;
+    const skel_fabric *f = &x.f;
+    int a = 1, b = 33, c = 9, d = 17;   /* s0.g1; s4.g1 (via an agg); s1.g1, s2.g1 (its ToR) */
+    int32_t el[8], eb[8], ec[8], ed[8];
+    bool pref[8];
+    int nb = skel_path(f, a, b, 0, eb, pref), nc = skel_path(f, a, c, 0, ec, pref),
+        nd = skel_path(f, a, d, 0, ed, pref);
+    assert_int_equal(nb, 7);
+    assert_int_equal(nc, 3);
+    memcpy(el, eb, sizeof el);
+    skel_fault_spec fs[3] = {
+        {.type = skel_ftype_find("slow_drift"), .comp = eb[2], .start_s = 100, .dur_s = 5000},
+        {.type = skel_ftype_find("link_flapping"), .comp = skel_comp_link(f, f->host_link[c]),
+         .start_s = 100, .dur_s = 5000},
+        {.type = skel_ftype_find("rnic_intermittent"), .comp = skel_comp_rnic(f, d),
+         .start_s = 100, .dur_s = 5000}};
+    double w[SKEL_NFTYPES] = {0};
+    skel_world wd = {.f = f, .p = &x.p, .traffic = &x.tr, .faults = fs, .nfaults = 3,
+                     .type_weight = w, .mttr_s = {300, 1800, 7200}, .stop_s = 5000,
+                     .trace_src = -1, .trace_dst = -1};
+    skel_wld *wl = skel_wld_create(&wd, 1, 0);
+    bool *up = calloc((size_t)f->neps, sizeof *up);
+    int stalled = 0, episodes = 0, cur = -1;
+    static bool fw_at[2100];
+    for (int64_t t = 0; t < 2100; t++) {
+        skel_wld_step(wl, t, up);
+        double ts = (double)t + 0.5;
+        skel_probe_obs o = skel_obs_probe(wl, a, b, el, nb, true, true, 100, ts);
+        assert_true(o.answered);
+        double drift = t < 100 ? 0 : 100 * fmin(1, (double)(t - 100) / 1800);
+        assert_float_equal(o.rtt_us, 16 + drift, 1e-9);
+        o = skel_obs_probe(wl, a, c, ec, nc, true, true, 100, ts);
+        assert_int_equal(o.answered, !(t >= 100 && (t - 100) % 30 < 5));
+        o = skel_obs_probe(wl, a, d, ed, nd, true, true, 100, ts);
+        bool fw = fw_at[t] = skel_obs_rnic(wl, d, ts).fw_responds;
+        assert_int_equal(o.answered, fw);
+        if (t < 100) {
+            assert_true(fw);
+        } else if ((t - 100) % 5 == 0) {
+            episodes++;
+            stalled += cur = !fw;
+        } else {
+            assert_int_equal(!fw, cur);     /* a stall lasts its whole episode */
+        }
+    }
+    print_message("intermittent RNIC: stalled in %d of %d episodes\n", stalled, episodes);
+    assert_int_equal(episodes, 400);
+    assert_int_equal(stalled, 78);      /* of 400 at 20 %: 80 expected */
+    /* the spell follows the time of the observation (a localization
+     * step reads its RNIC seconds after the alarm), not the world's step */
+    for (int64_t t = 100; t < 2100; t++)
+        assert_int_equal(skel_obs_rnic(wl, d, (double)t + 0.5).fw_responds, fw_at[t]);
+    free(up);
+    skel_wld_destroy(wl);
     fixture_fini(&x);
 }
 
@@ -260,7 +335,7 @@ static void test_truth_permuted_decisions_identical(void **state)
     fixture_init(&x);
     double w[SKEL_NFTYPES];
     for (int i = 0; i < SKEL_NFTYPES; i++)
-        w[i] = 1;
+        w[i] = i < SKEL_NTABLE1;
     static const skel_task_spec task = {.gpus = 128, .par = {8, 4, 4, 1}, .start_s = 0};
     skel_world wd = {.f = &x.f, .p = &x.p, .traffic = &x.tr, .tasks = &task, .ntasks = 1,
                      .fail_rate_per_h = 240, .type_weight = w, .mttr_s = {120, 300, 600},
@@ -723,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_paths_are_topology_paths),
         cmocka_unit_test(test_component_names),
         cmocka_unit_test(test_each_type_detected_and_localized),
+        cmocka_unit_test(test_gray_types_in_the_world),
         cmocka_unit_test(test_decision_files_cannot_see_the_truth),
         cmocka_unit_test(test_truth_permuted_decisions_identical),
         cmocka_unit_test(test_lof_carries_detection),

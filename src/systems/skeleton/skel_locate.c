@@ -137,8 +137,10 @@ static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exoner
         if (r->now - r->ring[i].t <= p->vote_window_s)
             skel_votes_add(&v, r->ring[i].el, r->ring[i].nel, true);
     skel_votes_add(&v, t->el, t->nel, true);
+    /* each step observes at the time it runs: the sweeps once the replay
+     * is done, the check once the sweeps are */
     if (exonerate)
-        sweep(r, &v, a, b, tsec);
+        sweep(r, &v, a, b, tsec + (double)(at - r->now));
     int32_t c = skel_votes_culprit(&v, t->el, t->pref, t->nel, exonerate);
     if (c < 0 && !exonerate) {  /* 007: the most-voted element, even with one vote */
         uint32_t best = 0;
@@ -158,12 +160,13 @@ static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exoner
         return vd;
     /* the element's own check: the RNIC behind a host link (the host's
      * agent reads its counters), a link's switch queue configuration */
+    double tc = tsec + (double)(vd.at_s - r->now);
     vd.at_s += p->check_s;
     for (int side = 0; side < 2; side++) {
         int e = side ? b : a;
         if (c != skel_comp_link(f, f->host_link[e]))
             continue;
-        skel_rnic_obs o = skel_obs_rnic(r->wld, e, tsec);
+        skel_rnic_obs o = skel_obs_rnic(r->wld, e, tc);
         if (rnic_abnormal(&o)) {
             vd.comp = skel_comp_rnic(f, e);
             vd.cls = SKEL_CLS_RNIC;
@@ -171,7 +174,7 @@ static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exoner
             return vd;
         }
     }
-    if (skel_comp_kind(f, c) == SKEL_K_LINK && !skel_obs_queue_cc(r->wld, c, tsec)) {
+    if (skel_comp_kind(f, c) == SKEL_K_LINK && !skel_obs_queue_cc(r->wld, c, tc)) {
         vd.cls = SKEL_CLS_CONFIG;
         vd.step = LOC_QUEUE;
     }
@@ -191,7 +194,7 @@ static verdict validate(skel_run *r, int a, int b, const tgt *t, double tsec, in
     bool bad = false;
     for (int k = 0; k < REPROBES; k++) {
         skel_probe_obs o = skel_obs_probe(r->wld, a, b, t->el, t->nel, true, r->ep[b].ready,
-                                          p->probe_packets, tsec + p->reprobe_s + 0.1 * k);
+                                          p->probe_packets, tsec + (double)(at - r->now) + 0.1 * k);
         r->probes++;
         bad |= !o.answered || o.lost;
         rtt[k] = o.answered ? o.rtt_us : INFINITY;
@@ -207,6 +210,7 @@ static verdict validate(skel_run *r, int a, int b, const tgt *t, double tsec, in
     skel_summary(rtt, REPROBES, s);
     if (!bad && s[1] <= base * (1 + p->z_shift))
         return vd;              /* gone: nothing to validate */
+    tsec += (double)(vd.at_s - r->now);     /* the reads, after the re-probe */
     vd.at_s += p->validate_s;
     for (int side = 0; side < 2; side++) {
         int e = side ? b : a;

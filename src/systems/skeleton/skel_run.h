@@ -59,6 +59,10 @@ typedef struct skel_params {
     double create_median_s, create_sigma, life_median_s, life_sigma;
     /* failure effects by symptom */
     double loss_p, flap_loss_p, latency_us;
+    /* gray failures: drift ramp, link flaps, intermittent RNIC episodes */
+    double drift_ramp_s;
+    int flap_period_s, flap_down_s, episode_s;
+    double episode_duty;
 } skel_params;
 
 /* A task of the scenario (explicit) or drawn by the churn. */

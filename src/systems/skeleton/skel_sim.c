@@ -163,7 +163,7 @@ static const cfg_key fail_keys[] = {
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 10000,
      .help = "random failures per hour, cluster-wide"},
     {.name = "weights", .type = CFG_NODE, .off = F(weights), .def = "{}",
-     .help = "weight per Table 1 type (default 1 each)"},
+     .help = "weight per failure type (default 1 each of Table 1's, 0 the gray types)"},
     POST("mttr_software", mttr_ps[0], "300s", "mean time to repair: overlay/config"),
     POST("mttr_link", mttr_ps[1], "1800s", "mean time to repair: links, ports, switches"),
     POST("mttr_hardware", mttr_ps[2], "7200s", "mean time to repair: RNICs, host boards"),
@@ -174,6 +174,14 @@ static const cfg_key fail_keys[] = {
     FRAC("loss", loss_p, "0.02", "packet loss of a CRC-error-like failure"),
     FRAC("flap_loss", flap_loss_p, "0.1", "packet loss of a flapping port"),
     POST("latency", latency_ps, "100us", "added RTT of a high-latency failure (Fig. 18: +104 us)"),
+    POST("drift_ramp", drift_ramp_ps, "1800s",
+         "slow_drift: the added RTT grows linearly to `latency` over this"),
+    POST("flap_period", flap_period_ps, "30s", "link_flapping: one down spell every this"),
+    POST("flap_down", flap_down_ps, "5s", "link_flapping: how long each down spell lasts"),
+    POST("intermittent_episode", episode_ps, "5s",
+         "rnic_intermittent: episodes of this length, each a stall with intermittent_duty"),
+    FRAC("intermittent_duty", episode_duty, "0.2",
+         "rnic_intermittent: share of its episodes the RNIC stalls in"),
     {0},
 };
 
@@ -325,7 +333,12 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
         .period_max_s = ps_s(c->period_max_ps), .size_tol = c->size_tol,
         .create_median_s = ps_s(c->create_median_ps), .create_sigma = c->create_sigma,
         .life_median_s = ps_s(c->life_median_ps), .life_sigma = c->life_sigma,
-        .loss_p = c->loss_p, .flap_loss_p = c->flap_loss_p, .latency_us = ps_us(c->latency_ps)};
+        .loss_p = c->loss_p, .flap_loss_p = c->flap_loss_p, .latency_us = ps_us(c->latency_ps),
+        .drift_ramp_s = ps_s(c->drift_ramp_ps),
+        .flap_period_s = (int)fmax(1, ps_s(c->flap_period_ps)),
+        .flap_down_s = (int)ceil(ps_s(c->flap_down_ps)),
+        .episode_s = (int)fmax(1, ps_s(c->episode_ps)),
+        .episode_duty = c->episode_duty};
     s->period_s = ps_s(c->traffic_period_ps);
     s->traffic = (skel_traffic){.ctx = &s->period_s, .series = skel_traffic_synth,
                                 .period_s = s->period_s};
@@ -479,8 +492,13 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
     char fp[256];
     cfg_path(fp, sizeof fp, path, "failures");
     cfg_node *fsec = cfg_get(sec, "failures");
+    if (s->p.flap_down_s >= s->p.flap_period_s)
+        return cfg_err(e, AISIM_EINVAL, cfg_get(fsec, "flap_down"),
+                       cfg_path(p, sizeof p, fp, "flap_down"),
+                       "expected a down spell shorter than flap_period (%d s), found %d s",
+                       s->p.flap_period_s, s->p.flap_down_s);
     for (int i = 0; i < SKEL_NFTYPES; i++)
-        s->weight[i] = 1;
+        s->weight[i] = i < SKEL_NTABLE1;   /* the gray types only when weighted */
     cfg_path(p, sizeof p, fp, "weights");
     if (cfg_kind(c->weights) != CFG_MAP && !cfg_is_null(c->weights))
         return cfg_err(e, AISIM_EINVAL, c->weights, p, "expected a map type: weight, found %s",

@@ -32,6 +32,8 @@ typedef struct sk_cfg {
     int64_t queue_ps, rnic_bps, jitter_ps, baseline_period_ps, traffic_period_ps;
     double drop_p, baseline_drift;
     int64_t latency_ps;
+    int64_t drift_ramp_ps, flap_period_ps, flap_down_ps, episode_ps;
+    double episode_duty;
     int64_t probe_packets, sweep_packets, timeouts;
     /* detection */
     double loss_threshold, lof_max, far_sd, suspect_factor, z_alpha, z_shift;
