@@ -467,8 +467,9 @@ static void test_cluster_signal_ends_run(void **state)
 static void test_example_lists(void **state)
 {
     (void)state;
-    static const char *sets[] = {"skeleton.list_rnics=[64, 512]"};
-    json_t *sum = tu_run("skeleton/lists", "lists", sets, 1);
+    static const char *sets[] = {"skeleton.list_rnics=[64, 512]", "skeleton.probe.drop=0",
+                                 "skeleton.controller_rate=64"};
+    json_t *sum = tu_run("skeleton/lists", "lists", sets, 3);
     json_t *rows = json_object_get(json_object_get(sum, "results"), "lists");
     assert_int_equal(json_array_size(rows), 2);
     for (size_t i = 0; i < 2; i++)
@@ -478,6 +479,21 @@ static void test_example_lists(void **state)
     assert_float_equal(jnum(r512, "basic_time_s"), 63, 0);
     assert_float_equal(jnum(r512, "full_pairs"), 512.0 * 504, 0);
     assert_true(1 - jnum(r512, "skeleton_time_s") / jnum(r512, "basic_time_s") >= 0.85);
+    /* the probing schedule (Fig. 16): the controller hands out 64 lists a
+     * second, the last agent's at 8 s; an agent probes one target a second
+     * from its offset in [0, 1) s, so its 9 targets (63 for Basic) take
+     * [8, 9) s; every agent done in [8 + 8, 8 + 9) s */
+    assert_float_equal(jnum(r512, "dispatch_s"), 8, 1e-12);
+    double sk = jnum(r512, "skeleton_round_s"), ba = jnum(r512, "basic_round_s"),
+           all = jnum(r512, "skeleton_all_s");
+    print_message("512 RNICs: skeleton round %.3f s, Basic %.3f s, all from dispatch %.3f s\n", sk,
+                  ba, all);
+    assert_true(sk >= 8 && sk < 9);
+    assert_true(ba >= 62 && ba < 63);
+    assert_true(all >= 16 && all < 17);
+    skel_params p = test_params();
+    assert_float_equal(jnum(r512, "skeleton_state_kb"),
+                       9.0 * (double)skel_agent_target_bytes(&p) / 1024, 1e-12);
     json_decref(sum);
 }
 

@@ -579,6 +579,12 @@ void skel_run_step(skel_run *r, int64_t t)
 
 void skel_run_finish(skel_run *r) { skel_score_finish(r); }
 
+size_t skel_agent_target_bytes(const skel_params *p)
+{
+    /* the target's id in the agent's list, its state, its look-back ring */
+    return sizeof(uint32_t) + sizeof(tgt) + (size_t)p->lookback * SKEL_NSTAT * sizeof(float);
+}
+
 void skel_run_write_trace(const skel_run *r, FILE *f, bool header)
 {
     /* the paper's probe-record fields (project page samples.csv) that the

@@ -65,6 +65,10 @@ typedef struct skel_params {
     double episode_duty;
 } skel_params;
 
+/* The state an agent keeps per target (its window, look-back, long-term
+ * fit: skel_run_int.h's tgt), in bytes. */
+size_t skel_agent_target_bytes(const skel_params *p);
+
 /* A task of the scenario (explicit) or drawn by the churn. */
 typedef struct skel_task_spec {
     int gpus;
@@ -120,6 +124,7 @@ typedef struct skel_result {
     uint64_t alarms, tp, fp, fp_startup;
     uint64_t failures, relevant, detected, localized_ok;
     uint64_t probes;
+    uint64_t agent_seconds;     /* seconds agents spent probing (summed over agents) */
     double targets_mean;                        /* list length per probing endpoint */
     uint64_t tasks, inferred, inferred_exact;
     uint64_t per_type_relevant[SKEL_NFTYPES], per_type_detected[SKEL_NFTYPES],

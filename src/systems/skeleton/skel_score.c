@@ -326,6 +326,7 @@ void skel_run_result(const skel_run *r, skel_result *o)
     }
     free(dl);
     o->probes = r->probes;
+    o->agent_seconds = r->targets_n;
     o->targets_mean = r->targets_n ? r->targets_sum / (double)r->targets_n : 0;
     for (int ti = 0; ti < r->ntask; ti++) {
         o->tasks++;

@@ -208,6 +208,10 @@ static const cfg_key sk_keys[] = {
     {.name = "trace_dst", .type = CFG_STR, .off = F(trace_dst), .def = "\"\""},
     {.name = "list_rnics", .type = CFG_NODE, .off = F(list_rnics),
      .def = "[32, 64, 128, 256, 512, 1024, 2048]", .help = "lists: task sizes (RNICs)"},
+    {.name = "controller_rate", .type = CFG_FLOAT, .off = F(ctl_rate), .def = "33.3",
+     .flags = CFG_MIN_EXCL, .min = 0,
+     .help = "lists: lists the controller hands out per second (~2,000 container events a "
+             "minute, papers.md 1(b))"},
     {.name = "list_pp", .type = CFG_NODE, .off = F(list_pp), .def = "[]",
      .help = "lists: PP of each size (TP = gpus_per_server, DP the rest); [] = the default"},
     {.name = "probe", .type = CFG_MAPOF, .def = "{}", .sub = probe_keys, .help = "probes"},
@@ -659,13 +663,13 @@ void skel_csv_num(FILE *f, double v, bool last)
 }
 
 enum { Q_PREC, Q_REC, Q_LOC, Q_DDET, Q_DMED, Q_DLOC, Q_ALARMS, Q_FP, Q_FPSTART, Q_PROBES, Q_TARGETS,
-       Q_RELEVANT, Q_INFER, Q_IPREC, Q_INC, Q_DTOT, Q_N };
+       Q_RELEVANT, Q_INFER, Q_IPREC, Q_INC, Q_DTOT, Q_APROBES, Q_ASTATE, Q_N };
 static const char *const q_names[Q_N] = {
     "precision", "recall", "localization_accuracy", "detect_delay_s", "detect_delay_median_s",
     "localize_delay_s",
     "alarms", "false_alarms", "startup_false_alarms", "probes_per_s", "targets_per_endpoint",
     "relevant_failures", "skeleton_exact_share", "incident_precision", "incidents",
-    "detect_localize_delay_s"};
+    "detect_localize_delay_s", "agent_probes_per_s", "agent_state_kb"};
 
 static void quantities(const sk_sim *s, const skel_result *r, double *q)
 {
@@ -685,6 +689,11 @@ static void quantities(const sk_sim *s, const skel_result *r, double *q)
     q[Q_IPREC] = r->incident_precision;
     q[Q_INC] = (double)r->incidents;
     q[Q_DTOT] = r->total_delay_s;
+    /* agent cost (Fig. 17): probes an agent sends per second it probes
+     * (retries, re-probes and localization sweeps included), and the state
+     * of its list */
+    q[Q_APROBES] = r->agent_seconds ? (double)r->probes / (double)r->agent_seconds : NAN;
+    q[Q_ASTATE] = r->targets_mean * (double)skel_agent_target_bytes(&s->p) / 1024;
 }
 
 static int report_cluster(sk_sim *s, out *o, json_t *sum, err *e)

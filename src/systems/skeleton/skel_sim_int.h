@@ -46,6 +46,7 @@ typedef struct sk_cfg {
     /* inference */
     int64_t infer_after_ps, stft_win, stft_hop, period_min_ps, period_max_ps;
     double size_tol;
+    double ctl_rate;
     /* training traffic */
     int traffic;
     int64_t t_layers, t_hidden, t_heads, t_ffn, t_vocab, t_seq, t_mb, t_mbs;
