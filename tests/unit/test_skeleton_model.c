@@ -216,6 +216,54 @@ static void test_each_type_detected_and_localized(void **state)
     fixture_fini(&x);
 }
 
+/* 007's votes weigh a path's links by 1/h: an alarm on s0.g1 -> s4.g1
+ * (4 links: 1/4 each), two other failing flows from s0.g1 under its own
+ * ToR (2 links: 1/2 each to its host link) and three from segment 2 to
+ * s4.g1 through the same agg (1/4 each to the agg -> tor link and to
+ * s4.g1's host link).  Weighted, s0.g1's host link leads (1.25 against
+ * 1.0); counted, the agg link would (4 votes against 3). */
+static void test_vote007_weights(void **state)
+{
+    (void)state;
+    fixture x;
+    fixture_init(&x);
+    const skel_fabric *f = &x.f;
+    double w[SKEL_NFTYPES] = {0};
+    static const skel_task_spec task = {.gpus = 128, .par = {8, 4, 4, 1}, .start_s = 0};
+    skel_world wd = {.f = f, .p = &x.p, .traffic = &x.tr, .tasks = &task, .ntasks = 1,
+                     .type_weight = w, .mttr_s = {300, 1800, 7200}, .stop_s = 200,
+                     .trace_src = -1, .trace_dst = -1};
+    skel_run *r = skel_run_create(&wd, SKEL_M_VOTE007, 1);
+    r->now = 100;
+    int a = 1, b = 33;
+    tgt t = {0};
+    t.nel = (uint8_t)skel_path(f, a, b, 0, t.el, t.pref);
+    assert_int_equal(t.nel, 7);
+    const int from[5] = {a, a, 65, 73, 81}, to[5] = {9, 17, b, b, b};
+    for (int k = 0; k < 5; k++) {
+        recent *q = &r->ring[r->nring++];
+        bool pref[8];
+        q->t = 100;
+        q->nel = (uint8_t)skel_path(f, from[k], to[k], 0, q->el, pref);
+    }
+    assert_int_equal(r->ring[2].el[4], t.el[4]);     /* the agg -> tor link, shared */
+    verdict v = localize(r, a, b, &t, 100.5);
+    assert_int_equal(v.comp, skel_comp_link(f, f->host_link[a]));
+    assert_int_equal(v.cls, SKEL_CLS_SWITCH);
+    /* two more long flows: the agg link 1.5 against 1.25 (s4.g1's host
+     * link ties at 1.5 and is later on the path) */
+    for (int k = 0; k < 2; k++) {
+        recent *q = &r->ring[r->nring++];
+        bool pref[8];
+        q->t = 100;
+        q->nel = (uint8_t)skel_path(f, 89 + 8 * k, b, 0, q->el, pref);
+    }
+    v = localize(r, a, b, &t, 100.5);
+    assert_int_equal(v.comp, t.el[4]);
+    skel_run_destroy(r);
+    fixture_fini(&x);
+}
+
 /* The gray types as the agents see them, the noise off (RTT exactly 14
  * us + 2 us through an agg): slow drift adds latency x age / drift_ramp
  * (capped at latency), a flapping link answers nothing in the first
@@ -815,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_component_names),
         cmocka_unit_test(test_each_type_detected_and_localized),
         cmocka_unit_test(test_gray_types_in_the_world),
+        cmocka_unit_test(test_vote007_weights),
         cmocka_unit_test(test_decision_files_cannot_see_the_truth),
         cmocka_unit_test(test_truth_permuted_decisions_identical),
         cmocka_unit_test(test_lof_carries_detection),

@@ -125,12 +125,60 @@ static void sweep(skel_run *r, skel_votes *v, int a, int b, double tsec)
     }
 }
 
+/* Links on a path of n elements (links and switches alternate). */
+static int links_on(const skel_fabric *f, const int32_t *el, int n)
+{
+    int h = 0;
+    for (int i = 0; i < n; i++)
+        h += skel_comp_kind(f, el[i]) == SKEL_K_LINK;
+    return h ? h : 1;
+}
+
+/* 007's vote (Arzani et al., NSDI'18): the path of every failing flow,
+ * found by that flow's own traceroute, gives each of its h links a vote
+ * of 1/h (a short path says more about each of its links); the link of
+ * this path with the most votes over the vote window is blamed, ties to
+ * the earlier on the path.  No healthy path exonerates. */
+static int32_t vote_007(skel_run *r, const tgt *t)
+{
+    const skel_fabric *f = r->f;
+    double best = 0;
+    int32_t c = -1;
+    for (int i = 0; i < t->nel; i++) {
+        int32_t e = t->el[i];
+        if (skel_comp_kind(f, e) != SKEL_K_LINK)
+            continue;
+        double v = 1.0 / links_on(f, t->el, t->nel);
+        for (int k = 0; k < r->nring; k++) {
+            const recent *x = &r->ring[k];
+            if (r->now - x->t > r->p->vote_window_s)
+                continue;
+            for (int j = 0; j < x->nel; j++)
+                if (x->el[j] == e) {
+                    v += 1.0 / links_on(f, x->el, x->nel);
+                    break;
+                }
+        }
+        if (v > best + 1e-12) {
+            best = v;
+            c = e;
+        }
+    }
+    return c;
+}
+
 static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exonerate, double tsec,
                             int64_t at)
 {
     const skel_fabric *f = r->f;
     const skel_params *p = r->p;
     verdict vd = {.comp = -1, .cls = SKEL_CLS_NONE, .at_s = at + p->sweep_s, .step = LOC_NONE};
+    if (!exonerate) {
+        int32_t c = vote_007(r, t);
+        if (c >= 0)
+            vd = (verdict){.comp = c, .cls = SKEL_CLS_SWITCH, .at_s = vd.at_s, .step = LOC_VOTE};
+        return vd;
+    }
     skel_votes v;
     skel_votes_init(&v, (size_t)f->base_rnic);
     for (int i = 0; i < r->nring; i++)
@@ -139,25 +187,14 @@ static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exoner
     skel_votes_add(&v, t->el, t->nel, true);
     /* each step observes at the time it runs: the sweeps once the replay
      * is done, the check once the sweeps are */
-    if (exonerate)
-        sweep(r, &v, a, b, tsec + (double)(at - r->now));
-    int32_t c = skel_votes_culprit(&v, t->el, t->pref, t->nel, exonerate);
-    if (c < 0 && !exonerate) {  /* 007: the most-voted element, even with one vote */
-        uint32_t best = 0;
-        for (int i = 0; i < t->nel; i++)
-            if (v.bad[t->el[i]] > best) {
-                best = v.bad[t->el[i]];
-                c = t->el[i];
-            }
-    }
+    sweep(r, &v, a, b, tsec + (double)(at - r->now));
+    int32_t c = skel_votes_culprit(&v, t->el, t->pref, t->nel, true);
     skel_votes_fini(&v);
     if (c < 0)
         return vd;
     vd.comp = c;
     vd.cls = SKEL_CLS_SWITCH;
     vd.step = LOC_VOTE;
-    if (!exonerate)
-        return vd;
     /* the element's own check: the RNIC behind a host link (the host's
      * agent reads its counters), a link's switch queue configuration */
     double tc = tsec + (double)(vd.at_s - r->now);
