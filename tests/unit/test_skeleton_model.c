@@ -264,6 +264,44 @@ static void test_vote007_weights(void **state)
     fixture_fini(&x);
 }
 
+/* R-Pingmesh at its published rates: each agent probes every target under
+ * its own ToR 10 times a second and every inter-ToR target once; with
+ * the noise off nothing is retried, so 5 s send exactly 5 x that sum
+ * (the equal-rate variant: 1 target a second per agent). */
+static void test_rpingmesh_published_rates(void **state)
+{
+    (void)state;
+    fixture x;
+    fixture_init(&x);
+    x.p.rtt_sigma = x.p.spike_p = x.p.queue_us = x.p.agent_jitter_us = 0;
+    x.p.probe_drop = x.p.baseline_drift = 0;
+    const skel_fabric *f = &x.f;
+    double w[SKEL_NFTYPES] = {0};
+    skel_world wd = {.f = f, .p = &x.p, .traffic = &x.tr, .type_weight = w,
+                     .mttr_s = {300, 1800, 7200}, .stop_s = 5, .trace_src = -1, .trace_dst = -1};
+    uint64_t per_s = 0;
+    for (int m = 0; m < 2; m++) {
+        skel_run *r = skel_run_create(&wd, m ? SKEL_M_RPING : SKEL_M_RPING_PUB, 1);
+        if (!m)
+            for (int e = 0; e < f->neps; e++)
+                for (size_t ti = 0; ti < r->ep[e].ag.n; ti++) {
+                    int b = (int)r->ep[e].ag.target[ti];
+                    bool tor = b / f->gpus / f->per_tor == e / f->gpus / f->per_tor &&
+                               b % f->gpus == e % f->gpus;
+                    per_s += tor ? 10 : 1;
+                }
+        for (int64_t t = 0; t < 5; t++)
+            skel_run_step(r, t);
+        print_message("%s: %llu probes in 5 s\n", skel_method_names[r->method],
+                      (unsigned long long)r->probes);
+        /* 256 agents: 3 targets under the ToR (30 a second) and 63 others */
+        assert_int_equal(per_s, 256 * (3 * 10 + 63));
+        assert_int_equal(r->probes, m ? 5 * 256 : 5 * per_s);
+        skel_run_destroy(r);
+    }
+    fixture_fini(&x);
+}
+
 /* The gray types as the agents see them, the noise off (RTT exactly 14
  * us + 2 us through an agg): slow drift adds latency x age / drift_ramp
  * (capped at latency), a flapping link answers nothing in the first
@@ -864,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_each_type_detected_and_localized),
         cmocka_unit_test(test_gray_types_in_the_world),
         cmocka_unit_test(test_vote007_weights),
+        cmocka_unit_test(test_rpingmesh_published_rates),
         cmocka_unit_test(test_decision_files_cannot_see_the_truth),
         cmocka_unit_test(test_truth_permuted_decisions_identical),
         cmocka_unit_test(test_lof_carries_detection),

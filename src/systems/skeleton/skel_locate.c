@@ -284,7 +284,7 @@ verdict localize(skel_run *r, int a, int b, const tgt *t, double tsec)
     int64_t at = r->now;
     if (r->method == SKEL_M_VOTE007)
         return loc_underlay(r, a, b, t, false, tsec, at);
-    if (r->method == SKEL_M_RPING)
+    if (r->method == SKEL_M_RPING || r->method == SKEL_M_RPING_PUB)
         return loc_underlay(r, a, b, t, true, tsec, at);
     /* 1. overlay replay: a's chain out, then b's chain in */
     replay_ctx rc = {.r = r, .a = a, .b = b, .tsec = tsec};

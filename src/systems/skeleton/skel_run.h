@@ -19,6 +19,7 @@ enum skel_method {
     SKEL_M_FULL,            /* full mesh (Pingmesh) */
     SKEL_M_RPING,           /* R-Pingmesh-style: underlay ToR mesh + inter-ToR */
     SKEL_M_VOTE007,         /* skeleton lists, 007-style voting only */
+    SKEL_M_RPING_PUB,       /* R-Pingmesh at its own rates: ToR mesh 10/s, inter-ToR 1/s */
     SKEL_M_COUNT,
 };
 extern const char *const skel_method_names[];  /* NULL-terminated */

@@ -198,7 +198,7 @@ static const cfg_key sk_keys[] = {
     POST("duration", duration_ps, "3600s", "simulated time of a cluster run"),
     POSI("runs", runs, "3", 100, "runs (seeds) per method"),
     {.name = "methods", .type = CFG_NODE, .off = F(methods), .def = "[skeleton]",
-     .help = "skeleton, skeleton_noact, basic, fullmesh, rpingmesh, vote007"},
+     .help = "skeleton, skeleton_noact, basic, fullmesh, rpingmesh, vote007, rpingmesh_pub"},
     {.name = "tasks", .type = CFG_NODE, .off = F(tasks), .def = "[]",
      .help = "explicit tasks {gpus, tp, pp, dp, ep, start, lifetime}; empty: churn"},
     {.name = "task_gpus", .type = CFG_NODE, .off = F(task_gpus), .def = "[]",
