@@ -47,7 +47,8 @@ static void start_fault(skel_wld *x, int type, int32_t comp, int64_t t, int64_t 
         x->wactive = realloc(x->wactive, (size_t)x->capwfault * sizeof *x->wactive);
     }
     int fi = x->nwfault++;
-    x->wfault[fi] = (wfault){.type = type, .comp = comp, .start_s = t, .end_s = t + dur};
+    x->wfault[fi] = (wfault){.type = type, .comp = comp, .start_s = t, .end_s = t + dur,
+                              .due_s = t + dur};
     x->wactive[x->nwactive++] = fi;
 }
 
@@ -173,8 +174,11 @@ void skel_wld_container_gone(skel_wld *x, int ep, int64_t t)
 {
     for (int a = 0; a < x->nwactive; a++) {
         const wfault *fa = &x->wfault[x->wactive[a]];
-        if (skel_comp_kind(x->f, fa->comp) >= SKEL_K_VPORT && skel_comp_owner(x->f, fa->comp) == ep)
+        if (skel_comp_kind(x->f, fa->comp) >= SKEL_K_VPORT &&
+            skel_comp_owner(x->f, fa->comp) == ep) {
+            x->wfault[x->wactive[a]].due_s = t;
             end_active(x, a--, t);
+        }
     }
 }
 
