@@ -264,6 +264,43 @@ static void test_vote007_weights(void **state)
     fixture_fini(&x);
 }
 
+/* A cross-rail pair (the full mesh's, R-Pingmesh's inter-ToR targets):
+ * s0.g1's RNIC is dead, the alarm is on s0.g1 -> s4.g2.  The far end's
+ * sweeps must reach s0.g1's own ToR (rail 1) to exonerate it; then the
+ * host link is the culprit and its RNIC check names the RNIC.  Swept on
+ * the far end's rail only, the ToR would keep its votes and win the tie
+ * with the host link (a switch is preferred). */
+static void test_cross_rail_sweeps(void **state)
+{
+    (void)state;
+    fixture x;
+    fixture_init(&x);
+    const skel_fabric *f = &x.f;
+    double w[SKEL_NFTYPES] = {0};
+    int a = 1, b = 34, c = 9;   /* s0.g1, s4.g2, s1.g1 */
+    skel_fault_spec fs = {.type = skel_ftype_find("rnic_hw_failure"),
+                          .comp = skel_comp_rnic(f, a), .start_s = 50, .dur_s = 600};
+    skel_world wd = {.f = f, .p = &x.p, .traffic = &x.tr, .faults = &fs, .nfaults = 1,
+                     .type_weight = w, .mttr_s = {300, 1800, 7200}, .stop_s = 200,
+                     .trace_src = -1, .trace_dst = -1};
+    skel_run *r = skel_run_create(&wd, SKEL_M_FULL, 1);
+    for (int64_t t = 0; t < 100; t++)
+        skel_run_step(r, t);
+    tgt t = {0};
+    t.nel = (uint8_t)skel_path(f, a, b, 0, t.el, t.pref);
+    assert_int_equal(t.nel, 7);
+    recent *q = &r->ring[r->nring++];
+    bool pref[8];
+    q->t = r->now;
+    q->nel = (uint8_t)skel_path(f, c, a, -1, q->el, pref);
+    verdict v = localize(r, a, b, &t, (double)r->now + 0.5);
+    assert_int_equal(v.comp, skel_comp_rnic(f, a));
+    assert_int_equal(v.cls, SKEL_CLS_RNIC);
+    assert_int_equal(v.step, LOC_PORT);
+    skel_run_destroy(r);
+    fixture_fini(&x);
+}
+
 /* R-Pingmesh at its published rates: each agent probes every target under
  * its own ToR 10 times a second and every inter-ToR target once; with
  * the noise off nothing is retried, so 5 s send exactly 5 x that sum
@@ -903,6 +940,7 @@ int main(void)
         cmocka_unit_test(test_gray_types_in_the_world),
         cmocka_unit_test(test_vote007_weights),
         cmocka_unit_test(test_rpingmesh_published_rates),
+        cmocka_unit_test(test_cross_rail_sweeps),
         cmocka_unit_test(test_decision_files_cannot_see_the_truth),
         cmocka_unit_test(test_truth_permuted_decisions_identical),
         cmocka_unit_test(test_lof_carries_detection),

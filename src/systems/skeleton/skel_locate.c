@@ -82,13 +82,16 @@ static bool trace_bad(skel_run *r, int x, int z, const int32_t *el, int n, doubl
     return hops[n - 1].rtt_us > r->p->suspect_abs_us;
 }
 
-/* Sweep from endpoint x toward segment `seg` (its own: through its ToR
- * only; another: one path pinned through each agg), as the underlay
- * agents' traceroutes; the results vote.  Endpoint y is not a target. */
-static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg, double tsec)
+/* Sweep from endpoint x toward rail `rail` of segment `seg` (its own ToR:
+ * through the ToR only; another ToR: one path pinned through each agg),
+ * as the underlay agents' traceroutes; the results vote.  Endpoint y is
+ * not a target.  The rail is the far end's, so that a cross-rail pair's
+ * sweeps reach the far end's ToR. */
+static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg, int rail, double tsec)
 {
     const skel_fabric *f = r->f;
-    int g = f->gpus, rail = x % g, sx = x / g / f->per_tor;
+    int g = f->gpus, sx = x / g / f->per_tor;
+    bool local = seg == sx && rail == x % g;
     int32_t el[8];
     bool pref[8];
     int z = -1;
@@ -97,7 +100,7 @@ static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg, double t
             z = s * g + rail;
     if (z < 0)
         return;
-    for (int k = seg == sx ? -1 : 0; k < (seg == sx ? 0 : f->aggs); k++) {
+    for (int k = local ? -1 : 0; k < (local ? 0 : f->aggs); k++) {
         int n = skel_path(f, x, z, k, el, pref);
         skel_votes_add(v, el, (size_t)n, trace_bad(r, x, z, el, n, tsec));
         r->probes++;
@@ -117,11 +120,12 @@ static void sweep(skel_run *r, skel_votes *v, int a, int b, double tsec)
             other = sg;
     for (int side = 0; side < 2; side++) {
         int x = side ? b : a, y = side ? a : b, sx = side ? sb : sa, sy = side ? sa : sb;
-        sweep_to(r, v, x, y, sx, tsec);
-        if (sy != sx)
-            sweep_to(r, v, x, y, sy, tsec);
+        int rx = x % g, ry = y % g;
+        sweep_to(r, v, x, y, sx, rx, tsec);
+        if (sy != sx || ry != rx)
+            sweep_to(r, v, x, y, sy, ry, tsec);
         if (other >= 0)
-            sweep_to(r, v, x, y, other, tsec);
+            sweep_to(r, v, x, y, other, rx, tsec);
     }
 }
 
