@@ -216,6 +216,16 @@ static void test_each_type_detected_and_localized(void **state)
     fixture_fini(&x);
 }
 
+/* A world on the fixture with no churn and no random failure: the
+ * failures fs only (tasks, if any, set by the caller). */
+static skel_world quiet_world(fixture *x, const skel_fault_spec *fs, int nfs, int64_t stop_s)
+{
+    static const double none[SKEL_NFTYPES];
+    return (skel_world){.f = &x->f, .p = &x->p, .traffic = &x->tr, .faults = fs, .nfaults = nfs,
+                        .type_weight = none, .mttr_s = {300, 1800, 7200}, .stop_s = stop_s,
+                        .trace_src = -1, .trace_dst = -1};
+}
+
 /* 007's votes weigh a path's links by 1/h: an alarm on s0.g1 -> s4.g1
  * (4 links: 1/4 each), two other failing flows from s0.g1 under its own
  * ToR (2 links: 1/2 each to its host link) and three from segment 2 to
@@ -228,11 +238,10 @@ static void test_vote007_weights(void **state)
     fixture x;
     fixture_init(&x);
     const skel_fabric *f = &x.f;
-    double w[SKEL_NFTYPES] = {0};
     static const skel_task_spec task = {.gpus = 128, .par = {8, 4, 4, 1}, .start_s = 0};
-    skel_world wd = {.f = f, .p = &x.p, .traffic = &x.tr, .tasks = &task, .ntasks = 1,
-                     .type_weight = w, .mttr_s = {300, 1800, 7200}, .stop_s = 200,
-                     .trace_src = -1, .trace_dst = -1};
+    skel_world wd = quiet_world(&x, NULL, 0, 200);
+    wd.tasks = &task;
+    wd.ntasks = 1;
     skel_run *r = skel_run_create(&wd, SKEL_M_VOTE007, 1);
     r->now = 100;
     int a = 1, b = 33;
@@ -276,13 +285,10 @@ static void test_cross_rail_sweeps(void **state)
     fixture x;
     fixture_init(&x);
     const skel_fabric *f = &x.f;
-    double w[SKEL_NFTYPES] = {0};
     int a = 1, b = 34, c = 9;   /* s0.g1, s4.g2, s1.g1 */
     skel_fault_spec fs = {.type = skel_ftype_find("rnic_hw_failure"),
                           .comp = skel_comp_rnic(f, a), .start_s = 50, .dur_s = 600};
-    skel_world wd = {.f = f, .p = &x.p, .traffic = &x.tr, .faults = &fs, .nfaults = 1,
-                     .type_weight = w, .mttr_s = {300, 1800, 7200}, .stop_s = 200,
-                     .trace_src = -1, .trace_dst = -1};
+    skel_world wd = quiet_world(&x, &fs, 1, 200);
     skel_run *r = skel_run_create(&wd, SKEL_M_FULL, 1);
     for (int64_t t = 0; t < 100; t++)
         skel_run_step(r, t);
@@ -313,9 +319,7 @@ static void test_rpingmesh_published_rates(void **state)
     x.p.rtt_sigma = x.p.spike_p = x.p.queue_us = x.p.agent_jitter_us = 0;
     x.p.probe_drop = x.p.baseline_drift = 0;
     const skel_fabric *f = &x.f;
-    double w[SKEL_NFTYPES] = {0};
-    skel_world wd = {.f = f, .p = &x.p, .traffic = &x.tr, .type_weight = w,
-                     .mttr_s = {300, 1800, 7200}, .stop_s = 5, .trace_src = -1, .trace_dst = -1};
+    skel_world wd = quiet_world(&x, NULL, 0, 5);
     uint64_t per_s = 0;
     for (int m = 0; m < 2; m++) {
         skel_run *r = skel_run_create(&wd, m ? SKEL_M_RPING : SKEL_M_RPING_PUB, 1);
@@ -367,10 +371,7 @@ static void test_gray_types_in_the_world(void **state)
          .start_s = 100, .dur_s = 5000},
         {.type = skel_ftype_find("rnic_intermittent"), .comp = skel_comp_rnic(f, d),
          .start_s = 100, .dur_s = 5000}};
-    double w[SKEL_NFTYPES] = {0};
-    skel_world wd = {.f = f, .p = &x.p, .traffic = &x.tr, .faults = fs, .nfaults = 3,
-                     .type_weight = w, .mttr_s = {300, 1800, 7200}, .stop_s = 5000,
-                     .trace_src = -1, .trace_dst = -1};
+    skel_world wd = quiet_world(&x, fs, 3, 5000);
     skel_wld *wl = skel_wld_create(&wd, 1, 0);
     bool *up = calloc((size_t)f->neps, sizeof *up);
     int stalled = 0, episodes = 0, cur = -1;
