@@ -90,7 +90,7 @@ typedef struct skel_clusters {
     int k;              /* groups */
     int dp;             /* round(mean group size): the DP degree */
     double variance;    /* Eq. 1 sigma^2 of the group sizes */
-    bool ok;            /* a cut met Eqs. 2 and 3 with equal sizes */
+    bool ok;            /* a cut met Eqs. 2 and 3 with near-equal sizes */
 } skel_clusters;
 
 /* Agglomerative clustering (average linkage, Euclidean) of n points of
@@ -98,11 +98,12 @@ typedef struct skel_clusters {
  * merge (Eq. 3).  Of the dendrogram's cuts with groups of >= 2, the one
  * kept satisfies N mod round(mean) = 0 (Eq. 2), has the least size
  * variance (Eq. 1) and, among those, the largest gap to the next merge;
- * one group is kept instead unless that cut has equal sizes and its next
- * merge is at least 1.5x farther than its last (a real structure).
+ * one group is kept instead unless that cut's groups are near-equal (every
+ * size within size_tol x the mean of the mean; 0: exactly equal) and its
+ * next merge is at least 1.5x farther than its last (a real structure).
  * label[i] gets the group (0..k-1, numbered by first member).  O(n^3). */
 skel_clusters skel_cluster(const double *feat, size_t n, size_t dim, const int32_t *host,
-                           int *label);
+                           double size_tol, int *label);
 
 /* The iteration period (s) of a task's traffic: series is n x len 1-s
  * samples; the autocorrelation of their sum has its first peak within 80%
@@ -119,7 +120,8 @@ double skel_burst_phase(const double *series, size_t len, double period);
 
 /* The inferred skeleton of one task's endpoints.  series is n x len
  * (row i = endpoint i), one sample per second; eps gives host and rail.
- * `period` is the iteration period in samples, win/hop the STFT shape.
+ * `period` is the iteration period in samples, win/hop the STFT shape,
+ * size_tol the clustering's tolerance for near-equal groups (skel_cluster).
  * Fills nbr (CSR: off[n+1], idx) with each endpoint's skeleton targets:
  * its group peers plus, in the adjacent groups of the pipeline order on
  * the same rail, the member whose deviation from its group's mean series
@@ -128,8 +130,8 @@ double skel_burst_phase(const double *series, size_t len, double period);
  * clustering of rail 0 (all rails must agree, else ok = false and the
  * caller keeps the Basic list).  The caller frees *off and *idx. */
 skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_ep *eps,
-                         double period, size_t win, size_t hop, uint32_t **off, uint32_t **idx,
-                         int *stage);
+                         double period, size_t win, size_t hop, double size_tol,
+                         uint32_t **off, uint32_t **idx, int *stage);
 
 /* ---- anomaly detection -------------------------------------------------- */
 
@@ -198,7 +200,17 @@ enum skel_kind {
 };
 extern const char *const skel_kind_names[];     /* NULL-terminated */
 
-/* Table 1: the 19 failure types. */
+/* Gray failures beyond Table 1 (their effect varies in time). */
+enum skel_gray {
+    SKEL_GRAY_NONE,
+    SKEL_GRAY_DRIFT,            /* added latency ramps up over drift_ramp */
+    SKEL_GRAY_FLAP,             /* down flap_down s of every flap_period s */
+    SKEL_GRAY_INTERMITTENT,     /* stalls in random episodes (intermittent_duty of them) */
+};
+
+/* Table 1: the 19 failure types, then the gray types of the magnitude
+ * sweep (slow drift, a flapping link, an intermittent RNIC), which random
+ * injection leaves out unless failures.weights names them. */
 typedef struct skel_ftype {
     const char *name;           /* scenario name */
     const char *issue;          /* Table 1 wording */
@@ -207,8 +219,10 @@ typedef struct skel_ftype {
     enum skel_class cls;
     bool underlay_visible;      /* underlay agents' probes see it */
     bool replay_visible;        /* the overlay replay finds it */
+    enum skel_gray gray;
 } skel_ftype;
-#define SKEL_NFTYPES 19
+#define SKEL_NTABLE1 19
+#define SKEL_NFTYPES 22
 extern const skel_ftype skel_ftypes[SKEL_NFTYPES];
 /* Index of a type by name, or -1. */
 int skel_ftype_find(const char *name);

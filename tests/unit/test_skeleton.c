@@ -124,12 +124,54 @@ static void test_cluster_cannot_link(void **state)
     double feat[4] = {0.0, 0.1, 5.0, 5.1};
     int32_t host[4] = {0, 0, 1, 1};
     int label[4];
-    skel_clusters c = skel_cluster(feat, 4, 1, host, label);
+    skel_clusters c = skel_cluster(feat, 4, 1, host, 0.125, label);
     assert_true(c.ok);
     assert_int_equal(c.k, 2);
     assert_int_equal(c.dp, 2);
     assert_int_not_equal(label[0], label[1]);
     assert_int_not_equal(label[2], label[3]);
+}
+
+/* Near-equal groups (docs/skeletonhunter.md): nine tight points and seven
+ * spread ones (geometric spacing: they join one by one, after the nine)
+ * on 16 hosts.  Of the cuts Eq. 2 allows (k = 8, 7, 4, 2), k = 2 has the
+ * least size variance (sizes 9 and 7, sigma^2 1) and its next merge is far
+ * (gap > 1.5), so it is taken when 9 and 7 are within the tolerance of
+ * their mean 8: both are 1/8 off.  At 0.125 (the default) it is; just
+ * below, the rail stays one group, as with exact equality (0). */
+static void test_cluster_size_tolerance(void **state)
+{
+    (void)state;
+    double feat[16];
+    int32_t host[16];
+    int label[16];
+    for (int i = 0; i < 9; i++)
+        feat[i] = 0.01 * i;
+    for (int i = 0; i < 7; i++)
+        feat[9 + i] = 100 + (double)((1 << i) - 1);     /* 100, 101, 103, ..., 163 */
+    for (int i = 0; i < 16; i++)
+        host[i] = i;
+    skel_clusters c = skel_cluster(feat, 16, 1, host, 0.125, label);
+    assert_true(c.ok);
+    assert_int_equal(c.k, 2);
+    assert_int_equal(c.dp, 8);
+    assert_float_equal(c.variance, 1.0, 1e-12);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(label[i], i < 9 ? 0 : 1);
+    c = skel_cluster(feat, 16, 1, host, 0.124, label);
+    assert_int_equal(c.k, 1);
+    assert_int_equal(c.dp, 16);
+    c = skel_cluster(feat, 16, 1, host, 0, label);
+    assert_int_equal(c.k, 1);
+    /* five and three (1/4 off their mean 4) are not near-equal at the
+     * default, and are at 0.25 */
+    double f8[8] = {0, 0.01, 0.02, 0.03, 0.04, 100, 101, 103};
+    c = skel_cluster(f8, 8, 1, host, 0.125, label);
+    assert_int_equal(c.k, 1);
+    c = skel_cluster(f8, 8, 1, host, 0.25, label);
+    assert_true(c.ok);
+    assert_int_equal(c.k, 2);
+    assert_int_equal(c.dp, 4);
 }
 
 static void test_infer_512(void **state)
@@ -145,7 +187,7 @@ static void test_infer_512(void **state)
     layout(v, N / G, G, 1000);
     uint32_t *off, *idx, *toff, *tidx;
     int stage[N];
-    skel_clusters c = skel_infer(x, N, len, v, per, 64, 32, &off, &idx, stage);
+    skel_clusters c = skel_infer(x, N, len, v, per, 64, 32, 0.125, &off, &idx, stage);
     assert_true(c.ok);
     assert_int_equal(c.dp, 8);
     assert_int_equal(c.k, 8);                   /* groups per rail */
@@ -350,6 +392,9 @@ static void test_table1(void **state)
     int per_class[SKEL_CLS_NONE] = {0}, sym[3] = {0};
     for (int i = 0; i < SKEL_NFTYPES; i++) {
         assert_int_equal(skel_ftype_find(skel_ftypes[i].name), i);
+        assert_true((skel_ftypes[i].gray != SKEL_GRAY_NONE) == (i >= SKEL_NTABLE1));
+        if (i >= SKEL_NTABLE1)
+            continue;
         per_class[skel_ftypes[i].cls]++;
         sym[skel_ftypes[i].symptom]++;
     }
@@ -370,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_incremental_activation),
         cmocka_unit_test(test_stft),
         cmocka_unit_test(test_cluster_cannot_link),
+        cmocka_unit_test(test_cluster_size_tolerance),
         cmocka_unit_test(test_infer_512),
         cmocka_unit_test(test_group_similarity_hand),
         cmocka_unit_test(test_chain),

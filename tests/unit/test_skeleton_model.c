@@ -8,7 +8,9 @@
  *  - component names round-trip; unknown ones are refused;
  *  - each of the 19 Table 1 types injected alone on a 128-RNIC cluster
  *    (one TP8 PP4 DP4 task) is detected within 30 s and localized to the
- *    injected component and its class;
+ *    injected component and its class (and a flapping link);
+ *  - the gray types' effects on the probes and counters, exact with the
+ *    noise off;
  *  - the examples: lists (skeleton inferred exactly, 9 targets at 512
  *    RNICs, >= 85% fewer than Basic), small (SkeletonHunter precision 1,
  *    recall and localization >= 0.8, no start-up false alarm, while the
@@ -120,9 +122,10 @@ static skel_params test_params(void)
         .queue_us = 10, .rnic_gbps = 200, .agent_jitter_us = 1, .probe_drop = 0.001,
         .baseline_drift = 0.05, .baseline_period_s = 3600,
         .mitigate = false, .infer_after_s = 600, .stft_win = 64, .stft_hop = 32,
-        .period_min_s = 5, .period_max_s = 120,
+        .period_min_s = 5, .period_max_s = 120, .size_tol = 0.125,
         .create_median_s = 20, .create_sigma = 0.5, .life_median_s = 3600, .life_sigma = 1,
-        .loss_p = 0.02, .flap_loss_p = 0.1, .latency_us = 100};
+        .loss_p = 0.02, .flap_loss_p = 0.1, .latency_us = 100, .drift_ramp_s = 1800,
+        .flap_period_s = 30, .flap_down_s = 5, .episode_s = 5, .episode_duty = 0.2};
 }
 
 /* A 32-server fabric (4 per ToR: a 16-server task spans 4 segments), the
@@ -205,8 +208,204 @@ static void test_each_type_detected_and_localized(void **state)
     (void)state;
     fixture x;
     fixture_init(&x);
-    for (int ty = 0; ty < SKEL_NFTYPES; ty++)
+    for (int ty = 0; ty < SKEL_NTABLE1; ty++)
         run_one(&x.f, &x.p, &x.tr, ty);
+    /* a host link down 5 s of every 30 s: 3 timeouts in its first spell,
+     * the sweeps in the same spell name it */
+    run_one(&x.f, &x.p, &x.tr, skel_ftype_find("link_flapping"));
+    fixture_fini(&x);
+}
+
+/* A world on the fixture with no churn and no random failure: the
+ * failures fs only (tasks, if any, set by the caller). */
+static skel_world quiet_world(fixture *x, const skel_fault_spec *fs, int nfs, int64_t stop_s)
+{
+    static const double none[SKEL_NFTYPES];
+    return (skel_world){.f = &x->f, .p = &x->p, .traffic = &x->tr, .faults = fs, .nfaults = nfs,
+                        .type_weight = none, .mttr_s = {300, 1800, 7200}, .stop_s = stop_s,
+                        .trace_src = -1, .trace_dst = -1};
+}
+
+/* 007's votes weigh a path's links by 1/h: an alarm on s0.g1 -> s4.g1
+ * (4 links: 1/4 each), two other failing flows from s0.g1 under its own
+ * ToR (2 links: 1/2 each to its host link) and three from segment 2 to
+ * s4.g1 through the same agg (1/4 each to the agg -> tor link and to
+ * s4.g1's host link).  Weighted, s0.g1's host link leads (1.25 against
+ * 1.0); counted, the agg link would (4 votes against 3). */
+static void test_vote007_weights(void **state)
+{
+    (void)state;
+    fixture x;
+    fixture_init(&x);
+    const skel_fabric *f = &x.f;
+    static const skel_task_spec task = {.gpus = 128, .par = {8, 4, 4, 1}, .start_s = 0};
+    skel_world wd = quiet_world(&x, NULL, 0, 200);
+    wd.tasks = &task;
+    wd.ntasks = 1;
+    skel_run *r = skel_run_create(&wd, SKEL_M_VOTE007, 1);
+    r->now = 100;
+    int a = 1, b = 33;
+    tgt t = {0};
+    t.nel = (uint8_t)skel_path(f, a, b, 0, t.el, t.pref);
+    assert_int_equal(t.nel, 7);
+    const int from[5] = {a, a, 65, 73, 81}, to[5] = {9, 17, b, b, b};
+    for (int k = 0; k < 5; k++) {
+        recent *q = &r->ring[r->nring++];
+        bool pref[8];
+        q->t = 100;
+        q->nel = (uint8_t)skel_path(f, from[k], to[k], 0, q->el, pref);
+    }
+    assert_int_equal(r->ring[2].el[4], t.el[4]);     /* the agg -> tor link, shared */
+    verdict v = localize(r, a, b, &t, 100.5);
+    assert_int_equal(v.comp, skel_comp_link(f, f->host_link[a]));
+    assert_int_equal(v.cls, SKEL_CLS_SWITCH);
+    /* two more long flows: the agg link 1.5 against 1.25 (s4.g1's host
+     * link ties at 1.5 and is later on the path) */
+    for (int k = 0; k < 2; k++) {
+        recent *q = &r->ring[r->nring++];
+        bool pref[8];
+        q->t = 100;
+        q->nel = (uint8_t)skel_path(f, 89 + 8 * k, b, 0, q->el, pref);
+    }
+    v = localize(r, a, b, &t, 100.5);
+    assert_int_equal(v.comp, t.el[4]);
+    skel_run_destroy(r);
+    fixture_fini(&x);
+}
+
+/* A cross-rail pair (the full mesh's, R-Pingmesh's inter-ToR targets):
+ * s0.g1's RNIC is dead, the alarm is on s0.g1 -> s4.g2.  The far end's
+ * sweeps must reach s0.g1's own ToR (rail 1) to exonerate it; then the
+ * host link is the culprit and its RNIC check names the RNIC.  Swept on
+ * the far end's rail only, the ToR would keep its votes and win the tie
+ * with the host link (a switch is preferred). */
+static void test_cross_rail_sweeps(void **state)
+{
+    (void)state;
+    fixture x;
+    fixture_init(&x);
+    const skel_fabric *f = &x.f;
+    int a = 1, b = 34, c = 9;   /* s0.g1, s4.g2, s1.g1 */
+    skel_fault_spec fs = {.type = skel_ftype_find("rnic_hw_failure"),
+                          .comp = skel_comp_rnic(f, a), .start_s = 50, .dur_s = 600};
+    skel_world wd = quiet_world(&x, &fs, 1, 200);
+    skel_run *r = skel_run_create(&wd, SKEL_M_FULL, 1);
+    for (int64_t t = 0; t < 100; t++)
+        skel_run_step(r, t);
+    tgt t = {0};
+    t.nel = (uint8_t)skel_path(f, a, b, 0, t.el, t.pref);
+    assert_int_equal(t.nel, 7);
+    recent *q = &r->ring[r->nring++];
+    bool pref[8];
+    q->t = r->now;
+    q->nel = (uint8_t)skel_path(f, c, a, -1, q->el, pref);
+    verdict v = localize(r, a, b, &t, (double)r->now + 0.5);
+    assert_int_equal(v.comp, skel_comp_rnic(f, a));
+    assert_int_equal(v.cls, SKEL_CLS_RNIC);
+    assert_int_equal(v.step, LOC_PORT);
+    skel_run_destroy(r);
+    fixture_fini(&x);
+}
+
+/* R-Pingmesh at its published rates: each agent probes every target under
+ * its own ToR 10 times a second and every inter-ToR target once; with
+ * the noise off nothing is retried, so 5 s send exactly 5 x that sum
+ * (the equal-rate variant: 1 target a second per agent). */
+static void test_rpingmesh_published_rates(void **state)
+{
+    (void)state;
+    fixture x;
+    fixture_init(&x);
+    x.p.rtt_sigma = x.p.spike_p = x.p.queue_us = x.p.agent_jitter_us = 0;
+    x.p.probe_drop = x.p.baseline_drift = 0;
+    const skel_fabric *f = &x.f;
+    skel_world wd = quiet_world(&x, NULL, 0, 5);
+    uint64_t per_s = 0;
+    for (int m = 0; m < 2; m++) {
+        skel_run *r = skel_run_create(&wd, m ? SKEL_M_RPING : SKEL_M_RPING_PUB, 1);
+        if (!m)
+            for (int e = 0; e < f->neps; e++)
+                for (size_t ti = 0; ti < r->ep[e].ag.n; ti++) {
+                    int b = (int)r->ep[e].ag.target[ti];
+                    bool tor = b / f->gpus / f->per_tor == e / f->gpus / f->per_tor &&
+                               b % f->gpus == e % f->gpus;
+                    per_s += tor ? 10 : 1;
+                }
+        for (int64_t t = 0; t < 5; t++)
+            skel_run_step(r, t);
+        print_message("%s: %llu probes in 5 s\n", skel_method_names[r->method],
+                      (unsigned long long)r->probes);
+        /* 256 agents: 3 targets under the ToR (30 a second) and 63 others */
+        assert_int_equal(per_s, 256 * (3 * 10 + 63));
+        assert_int_equal(r->probes, m ? 5 * 256 : 5 * per_s);
+        skel_run_destroy(r);
+    }
+    fixture_fini(&x);
+}
+
+/* The gray types as the agents see them, the noise off (RTT exactly 14
+ * us + 2 us through an agg): slow drift adds latency x age / drift_ramp
+ * (capped at latency), a flapping link answers nothing in the first
+ * flap_down s of every flap_period s, an intermittent RNIC stalls (no
+ * reply, firmware silent) in whole episodes, the same ones for both
+ * observations, in a share near intermittent_duty. */
+static void test_gray_types_in_the_world(void **state)
+{
+    (void)state;
+    fixture x;
+    fixture_init(&x);
+    x.p.rtt_sigma = x.p.spike_p = x.p.queue_us = x.p.agent_jitter_us = 0;
+    x.p.probe_drop = x.p.baseline_drift = 0;
+    const skel_fabric *f = &x.f;
+    int a = 1, b = 33, c = 9, d = 17;   /* s0.g1; s4.g1 (via an agg); s1.g1, s2.g1 (its ToR) */
+    int32_t el[8], eb[8], ec[8], ed[8];
+    bool pref[8];
+    int nb = skel_path(f, a, b, 0, eb, pref), nc = skel_path(f, a, c, 0, ec, pref),
+        nd = skel_path(f, a, d, 0, ed, pref);
+    assert_int_equal(nb, 7);
+    assert_int_equal(nc, 3);
+    memcpy(el, eb, sizeof el);
+    skel_fault_spec fs[3] = {
+        {.type = skel_ftype_find("slow_drift"), .comp = eb[2], .start_s = 100, .dur_s = 5000},
+        {.type = skel_ftype_find("link_flapping"), .comp = skel_comp_link(f, f->host_link[c]),
+         .start_s = 100, .dur_s = 5000},
+        {.type = skel_ftype_find("rnic_intermittent"), .comp = skel_comp_rnic(f, d),
+         .start_s = 100, .dur_s = 5000}};
+    skel_world wd = quiet_world(&x, fs, 3, 5000);
+    skel_wld *wl = skel_wld_create(&wd, 1, 0);
+    bool *up = calloc((size_t)f->neps, sizeof *up);
+    int stalled = 0, episodes = 0, cur = -1;
+    static bool fw_at[2100];
+    for (int64_t t = 0; t < 2100; t++) {
+        skel_wld_step(wl, t, up);
+        double ts = (double)t + 0.5;
+        skel_probe_obs o = skel_obs_probe(wl, a, b, el, nb, true, true, 100, ts);
+        assert_true(o.answered);
+        double drift = t < 100 ? 0 : 100 * fmin(1, (double)(t - 100) / 1800);
+        assert_float_equal(o.rtt_us, 16 + drift, 1e-9);
+        o = skel_obs_probe(wl, a, c, ec, nc, true, true, 100, ts);
+        assert_int_equal(o.answered, !(t >= 100 && (t - 100) % 30 < 5));
+        o = skel_obs_probe(wl, a, d, ed, nd, true, true, 100, ts);
+        bool fw = fw_at[t] = skel_obs_rnic(wl, d, ts).fw_responds;
+        assert_int_equal(o.answered, fw);
+        if (t < 100) {
+            assert_true(fw);
+        } else if ((t - 100) % 5 == 0) {
+            episodes++;
+            stalled += cur = !fw;
+        } else {
+            assert_int_equal(!fw, cur);     /* a stall lasts its whole episode */
+        }
+    }
+    print_message("intermittent RNIC: stalled in %d of %d episodes\n", stalled, episodes);
+    assert_int_equal(episodes, 400);
+    assert_int_equal(stalled, 78);      /* of 400 at 20 %: 80 expected */
+    /* the spell follows the time of the observation (a localization
+     * step reads its RNIC seconds after the alarm), not the world's step */
+    for (int64_t t = 100; t < 2100; t++)
+        assert_int_equal(skel_obs_rnic(wl, d, (double)t + 0.5).fw_responds, fw_at[t]);
+    free(up);
+    skel_wld_destroy(wl);
     fixture_fini(&x);
 }
 
@@ -260,7 +459,7 @@ static void test_truth_permuted_decisions_identical(void **state)
     fixture_init(&x);
     double w[SKEL_NFTYPES];
     for (int i = 0; i < SKEL_NFTYPES; i++)
-        w[i] = 1;
+        w[i] = i < SKEL_NTABLE1;
     static const skel_task_spec task = {.gpus = 128, .par = {8, 4, 4, 1}, .start_s = 0};
     skel_world wd = {.f = &x.f, .p = &x.p, .traffic = &x.tr, .tasks = &task, .ntasks = 1,
                      .fail_rate_per_h = 240, .type_weight = w, .mttr_s = {120, 300, 600},
@@ -392,8 +591,9 @@ static void test_cluster_signal_ends_run(void **state)
 static void test_example_lists(void **state)
 {
     (void)state;
-    static const char *sets[] = {"skeleton.list_rnics=[64, 512]"};
-    json_t *sum = tu_run("skeleton/lists", "lists", sets, 1);
+    static const char *sets[] = {"skeleton.list_rnics=[64, 512]", "skeleton.probe.drop=0",
+                                 "skeleton.controller_rate=64"};
+    json_t *sum = tu_run("skeleton/lists", "lists", sets, 3);
     json_t *rows = json_object_get(json_object_get(sum, "results"), "lists");
     assert_int_equal(json_array_size(rows), 2);
     for (size_t i = 0; i < 2; i++)
@@ -403,6 +603,21 @@ static void test_example_lists(void **state)
     assert_float_equal(jnum(r512, "basic_time_s"), 63, 0);
     assert_float_equal(jnum(r512, "full_pairs"), 512.0 * 504, 0);
     assert_true(1 - jnum(r512, "skeleton_time_s") / jnum(r512, "basic_time_s") >= 0.85);
+    /* the probing schedule (Fig. 16): the controller hands out 64 lists a
+     * second, the last agent's at 8 s; an agent probes one target a second
+     * from its offset in [0, 1) s, so its 9 targets (63 for Basic) take
+     * [8, 9) s; every agent done in [8 + 8, 8 + 9) s */
+    assert_float_equal(jnum(r512, "dispatch_s"), 8, 1e-12);
+    double sk = jnum(r512, "skeleton_round_s"), ba = jnum(r512, "basic_round_s"),
+           all = jnum(r512, "skeleton_all_s");
+    print_message("512 RNICs: skeleton round %.3f s, Basic %.3f s, all from dispatch %.3f s\n", sk,
+                  ba, all);
+    assert_true(sk >= 8 && sk < 9);
+    assert_true(ba >= 62 && ba < 63);
+    assert_true(all >= 16 && all < 17);
+    skel_params p = test_params();
+    assert_float_equal(jnum(r512, "skeleton_state_kb"),
+                       9.0 * (double)skel_agent_target_bytes(&p) / 1024, 1e-12);
     json_decref(sum);
 }
 
@@ -723,6 +938,10 @@ int main(void)
         cmocka_unit_test(test_paths_are_topology_paths),
         cmocka_unit_test(test_component_names),
         cmocka_unit_test(test_each_type_detected_and_localized),
+        cmocka_unit_test(test_gray_types_in_the_world),
+        cmocka_unit_test(test_vote007_weights),
+        cmocka_unit_test(test_rpingmesh_published_rates),
+        cmocka_unit_test(test_cross_rail_sweeps),
         cmocka_unit_test(test_decision_files_cannot_see_the_truth),
         cmocka_unit_test(test_truth_permuted_decisions_identical),
         cmocka_unit_test(test_lof_carries_detection),

@@ -107,8 +107,8 @@ static void test_gpt_skeleton(void **state)
     layout(v, N / G);
     uint32_t *off, *idx, *toff, *tidx;
     int stage[N];
-    skel_clusters c = skel_infer(x, N, len, v, skel_train_period(&t, &p, G), 64, 32, &off, &idx,
-                                 stage);
+    skel_clusters c = skel_infer(x, N, len, v, skel_train_period(&t, &p, G), 64, 32, 0.125, &off,
+                                 &idx, stage);
     assert_true(c.ok);
     assert_int_equal(c.dp, 4);
     assert_int_equal(c.k, 4);
@@ -165,7 +165,7 @@ static void test_gpt_skeleton_pp8(void **state)
     layout(v, N / G);
     uint32_t *off, *idx, *toff, *tidx;
     int stage[N];
-    skel_clusters c = skel_infer(x, N, len, v, per, 64, 32, &off, &idx, stage);
+    skel_clusters c = skel_infer(x, N, len, v, per, 64, 32, 0.125, &off, &idx, stage);
     assert_true(c.ok);
     assert_int_equal(c.dp, 2);
     assert_int_equal(c.k, H);
@@ -228,7 +228,7 @@ static void test_gpt_skeleton_pp8(void **state)
     assert_int_equal(skel_chain_direction(gm, 2, len, per, two, &votes), 1);
     assert_int_equal(votes, 0);
     assert_int_equal(skel_chain_direction(gm, 2, len, per, owt, &votes), -1);
-    c = skel_infer(x, 32, len, v, per, 64, 32, &off, &idx, stage);
+    c = skel_infer(x, 32, len, v, per, 64, 32, 0.125, &off, &idx, stage);
     assert_true(c.ok);
     for (int l = 0; l < 32; l++)
         assert_int_equal(stage[l], (l / G) % 2);

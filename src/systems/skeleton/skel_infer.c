@@ -12,7 +12,10 @@
  *  2. Groups: agglomerative clustering (average linkage) under Eq. 3 (two
  *     clusters with RNICs of one host never merge); the dendrogram is cut
  *     where Eq. 2 holds (n mod round(mean size) = 0) with the least size
- *     variance (Eq. 1), ties to the largest gap to the next merge.  A group
+ *     variance (Eq. 1), ties to the largest gap to the next merge; it is
+ *     accepted when every group is within `size_tol` of the mean size
+ *     (near-equal groups: one endpoint clustered with the wrong position
+ *     need not throw the whole task back to the Basic list).  A group
  *     is one position in every DP replica: DP = round(mean size),
  *     TP x PP = N / DP.  Clustering runs per rail: the Basic list already
  *     confines traffic that crosses hosts to one rail, and it keeps the
@@ -76,11 +79,12 @@ size_t skel_stft_features(const double *series, size_t len, size_t win, size_t h
 typedef struct level {
     int k;
     double var, gap;
+    double dev;         /* largest |size - mean| / mean */
     int dp;
 } level;
 
 skel_clusters skel_cluster(const double *feat, size_t n, size_t dim, const int32_t *host,
-                           int *label)
+                           double size_tol, int *label)
 {
     skel_clusters res = {.k = (int)n, .dp = 1, .variance = 0, .ok = false};
     for (size_t i = 0; i < n; i++)
@@ -139,11 +143,13 @@ skel_clusters skel_cluster(const double *feat, size_t n, size_t dim, const int32
         merges++;
         /* the partition after `merges` merges */
         int k = (int)(n - merges);
-        double mean = (double)n / k, var = 0;
+        double mean = (double)n / k, var = 0, dev = 0;
         for (size_t x = 0; x < n; x++)
-            if (alive[x])
+            if (alive[x]) {
                 var += (size[x] - mean) * (size[x] - mean);
-        lv[merges] = (level){.k = k, .var = var / k, .dp = (int)lround(mean)};
+                dev = fmax(dev, fabs(size[x] - mean) / mean);
+            }
+        lv[merges] = (level){.k = k, .var = var / k, .dev = dev, .dp = (int)lround(mean)};
     }
     /* gap of each level: next merge distance over this one's */
     int pick = -1, one = -1;
@@ -162,9 +168,13 @@ skel_clusters skel_cluster(const double *feat, size_t n, size_t dim, const int32
             (fabs(lv[m].var - lv[pick].var) <= 1e-12 && lv[m].gap > lv[pick].gap))
             pick = (int)m;
     }
-    /* one group (pure DP on the rail) unless a cut stands out */
-    if (one > 0 && (pick < 0 || lv[pick].var > 1e-12 || lv[pick].gap < SKEL_GAP_MIN))
+    /* one group (pure DP on the rail) unless a cut of near-equal groups
+     * stands out */
+    bool near_equal = pick > 0 && lv[pick].dev <= size_tol + 1e-12;
+    if (one > 0 && (pick < 0 || !near_equal || lv[pick].gap < SKEL_GAP_MIN)) {
         pick = one;
+        near_equal = true;
+    }
     if (pick > 0) {
         /* replay the merges up to the cut with a union-find */
         int *par = malloc(n * sizeof *par);
@@ -193,7 +203,7 @@ skel_clusters skel_cluster(const double *feat, size_t n, size_t dim, const int32
         res.k = lv[pick].k;
         res.dp = lv[pick].dp;
         res.variance = lv[pick].var;
-        res.ok = lv[pick].var < 1e-12;
+        res.ok = near_equal;
     }
     free(D);
     free(C);
@@ -223,8 +233,8 @@ double skel_burst_phase(const double *series, size_t len, double period)
 /* ---- the whole inference -------------------------------------------------- */
 
 skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_ep *eps,
-                         double period, size_t win, size_t hop, uint32_t **off_out,
-                         uint32_t **idx_out, int *stage)
+                         double period, size_t win, size_t hop, double size_tol,
+                         uint32_t **off_out, uint32_t **idx_out, int *stage)
 {
     skel_clusters first = {0};
     bool agree = true;
@@ -254,7 +264,7 @@ skel_clusters skel_infer(const double *series, size_t n, size_t len, const skel_
             skel_stft_features(series + mem[a] * len, len, win, hop, feat + a * nf);
             hosts[a] = eps[mem[a]].host;
         }
-        skel_clusters c = skel_cluster(feat, m, nf, hosts, label);
+        skel_clusters c = skel_cluster(feat, m, nf, hosts, size_tol, label);
         if (!first.k)
             first = c;
         else if (c.k != first.k || c.dp != first.dp || !c.ok)

@@ -82,13 +82,16 @@ static bool trace_bad(skel_run *r, int x, int z, const int32_t *el, int n, doubl
     return hops[n - 1].rtt_us > r->p->suspect_abs_us;
 }
 
-/* Sweep from endpoint x toward segment `seg` (its own: through its ToR
- * only; another: one path pinned through each agg), as the underlay
- * agents' traceroutes; the results vote.  Endpoint y is not a target. */
-static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg, double tsec)
+/* Sweep from endpoint x toward rail `rail` of segment `seg` (its own ToR:
+ * through the ToR only; another ToR: one path pinned through each agg),
+ * as the underlay agents' traceroutes; the results vote.  Endpoint y is
+ * not a target.  The rail is the far end's, so that a cross-rail pair's
+ * sweeps reach the far end's ToR. */
+static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg, int rail, double tsec)
 {
     const skel_fabric *f = r->f;
-    int g = f->gpus, rail = x % g, sx = x / g / f->per_tor;
+    int g = f->gpus, sx = x / g / f->per_tor;
+    bool local = seg == sx && rail == x % g;
     int32_t el[8];
     bool pref[8];
     int z = -1;
@@ -97,7 +100,7 @@ static void sweep_to(skel_run *r, skel_votes *v, int x, int y, int seg, double t
             z = s * g + rail;
     if (z < 0)
         return;
-    for (int k = seg == sx ? -1 : 0; k < (seg == sx ? 0 : f->aggs); k++) {
+    for (int k = local ? -1 : 0; k < (local ? 0 : f->aggs); k++) {
         int n = skel_path(f, x, z, k, el, pref);
         skel_votes_add(v, el, (size_t)n, trace_bad(r, x, z, el, n, tsec));
         r->probes++;
@@ -117,12 +120,55 @@ static void sweep(skel_run *r, skel_votes *v, int a, int b, double tsec)
             other = sg;
     for (int side = 0; side < 2; side++) {
         int x = side ? b : a, y = side ? a : b, sx = side ? sb : sa, sy = side ? sa : sb;
-        sweep_to(r, v, x, y, sx, tsec);
-        if (sy != sx)
-            sweep_to(r, v, x, y, sy, tsec);
+        int rx = x % g, ry = y % g;
+        sweep_to(r, v, x, y, sx, rx, tsec);
+        if (sy != sx || ry != rx)
+            sweep_to(r, v, x, y, sy, ry, tsec);
         if (other >= 0)
-            sweep_to(r, v, x, y, other, tsec);
+            sweep_to(r, v, x, y, other, rx, tsec);
     }
+}
+
+/* Links on a path of n elements (links and switches alternate). */
+static int links_on(const skel_fabric *f, const int32_t *el, int n)
+{
+    int h = 0;
+    for (int i = 0; i < n; i++)
+        h += skel_comp_kind(f, el[i]) == SKEL_K_LINK;
+    return h ? h : 1;
+}
+
+/* 007's vote (Arzani et al., NSDI'18): the path of every failing flow,
+ * found by that flow's own traceroute, gives each of its h links a vote
+ * of 1/h (a short path says more about each of its links); the link of
+ * this path with the most votes over the vote window is blamed, ties to
+ * the earlier on the path.  No healthy path exonerates. */
+static int32_t vote_007(skel_run *r, const tgt *t)
+{
+    const skel_fabric *f = r->f;
+    double best = 0;
+    int32_t c = -1;
+    for (int i = 0; i < t->nel; i++) {
+        int32_t e = t->el[i];
+        if (skel_comp_kind(f, e) != SKEL_K_LINK)
+            continue;
+        double v = 1.0 / links_on(f, t->el, t->nel);
+        for (int k = 0; k < r->nring; k++) {
+            const recent *x = &r->ring[k];
+            if (r->now - x->t > r->p->vote_window_s)
+                continue;
+            for (int j = 0; j < x->nel; j++)
+                if (x->el[j] == e) {
+                    v += 1.0 / links_on(f, x->el, x->nel);
+                    break;
+                }
+        }
+        if (v > best + 1e-12) {
+            best = v;
+            c = e;
+        }
+    }
+    return c;
 }
 
 static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exonerate, double tsec,
@@ -131,39 +177,37 @@ static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exoner
     const skel_fabric *f = r->f;
     const skel_params *p = r->p;
     verdict vd = {.comp = -1, .cls = SKEL_CLS_NONE, .at_s = at + p->sweep_s, .step = LOC_NONE};
+    if (!exonerate) {
+        int32_t c = vote_007(r, t);
+        if (c >= 0)
+            vd = (verdict){.comp = c, .cls = SKEL_CLS_SWITCH, .at_s = vd.at_s, .step = LOC_VOTE};
+        return vd;
+    }
     skel_votes v;
     skel_votes_init(&v, (size_t)f->base_rnic);
     for (int i = 0; i < r->nring; i++)
         if (r->now - r->ring[i].t <= p->vote_window_s)
             skel_votes_add(&v, r->ring[i].el, r->ring[i].nel, true);
     skel_votes_add(&v, t->el, t->nel, true);
-    if (exonerate)
-        sweep(r, &v, a, b, tsec);
-    int32_t c = skel_votes_culprit(&v, t->el, t->pref, t->nel, exonerate);
-    if (c < 0 && !exonerate) {  /* 007: the most-voted element, even with one vote */
-        uint32_t best = 0;
-        for (int i = 0; i < t->nel; i++)
-            if (v.bad[t->el[i]] > best) {
-                best = v.bad[t->el[i]];
-                c = t->el[i];
-            }
-    }
+    /* each step observes at the time it runs: the sweeps once the replay
+     * is done, the check once the sweeps are */
+    sweep(r, &v, a, b, tsec + (double)(at - r->now));
+    int32_t c = skel_votes_culprit(&v, t->el, t->pref, t->nel, true);
     skel_votes_fini(&v);
     if (c < 0)
         return vd;
     vd.comp = c;
     vd.cls = SKEL_CLS_SWITCH;
     vd.step = LOC_VOTE;
-    if (!exonerate)
-        return vd;
     /* the element's own check: the RNIC behind a host link (the host's
      * agent reads its counters), a link's switch queue configuration */
+    double tc = tsec + (double)(vd.at_s - r->now);
     vd.at_s += p->check_s;
     for (int side = 0; side < 2; side++) {
         int e = side ? b : a;
         if (c != skel_comp_link(f, f->host_link[e]))
             continue;
-        skel_rnic_obs o = skel_obs_rnic(r->wld, e, tsec);
+        skel_rnic_obs o = skel_obs_rnic(r->wld, e, tc);
         if (rnic_abnormal(&o)) {
             vd.comp = skel_comp_rnic(f, e);
             vd.cls = SKEL_CLS_RNIC;
@@ -171,7 +215,7 @@ static verdict loc_underlay(skel_run *r, int a, int b, const tgt *t, bool exoner
             return vd;
         }
     }
-    if (skel_comp_kind(f, c) == SKEL_K_LINK && !skel_obs_queue_cc(r->wld, c, tsec)) {
+    if (skel_comp_kind(f, c) == SKEL_K_LINK && !skel_obs_queue_cc(r->wld, c, tc)) {
         vd.cls = SKEL_CLS_CONFIG;
         vd.step = LOC_QUEUE;
     }
@@ -191,7 +235,7 @@ static verdict validate(skel_run *r, int a, int b, const tgt *t, double tsec, in
     bool bad = false;
     for (int k = 0; k < REPROBES; k++) {
         skel_probe_obs o = skel_obs_probe(r->wld, a, b, t->el, t->nel, true, r->ep[b].ready,
-                                          p->probe_packets, tsec + p->reprobe_s + 0.1 * k);
+                                          p->probe_packets, tsec + (double)(at - r->now) + 0.1 * k);
         r->probes++;
         bad |= !o.answered || o.lost;
         rtt[k] = o.answered ? o.rtt_us : INFINITY;
@@ -207,6 +251,7 @@ static verdict validate(skel_run *r, int a, int b, const tgt *t, double tsec, in
     skel_summary(rtt, REPROBES, s);
     if (!bad && s[1] <= base * (1 + p->z_shift))
         return vd;              /* gone: nothing to validate */
+    tsec += (double)(vd.at_s - r->now);     /* the reads, after the re-probe */
     vd.at_s += p->validate_s;
     for (int side = 0; side < 2; side++) {
         int e = side ? b : a;
@@ -243,7 +288,7 @@ verdict localize(skel_run *r, int a, int b, const tgt *t, double tsec)
     int64_t at = r->now;
     if (r->method == SKEL_M_VOTE007)
         return loc_underlay(r, a, b, t, false, tsec, at);
-    if (r->method == SKEL_M_RPING)
+    if (r->method == SKEL_M_RPING || r->method == SKEL_M_RPING_PUB)
         return loc_underlay(r, a, b, t, true, tsec, at);
     /* 1. overlay replay: a's chain out, then b's chain in */
     replay_ctx rc = {.r = r, .a = a, .b = b, .tsec = tsec};

@@ -24,7 +24,7 @@
 #include "systems/skeleton/skel_run_int.h"
 
 const char *const skel_method_names[] = {"skeleton", "skeleton_noact", "basic", "fullmesh",
-                                         "rpingmesh", "vote007", NULL};
+                                         "rpingmesh", "vote007", "rpingmesh_pub", NULL};
 
 
 /* ---- lists ----------------------------------------------------------------- */
@@ -256,7 +256,7 @@ static void infer(skel_run *r, int ti, int64_t t)
     double per = skel_period_estimate(series, (size_t)n, len, p->period_min_s, p->period_max_s);
     k->period_s = per;
     skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)p->stft_win,
-                                 (size_t)p->stft_hop, &off, &idx, stage);
+                                 (size_t)p->stft_hop, p->size_tol, &off, &idx, stage);
     k->inferred = true;
     k->infer_ok = c.ok && c.dp == k->par.dp;
     k->exact = k->infer_ok && skel_same_skeleton((size_t)n, off, idx, k->toff, k->tidx);
@@ -424,13 +424,15 @@ static bool short_term(const skel_run *r, const tgt *t, double lo)
                            p->floor_sd_us);
 }
 
-static void probe(skel_run *r, int a, int ti)
+/* A probe of target ti in this second, at the agent's offset plus dt. */
+static void probe(skel_run *r, int a, int ti, double dt)
 {
     const skel_params *p = r->p;
     ep_rt *x = &r->ep[a];
     tgt *t = &x->ts[ti];
     int b = (int)x->ag.target[ti];
-    double tsec = (double)r->now + x->frac;
+    double off = x->frac + dt;
+    double tsec = (double)r->now + (off - floor(off));
     int32_t wid = (int32_t)(r->now / p->window_s);
     if (t->win_id != wid)
         close_window(r, t, wid);
@@ -516,7 +518,7 @@ skel_run *skel_run_create(const skel_world *w, int method, uint64_t seed)
         r->ep[e].retry = -1;
         r->ep[e].frac = rng_u01(&fr);
     }
-    if (method == SKEL_M_RPING) {
+    if (method == SKEL_M_RPING || method == SKEL_M_RPING_PUB) {
         skel_ep *v = malloc((size_t)f->neps * sizeof *v);
         for (int e = 0; e < f->neps; e++)
             v[e] = (skel_ep){.host = e / f->gpus, .rail = e % f->gpus,
@@ -568,16 +570,35 @@ void skel_run_step(skel_run *r, int64_t t)
             continue;
         r->targets_sum += (double)x->ag.n;
         r->targets_n++;
+        if (r->method == SKEL_M_RPING_PUB) {
+            /* R-Pingmesh's own schedule (papers.md 1(c)): every target under
+             * the agent's ToR 10 times a second, every inter-ToR one once */
+            for (size_t ti = 0; ti < x->ag.n; ti++) {
+                int b = (int)x->ag.target[ti], k = 1;
+                if (b / f->gpus / f->per_tor == e / f->gpus / f->per_tor &&
+                    b % f->gpus == e % f->gpus)
+                    k = 10;
+                for (int j = 0; j < k; j++)
+                    probe(r, e, (int)ti, (double)j / k);
+            }
+            continue;
+        }
         for (int k = 0; k < (int)r->p->rate; k++) {
             int64_t ti = x->retry >= 0 ? x->retry : skel_agent_next(&x->ag);
             if (ti < 0)
                 break;
-            probe(r, e, (int)ti);
+            probe(r, e, (int)ti, 0);
         }
     }
 }
 
 void skel_run_finish(skel_run *r) { skel_score_finish(r); }
+
+size_t skel_agent_target_bytes(const skel_params *p)
+{
+    /* the target's id in the agent's list, its state, its look-back ring */
+    return sizeof(uint32_t) + sizeof(tgt) + (size_t)p->lookback * SKEL_NSTAT * sizeof(float);
+}
 
 void skel_run_write_trace(const skel_run *r, FILE *f, bool header)
 {

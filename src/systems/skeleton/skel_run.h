@@ -19,6 +19,7 @@ enum skel_method {
     SKEL_M_FULL,            /* full mesh (Pingmesh) */
     SKEL_M_RPING,           /* R-Pingmesh-style: underlay ToR mesh + inter-ToR */
     SKEL_M_VOTE007,         /* skeleton lists, 007-style voting only */
+    SKEL_M_RPING_PUB,       /* R-Pingmesh at its own rates: ToR mesh 10/s, inter-ToR 1/s */
     SKEL_M_COUNT,
 };
 extern const char *const skel_method_names[];  /* NULL-terminated */
@@ -54,11 +55,20 @@ typedef struct skel_params {
     /* inference */
     int infer_after_s, stft_win, stft_hop;
     double period_min_s, period_max_s;          /* range the period is searched in */
+    double size_tol;        /* clustering: largest relative deviation of a group's size */
     /* churn */
     double create_median_s, create_sigma, life_median_s, life_sigma;
     /* failure effects by symptom */
     double loss_p, flap_loss_p, latency_us;
+    /* gray failures: drift ramp, link flaps, intermittent RNIC episodes */
+    double drift_ramp_s;
+    int flap_period_s, flap_down_s, episode_s;
+    double episode_duty;
 } skel_params;
+
+/* The state an agent keeps per target (its window, look-back, long-term
+ * fit: skel_run_int.h's tgt), in bytes. */
+size_t skel_agent_target_bytes(const skel_params *p);
 
 /* A task of the scenario (explicit) or drawn by the churn. */
 typedef struct skel_task_spec {
@@ -115,6 +125,7 @@ typedef struct skel_result {
     uint64_t alarms, tp, fp, fp_startup;
     uint64_t failures, relevant, detected, localized_ok;
     uint64_t probes;
+    uint64_t agent_seconds;     /* seconds agents spent probing (summed over agents) */
     double targets_mean;                        /* list length per probing endpoint */
     uint64_t tasks, inferred, inferred_exact;
     uint64_t per_type_relevant[SKEL_NFTYPES], per_type_detected[SKEL_NFTYPES],

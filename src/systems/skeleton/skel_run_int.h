@@ -113,7 +113,7 @@ struct skel_run {
     uint64_t targets_n;
 };
 
-static inline bool overlay_method(int m) { return m != SKEL_M_RPING; }
+static inline bool overlay_method(int m) { return m != SKEL_M_RPING && m != SKEL_M_RPING_PUB; }
 typedef struct verdict {
     int32_t comp;
     int cls;

@@ -6,7 +6,8 @@
  *
  * - Relevance: a failure counts for recall once it touches a running
  *   task's true skeleton (a ready pair whose path crosses it), checked
- *   every 10 s.
+ *   every 10 s over its injected lifetime (an isolation by the method
+ *   does not shorten it: the same denominator for every method).
  * - An alarm is explained by a failure on its path at the second it was
  *   raised (or one that ended in the last timeouts + 2 s); otherwise it is
  *   a false alarm, a start-up one if its target's container was not up.
@@ -177,13 +178,19 @@ static bool relevant(const skel_run *r, const wfault *fa)
     return false;
 }
 
-static void check_relevance(skel_run *r)
+/* Every failure in its injected lifetime, whether or not a method's
+ * isolation ended it early: the churn and the failures are the same for
+ * every method of a run, so every method gets the same recall
+ * denominator. */
+static void check_relevance(skel_run *r, int64_t t)
 {
     const skel_wld *x = r->wld;
-    for (int a = 0; a < x->nwactive; a++) {
-        int i = x->wactive[a];
+    for (int i = 0; i < x->nwfault; i++) {
+        const wfault *fa = &x->wfault[i];
+        if (r->score->tr[i].relevant || t < fa->start_s || t >= fa->due_s)
+            continue;
         wfault v = view(r, i);
-        if (!r->score->tr[i].relevant && relevant(r, &v))
+        if (relevant(r, &v))
             r->score->tr[i].relevant = true;
     }
 }
@@ -192,7 +199,7 @@ void skel_score_step(skel_run *r, int64_t t)
 {
     sync(r);
     if (t % 10 == 0)
-        check_relevance(r);
+        check_relevance(r, t);
 }
 
 /* ---- alarms against the truth ----------------------------------------------- */
@@ -220,7 +227,7 @@ static int explain(const skel_run *r, const alarm_rt *al)
 void skel_score_finish(skel_run *r)
 {
     sync(r);
-    check_relevance(r);
+    check_relevance(r, r->now);
     struct skel_score *sc = r->score;
     bool ov = overlay_method(r->method);
     r->fp_startup = 0;
@@ -326,6 +333,7 @@ void skel_run_result(const skel_run *r, skel_result *o)
     }
     free(dl);
     o->probes = r->probes;
+    o->agent_seconds = r->targets_n;
     o->targets_mean = r->targets_n ? r->targets_sum / (double)r->targets_n : 0;
     for (int ti = 0; ti < r->ntask; ti++) {
         o->tasks++;

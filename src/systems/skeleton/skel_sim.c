@@ -9,60 +9,18 @@
  *    second.  Tables: methods.csv (mean and 95% CI over the runs, next to
  *    the paper's numbers), runs.csv, per_type.csv, ground_truth.csv,
  *    alarms.csv and, with `trace`, trace.csv (the probes of one pair).
- *  - lists: Figs. 15-16: for each task size, the probe lists of the full
- *    mesh, Basic and the skeleton inferred from the task's series, and the
- *    time to probe every target at `rate` targets/s.  Table lists.csv.
+ *  - lists: Figs. 15-16 (skel_lists.c).  Table lists.csv.
+ *  - packets: probes as packets (skel_pkt.c).
+ * The failures file is read by skel_failfile.c.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aisim/infile.h"
-#include "aisim/model.h"
 #include "aisim/stats.h"
-#include "aisim/units.h"
-#include "systems/skeleton/skel_pkt.h"
-#include "systems/skeleton/skel_run.h"
+#include "systems/skeleton/skel_sim_int.h"
 
-enum { EXP_CLUSTER, EXP_LISTS, EXP_PACKETS };
 static const char *const exp_names[] = {"cluster", "lists", "packets", NULL};
 
-typedef struct sk_cfg {
-    int experiment;
-    int64_t servers, gpus, per_tor, aggs;
-    int64_t duration_ps;
-    int64_t runs;
-    cfg_node *methods, *tasks, *task_gpus, *scheduled, *weights, *list_rnics, *list_pp, *net;
-    const char *fail_file, *trace_src, *trace_dst;
-    double fail_rate;
-    int64_t mttr_ps[3];
-    /* probes */
-    int64_t rtt_median_ps, hop_ps, spike_mean_ps, suspect_abs_ps, floor_sd_ps;
-    double rtt_sigma, spike_p, rate, loss_p, flap_loss_p;
-    int64_t queue_ps, rnic_bps, jitter_ps, baseline_period_ps, traffic_period_ps;
-    double drop_p, baseline_drift;
-    int64_t latency_ps;
-    int64_t probe_packets, sweep_packets, timeouts;
-    /* detection */
-    double loss_threshold, lof_max, far_sd, suspect_factor, z_alpha, z_shift;
-    int lof_mode;
-    bool ztest, confirm;
-    int64_t window_ps, lookback, lof_k, longterm_ps, holdoff_ps;
-    /* localization */
-    int64_t vote_window_ps, validate_ps, replay_ps, sweep_ps, check_ps, reprobe_ps;
-    bool mitigate;
-    /* inference */
-    int64_t infer_after_ps, stft_win, stft_hop, period_min_ps, period_max_ps;
-    /* training traffic */
-    int traffic;
-    int64_t t_layers, t_hidden, t_heads, t_ffn, t_vocab, t_seq, t_mb, t_mbs;
-    double t_tflops, t_eff;
-    int64_t t_rnic_bps, t_nvlink_bps, t_gap_ps, t_jitter_ps;
-    /* churn */
-    int64_t create_median_ps, life_median_ps;
-    double create_sigma, life_sigma;
-} sk_cfg;
 
 #define F(x) offsetof(sk_cfg, x)
 #define POSI(key, field, dflt, hi, text)                                                      \
@@ -153,6 +111,10 @@ static const cfg_key infer_keys[] = {
     POSI("stft_hop", stft_hop, "32", 4096, "STFT hop (samples)"),
     POST("period_min", period_min_ps, "5s", "shortest iteration period searched for"),
     POST("period_max", period_max_ps, "120s", "longest iteration period searched for"),
+    {.name = "size_tolerance", .type = CFG_FLOAT, .off = F(size_tol), .def = "0.125",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
+     .help = "a cut's groups may differ from their mean size by this fraction (0.125: one "
+             "endpoint off in groups of 8 or more; 0: exactly equal)"},
     {0},
 };
 
@@ -201,7 +163,7 @@ static const cfg_key fail_keys[] = {
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 10000,
      .help = "random failures per hour, cluster-wide"},
     {.name = "weights", .type = CFG_NODE, .off = F(weights), .def = "{}",
-     .help = "weight per Table 1 type (default 1 each)"},
+     .help = "weight per failure type (default 1 each of Table 1's, 0 the gray types)"},
     POST("mttr_software", mttr_ps[0], "300s", "mean time to repair: overlay/config"),
     POST("mttr_link", mttr_ps[1], "1800s", "mean time to repair: links, ports, switches"),
     POST("mttr_hardware", mttr_ps[2], "7200s", "mean time to repair: RNICs, host boards"),
@@ -212,6 +174,14 @@ static const cfg_key fail_keys[] = {
     FRAC("loss", loss_p, "0.02", "packet loss of a CRC-error-like failure"),
     FRAC("flap_loss", flap_loss_p, "0.1", "packet loss of a flapping port"),
     POST("latency", latency_ps, "100us", "added RTT of a high-latency failure (Fig. 18: +104 us)"),
+    POST("drift_ramp", drift_ramp_ps, "1800s",
+         "slow_drift: the added RTT grows linearly to `latency` over this"),
+    POST("flap_period", flap_period_ps, "30s", "link_flapping: one down spell every this"),
+    POST("flap_down", flap_down_ps, "5s", "link_flapping: how long each down spell lasts"),
+    POST("intermittent_episode", episode_ps, "5s",
+         "rnic_intermittent: episodes of this length, each a stall with intermittent_duty"),
+    FRAC("intermittent_duty", episode_duty, "0.2",
+         "rnic_intermittent: share of its episodes the RNIC stalls in"),
     {0},
 };
 
@@ -228,7 +198,7 @@ static const cfg_key sk_keys[] = {
     POST("duration", duration_ps, "3600s", "simulated time of a cluster run"),
     POSI("runs", runs, "3", 100, "runs (seeds) per method"),
     {.name = "methods", .type = CFG_NODE, .off = F(methods), .def = "[skeleton]",
-     .help = "skeleton, skeleton_noact, basic, fullmesh, rpingmesh, vote007"},
+     .help = "skeleton, skeleton_noact, basic, fullmesh, rpingmesh, vote007, rpingmesh_pub"},
     {.name = "tasks", .type = CFG_NODE, .off = F(tasks), .def = "[]",
      .help = "explicit tasks {gpus, tp, pp, dp, ep, start, lifetime}; empty: churn"},
     {.name = "task_gpus", .type = CFG_NODE, .off = F(task_gpus), .def = "[]",
@@ -238,6 +208,10 @@ static const cfg_key sk_keys[] = {
     {.name = "trace_dst", .type = CFG_STR, .off = F(trace_dst), .def = "\"\""},
     {.name = "list_rnics", .type = CFG_NODE, .off = F(list_rnics),
      .def = "[32, 64, 128, 256, 512, 1024, 2048]", .help = "lists: task sizes (RNICs)"},
+    {.name = "controller_rate", .type = CFG_FLOAT, .off = F(ctl_rate), .def = "33.3",
+     .flags = CFG_MIN_EXCL, .min = 0,
+     .help = "lists: lists the controller hands out per second (~2,000 container events a "
+             "minute, papers.md 1(b))"},
     {.name = "list_pp", .type = CFG_NODE, .off = F(list_pp), .def = "[]",
      .help = "lists: PP of each size (TP = gpus_per_server, DP the rest); [] = the default"},
     {.name = "probe", .type = CFG_MAPOF, .def = "{}", .sub = probe_keys, .help = "probes"},
@@ -292,209 +266,7 @@ static const cfg_key fault_keys[] = {
     {0},
 };
 
-typedef struct sk_sim {
-    sk_cfg c;
-    model_env env;
-    skel_params p;
-    skel_fabric f;
-    skel_world w;
-    skel_traffic traffic;
-    skel_train train;
-    skel_pktexp pk;
-    double period_s;
-    skel_task_spec *tasks;
-    int ntasks;
-    int *task_gpus;
-    int ntask_gpus;
-    skel_fault_spec *faults;
-    int nfaults, capfaults;
-    double weight[SKEL_NFTYPES];
-    int methods[SKEL_M_COUNT];
-    int nmethods;
-    int *list_rnics;
-    int nlist;
-    int *list_pp;               /* PP per size, or NULL: skel_par_default */
-    int nlist_pp;
-    skel_par *list_par;
-    struct list_row *lrows;     /* lists: one per task size, computed by events */
-    int nlist_done;
-    skel_run **run;             /* nmethods x runs */
-    int64_t t, stop_s;
-    bool done;
-} sk_sim;
 
-static double ps_s(int64_t ps) { return (double)ps / (double)PS_PER_S; }
-static double ps_us(int64_t ps) { return (double)ps / (double)PS_PER_US; }
-
-static int add_fault(sk_sim *s, const char *type, const char *comp, double at_s, double dur_s,
-                     const cfg_node *n, const char *path, const char *where, err *e)
-{
-    int ty = skel_ftype_find(type);
-    char q[64];
-    if (ty < 0) {
-        if (n)
-            return cfg_err(e, AISIM_EINVAL, n, path,
-                           "expected a Table 1 failure type (crc_error, switch_port_down, ..., "
-                           "cc_disabled), found %s",
-                           cfg_quote(type, q, sizeof q));
-        return ERR(e, AISIM_EINVAL, "%s: type: expected a Table 1 failure type, found %s", where,
-                   cfg_quote(type, q, sizeof q));
-    }
-    int32_t c = skel_comp_parse(&s->f, comp);
-    const char *bad = NULL;
-    if (c < 0)
-        bad = "an existing component (kind:name, e.g. rnic:s0.g0, link:s0.g0-tor0.r0)";
-    else if (skel_comp_kind(&s->f, c) != skel_ftypes[ty].kind)
-        bad = skel_kind_names[skel_ftypes[ty].kind];
-    if (bad) {
-        if (n)
-            return cfg_err(e, AISIM_EINVAL, n, path, "expected %s%s, found %s",
-                           c < 0 ? "" : "a component of kind ", bad, cfg_quote(comp, q, sizeof q));
-        return ERR(e, AISIM_EINVAL, "%s: component: expected %s%s, found %s", where,
-                   c < 0 ? "" : "a component of kind ", bad, cfg_quote(comp, q, sizeof q));
-    }
-    if (s->nfaults == s->capfaults) {
-        s->capfaults = s->capfaults ? 2 * s->capfaults : 16;
-        s->faults = realloc(s->faults, (size_t)s->capfaults * sizeof *s->faults);
-    }
-    s->faults[s->nfaults++] = (skel_fault_spec){.type = ty, .comp = c, .start_s = (int64_t)at_s,
-                                                .dur_s = (int64_t)ceil(dur_s)};
-    return 0;
-}
-
-/* A decimal number of seconds (digits, one point, an exponent: no sign, no
- * hex, no inf or nan) in [lo, hi] (lo excluded if lo_excl). */
-static bool file_seconds(const char *v, double lo, bool lo_excl, double hi, double *val)
-{
-    const char *c = v;
-    bool digits = false;
-    while (*c >= '0' && *c <= '9')
-        c++, digits = true;
-    if (*c == '.')
-        for (c++; *c >= '0' && *c <= '9'; c++)
-            digits = true;
-    if (digits && (*c == 'e' || *c == 'E')) {
-        c++;
-        if (*c == '+' || *c == '-')
-            c++;
-        if (!(*c >= '0' && *c <= '9'))
-            return false;
-        while (*c >= '0' && *c <= '9')
-            c++;
-    }
-    if (!digits || *c)
-        return false;
-    *val = strtod(v, NULL);
-    return (lo_excl ? *val > lo : *val >= lo) && *val <= hi;
-}
-
-/* failures.file: a header line `at_s,type,component,duration_s`, then at
- * least one row of exactly those four fields (blank lines and lines
- * starting with # are skipped).  A bad row is an error at the scenario's
- * key naming file:line:column, the field and the value found. */
-static int load_fault_file(sk_sim *s, const cfg_node *at, const char *path, err *e)
-{
-    static const char header[] = "at_s,type,component,duration_s";
-    static const char *const fields[4] = {"at_s", "type", "component", "duration_s"};
-    char full[4096], q[160];
-    const char *fn = s->c.fail_file;
-    if (fn[0] != '/' && s->env.base_dir)
-        snprintf(full, sizeof full, "%s/%s", s->env.base_dir, fn);
-    else
-        snprintf(full, sizeof full, "%s", fn);
-    FILE *fp = infile_open(full, "r");
-    if (!fp)    /* a missing file or a directory is bad input (exit 2), as elsewhere */
-        return cfg_err(e, AISIM_ENOENT, at, path, "%s: cannot open failure file: %s", full,
-                       strerror(errno));
-    char line[512];
-    int ln = 0, rc = 0, rows = 0;
-    bool head = false;
-    while (!rc && fgets(line, sizeof line, fp)) {
-        ln++;
-        if (sim_poll(s->env.sim, 1)) {
-            rc = ERR(e, AISIM_ERUN, "interrupted while reading %s", full);
-            break;
-        }
-        size_t len = strcspn(line, "\r\n");
-        if (len == sizeof line - 1 && !strchr(line, '\n') && !feof(fp)) {
-            rc = cfg_err(e, AISIM_EINVAL, at, path, "%s:%d:1: expected a line of at most %zu "
-                         "characters, found a longer one", full, ln, sizeof line - 2);
-            break;
-        }
-        line[len] = '\0';
-        if (!head) {
-            if (strcmp(line, header) != 0)
-                rc = cfg_err(e, AISIM_EINVAL, at, path, "%s:%d:1: expected the header %s, found %s",
-                             full, ln, header, cfg_quote(line, q, sizeof q));
-            head = true;
-            continue;
-        }
-        if (line[0] == '#' || line[0] == '\0')
-            continue;
-        /* split into fields, remembering their columns */
-        char *f[5];
-        int col[5], nf = 0;
-        for (char *c = line;; c++) {
-            if (nf < 5) {
-                f[nf] = c;
-                col[nf] = (int)(c - line) + 1;
-                nf++;
-            }
-            c = strchr(c, ',');
-            if (!c)
-                break;
-            *c = '\0';
-        }
-        if (nf != 4) {
-            int k = nf < 4 ? nf - 1 : 4;
-            rc = cfg_err(e, AISIM_EINVAL, at, path,
-                         "%s:%d:%d: expected the 4 fields %s, found %s%s", full, ln, col[k],
-                         header, nf < 4 ? "only " : "an extra field ",
-                         nf < 4 ? (nf == 1 ? "1 field" : nf == 2 ? "2 fields" : "3 fields")
-                                : cfg_quote(f[4], q, sizeof q));
-            break;
-        }
-        double v[2];
-        const char *bad = NULL;
-        int which = -1;
-        if (!file_seconds(f[0], 0, false, 1e6, &v[0])) {
-            which = 0;
-            bad = "a decimal number of seconds in [0, 1000000]";
-        } else if (!file_seconds(f[3], 0, true, 1e6, &v[1])) {
-            which = 3;
-            bad = "a decimal number of seconds in (0, 1000000]";
-        }
-        int ty = which < 0 ? skel_ftype_find(f[1]) : 0;
-        int32_t c = -1;
-        if (which < 0 && ty < 0) {
-            which = 1;
-            bad = "a Table 1 failure type (crc_error, switch_port_down, ..., cc_disabled)";
-        } else if (which < 0 && (c = skel_comp_parse(&s->f, f[2])) < 0) {
-            which = 2;
-            bad = "an existing component (kind:name, e.g. rnic:s0.g0, link:s0.g0-tor0.r0)";
-        } else if (which < 0 && skel_comp_kind(&s->f, c) != skel_ftypes[ty].kind) {
-            which = 2;
-            bad = skel_kind_names[skel_ftypes[ty].kind];
-        }
-        if (which >= 0) {
-            rc = cfg_err(e, AISIM_EINVAL, at, path, "%s:%d:%d: %s: expected %s%s, found %s", full,
-                         ln, col[which], fields[which],
-                         which == 2 && c >= 0 ? "a component of kind " : "", bad,
-                         cfg_quote(f[which], q, sizeof q));
-            break;
-        }
-        rc = add_fault(s, f[1], f[2], v[0], v[1], NULL, NULL, full, e);
-        rows++;
-    }
-    if (!rc && ferror(fp))
-        rc = cfg_err(e, AISIM_EINVAL, at, path, "%s: read error", full);
-    else if (!rc && !rows)
-        rc = cfg_err(e, AISIM_EINVAL, at, path,
-                     "%s: expected the header %s and at least one failure row, found %s", full,
-                     header, head ? "no row" : "an empty file");
-    fclose(fp);
-    return rc;
-}
 
 static int int_list(cfg_node *n, const char *path, const char *what, int lo, int **vals, int *cnt,
                     err *e)
@@ -562,10 +334,15 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
         .mitigate = c->mitigate,
         .infer_after_s = (int)fmax(1, ps_s(c->infer_after_ps)), .stft_win = (int)c->stft_win,
         .stft_hop = (int)c->stft_hop, .period_min_s = ps_s(c->period_min_ps),
-        .period_max_s = ps_s(c->period_max_ps),
+        .period_max_s = ps_s(c->period_max_ps), .size_tol = c->size_tol,
         .create_median_s = ps_s(c->create_median_ps), .create_sigma = c->create_sigma,
         .life_median_s = ps_s(c->life_median_ps), .life_sigma = c->life_sigma,
-        .loss_p = c->loss_p, .flap_loss_p = c->flap_loss_p, .latency_us = ps_us(c->latency_ps)};
+        .loss_p = c->loss_p, .flap_loss_p = c->flap_loss_p, .latency_us = ps_us(c->latency_ps),
+        .drift_ramp_s = ps_s(c->drift_ramp_ps),
+        .flap_period_s = (int)fmax(1, ps_s(c->flap_period_ps)),
+        .flap_down_s = (int)ceil(ps_s(c->flap_down_ps)),
+        .episode_s = (int)fmax(1, ps_s(c->episode_ps)),
+        .episode_duty = c->episode_duty};
     s->period_s = ps_s(c->traffic_period_ps);
     s->traffic = (skel_traffic){.ctx = &s->period_s, .series = skel_traffic_synth,
                                 .period_s = s->period_s};
@@ -719,8 +496,13 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
     char fp[256];
     cfg_path(fp, sizeof fp, path, "failures");
     cfg_node *fsec = cfg_get(sec, "failures");
+    if (s->p.flap_down_s >= s->p.flap_period_s)
+        return cfg_err(e, AISIM_EINVAL, cfg_get(fsec, "flap_down"),
+                       cfg_path(p, sizeof p, fp, "flap_down"),
+                       "expected a down spell shorter than flap_period (%d s), found %d s",
+                       s->p.flap_period_s, s->p.flap_down_s);
     for (int i = 0; i < SKEL_NFTYPES; i++)
-        s->weight[i] = 1;
+        s->weight[i] = i < SKEL_NTABLE1;   /* the gray types only when weighted */
     cfg_path(p, sizeof p, fp, "weights");
     if (cfg_kind(c->weights) != CFG_MAP && !cfg_is_null(c->weights))
         return cfg_err(e, AISIM_EINVAL, c->weights, p, "expected a map type: weight, found %s",
@@ -751,15 +533,16 @@ static int sk_configure(void *st, cfg_node *sec, const char *path, const model_e
             return r;
         char kp[300];
         if (skel_ftype_find(b.type) < 0)
-            return add_fault(s, b.type, b.component, 0, 1, cfg_get(fn, "type"),
+            return skel_add_fault(s, b.type, b.component, 0, 1, cfg_get(fn, "type"),
                              cfg_path(kp, sizeof kp, q, "type"), NULL, e);
-        if ((r = add_fault(s, b.type, b.component, ps_s(b.at_ps), ps_s(b.dur_ps),
+        if ((r = skel_add_fault(s, b.type, b.component, ps_s(b.at_ps), ps_s(b.dur_ps),
                            cfg_get(fn, "component"), cfg_path(kp, sizeof kp, q, "component"), NULL,
                            e)))
             return r;
     }
     if (c->fail_file[0] &&
-        (r = load_fault_file(s, cfg_get(fsec, "file"), cfg_path(p, sizeof p, fp, "file"), e)))
+        (r = skel_load_fault_file(s, cfg_get(fsec, "file"), cfg_path(p, sizeof p, fp, "file"),
+                                  e)))
         return r;
     /* trace pair */
     int ts = -1, td = -1;
@@ -820,34 +603,12 @@ static void tick(sim *sm, void *obj, uint64_t arg)
     }
 }
 
-/* One task size of the lists experiment (Figs. 15-16). */
-struct list_row {
-    int rnics;
-    skel_par par;
-    size_t pairs[2], mx[2];     /* full mesh, Basic: pairs and longest list */
-    size_t skp, skmax;          /* the inferred skeleton's */
-    bool exact;
-    double period_s;            /* the iteration period folded over */
-    int groups, idp;            /* inferred groups per rail, DP (0: not inferred) */
-    int order;                  /* LIST_ORDER_* (none: groups not the stages) */
-};
-
-/* The inferred stage order against the true positions. */
-enum { LIST_ORDER_NONE, LIST_ORDER_FORWARD, LIST_ORDER_REVERSED, LIST_ORDER_WRONG };
-static const char *const list_order_names[] = {"none", "forward", "reversed", "wrong"};
-
-static void list_step(sim *sm, void *obj, uint64_t arg);
-
 static int sk_start(void *st, sim *sm, err *e)
 {
     (void)e;
     sk_sim *s = st;
     if (s->c.experiment == EXP_LISTS) {
-        s->lrows = calloc((size_t)s->nlist, sizeof *s->lrows);
-        if (s->nlist)
-            sim_schedule(sm, sim_now(sm), list_step, s, 0);
-        else
-            s->done = true;
+        skel_lists_start(s, sm);
         return 0;
     }
     if (s->c.experiment == EXP_PACKETS) {
@@ -891,7 +652,7 @@ static void mean_ci(const double *v, int n, double *mean, double *hw)
     *hw = m > 1 ? stat_t975(m - 1) * sqrt(sq / (m - 1)) / sqrt((double)m) : NAN;
 }
 
-static void csv_num(FILE *f, double v, bool last)
+void skel_csv_num(FILE *f, double v, bool last)
 {
     char b[40];
     if (isfinite(v))
@@ -902,13 +663,13 @@ static void csv_num(FILE *f, double v, bool last)
 }
 
 enum { Q_PREC, Q_REC, Q_LOC, Q_DDET, Q_DMED, Q_DLOC, Q_ALARMS, Q_FP, Q_FPSTART, Q_PROBES, Q_TARGETS,
-       Q_RELEVANT, Q_INFER, Q_IPREC, Q_INC, Q_DTOT, Q_N };
+       Q_RELEVANT, Q_INFER, Q_IPREC, Q_INC, Q_DTOT, Q_APROBES, Q_ASTATE, Q_N };
 static const char *const q_names[Q_N] = {
     "precision", "recall", "localization_accuracy", "detect_delay_s", "detect_delay_median_s",
     "localize_delay_s",
     "alarms", "false_alarms", "startup_false_alarms", "probes_per_s", "targets_per_endpoint",
     "relevant_failures", "skeleton_exact_share", "incident_precision", "incidents",
-    "detect_localize_delay_s"};
+    "detect_localize_delay_s", "agent_probes_per_s", "agent_state_kb"};
 
 static void quantities(const sk_sim *s, const skel_result *r, double *q)
 {
@@ -928,6 +689,11 @@ static void quantities(const sk_sim *s, const skel_result *r, double *q)
     q[Q_IPREC] = r->incident_precision;
     q[Q_INC] = (double)r->incidents;
     q[Q_DTOT] = r->total_delay_s;
+    /* agent cost (Fig. 17): probes an agent sends per second it probes
+     * (retries, re-probes and localization sweeps included), and the state
+     * of its list */
+    q[Q_APROBES] = r->agent_seconds ? (double)r->probes / (double)r->agent_seconds : NAN;
+    q[Q_ASTATE] = r->targets_mean * (double)skel_agent_target_bytes(&s->p) / 1024;
 }
 
 static int report_cluster(sk_sim *s, out *o, json_t *sum, err *e)
@@ -962,7 +728,7 @@ static int report_cluster(sk_sim *s, out *o, json_t *sum, err *e)
                     (unsigned long long)(s->env.seed + (uint64_t)k));
             for (int x = 0; x < Q_N; x++) {
                 q[x][k] = v[x];
-                csv_num(fr, v[x], x == Q_N - 1);
+                skel_csv_num(fr, v[x], x == Q_N - 1);
             }
             for (int ty = 0; ty < SKEL_NFTYPES; ty++) {
                 rel[ty] += res.per_type_relevant[ty];
@@ -978,8 +744,8 @@ static int report_cluster(sk_sim *s, out *o, json_t *sum, err *e)
         for (int x = 0; x < Q_N; x++) {
             double mean, hw;
             mean_ci(q[x], R, &mean, &hw);
-            csv_num(fm, mean, false);
-            csv_num(fm, hw, false);
+            skel_csv_num(fm, mean, false);
+            skel_csv_num(fm, hw, false);
             json_t *jq = json_object();
             out_json_num(jq, "mean", mean);
             out_json_num(jq, "ci95", hw);
@@ -1007,140 +773,6 @@ static int report_cluster(sk_sim *s, out *o, json_t *sum, err *e)
     return 0;
 }
 
-/* Computes task size i: an event of its own, so that a bounded run (the
- * fuzzer's, with its event and wall-clock budget) stops between sizes
- * instead of inside a 2,048-RNIC inference. */
-static void list_step(sim *sm, void *obj, uint64_t arg)
-{
-    sk_sim *s = obj;
-    int i = (int)arg;
-    struct list_row *row = &s->lrows[i];
-    int g = s->f.gpus;
-    int n = s->list_rnics[i];
-    skel_par par = s->list_par[i];
-    skel_ep *v = malloc((size_t)n * sizeof *v);
-    for (int l = 0; l < n; l++)
-        v[l] = (skel_ep){.host = l / g, .rail = l % g, .tor = (l / g / s->f.per_tor) * g + l % g};
-    uint32_t *buf = malloc((size_t)n * sizeof *buf);
-    size_t pairs[2] = {0}, mx[2] = {0};
-    for (int l = 0; l < n; l++)
-        for (int k = 0; k < 2; k++) {
-            size_t m = skel_targets(v, (size_t)n, (size_t)l, k ? SKEL_LIST_BASIC : SKEL_LIST_FULL,
-                                    buf);
-            pairs[k] += m;
-            if (m > mx[k])
-                mx[k] = m;
-        }
-    size_t len = (size_t)s->p.infer_after_s;
-    double *series = malloc((size_t)n * len * sizeof *series);
-    s->traffic.series(s->traffic.ctx, &par, g, s->env.seed + (uint64_t)n, 0, len, series);
-    uint32_t *off, *idx, *toff, *tidx;
-    int *stage = malloc((size_t)n * sizeof *stage);
-    /* the iteration period, found in the series (the inference is not told it) */
-    double per = skel_period_estimate(series, (size_t)n, len, s->p.period_min_s,
-                                      s->p.period_max_s);
-    skel_clusters c = skel_infer(series, (size_t)n, len, v, per, (size_t)s->p.stft_win,
-                                 (size_t)s->p.stft_hop, &off, &idx, stage);
-    skel_true_skeleton(&par, g, &toff, &tidx);
-    bool exact = c.ok && skel_same_skeleton((size_t)n, off, idx, toff, tidx);
-    size_t skp = 0, skmax = 0;
-    for (int l = 0; l < n; l++) {
-        size_t m = c.ok ? off[l + 1] - off[l] : 0;
-        if (!c.ok)      /* fallback: the Basic list */
-            m = skel_targets(v, (size_t)n, (size_t)l, SKEL_LIST_BASIC, buf);
-        skp += m;
-        if (m > skmax)
-            skmax = m;
-    }
-    /* stage of local endpoint l: its host's position in the replica */
-    int H = par.tp * par.pp / g, order = LIST_ORDER_NONE;
-    if (c.ok && c.k == H) {
-        bool fwd = true, rev = true;
-        for (int l = 0; l < n; l++) {
-            fwd &= stage[l] == (l / g) % H;
-            rev &= stage[l] == H - 1 - (l / g) % H;
-        }
-        order = fwd ? LIST_ORDER_FORWARD : rev ? LIST_ORDER_REVERSED : LIST_ORDER_WRONG;
-    }
-    *row = (struct list_row){.rnics = n, .par = par, .pairs = {pairs[0], pairs[1]},
-                             .mx = {mx[0], mx[1]}, .skp = skp, .skmax = skmax, .exact = exact,
-                             .period_s = per, .groups = c.ok ? c.k : 0, .idp = c.ok ? c.dp : 0,
-                             .order = order};
-    s->nlist_done = i + 1;
-    sim_poll(sm, 1);    /* a signal stops the engine */
-    free(off);
-    free(idx);
-    free(toff);
-    free(tidx);
-    free(stage);
-    free(series);
-    free(buf);
-    free(v);
-    if (i + 1 < s->nlist) {
-        sim_schedule(sm, sim_now(sm) + 1, list_step, s, (uint64_t)i + 1);
-    } else {
-        s->done = true;
-        sim_stop(sm);
-    }
-}
-
-static int report_lists(sk_sim *s, out *o, json_t *sum, err *e)
-{
-    FILE *f = out_file(o, "lists.csv", e);
-    if (!f)
-        return e->code;
-    /* Fig. 16 (time to probe all targets) where the paper gives it */
-    static const struct { int rnics; double full, basic, sk; } paper[] = {
-        {512, 560.25, 64.85, 8.23}, {1024, 1123.43, 122.54, 16.91}, {2048, 2034.12, 240.54, 25.09}};
-    fprintf(f, "rnics,tp,pp,dp,full_pairs,basic_pairs,skeleton_pairs,skeleton_exact,"
-               "full_targets_max,basic_targets_max,skeleton_targets_max,full_time_s,basic_time_s,"
-               "skeleton_time_s,reduction_vs_basic,paper_full_time_s,paper_basic_time_s,"
-               "paper_skeleton_time_s,period_s,groups_per_rail,inferred_dp,stage_order\n");
-    json_t *rows = json_array();
-    for (int i = 0; i < s->nlist_done; i++) {
-        const struct list_row *r = &s->lrows[i];
-        int n = r->rnics;
-        double rate = s->p.rate;
-        double tf = (double)r->mx[0] / rate, tb = (double)r->mx[1] / rate,
-               ts = (double)r->skmax / rate;
-        fprintf(f, "%d,%d,%d,%d,%zu,%zu,%zu,%d,%zu,%zu,%zu,", n, r->par.tp, r->par.pp, r->par.dp,
-                r->pairs[0], r->pairs[1], r->skp, r->exact, r->mx[0], r->mx[1], r->skmax);
-        csv_num(f, tf, false);
-        csv_num(f, tb, false);
-        csv_num(f, ts, false);
-        csv_num(f, 1 - ts / tb, false);
-        double pf = NAN, pb = NAN, pk = NAN;
-        for (size_t k = 0; k < sizeof paper / sizeof *paper; k++)
-            if (paper[k].rnics == n) {
-                pf = paper[k].full;
-                pb = paper[k].basic;
-                pk = paper[k].sk;
-            }
-        csv_num(f, pf, false);
-        csv_num(f, pb, false);
-        csv_num(f, pk, false);
-        csv_num(f, r->period_s, false);
-        fprintf(f, "%d,%d,%s\n", r->groups, r->idp, list_order_names[r->order]);
-        json_t *j = json_object();
-        json_object_set_new(j, "rnics", json_integer(n));
-        json_object_set_new(j, "full_pairs", json_integer((json_int_t)r->pairs[0]));
-        json_object_set_new(j, "basic_pairs", json_integer((json_int_t)r->pairs[1]));
-        json_object_set_new(j, "skeleton_pairs", json_integer((json_int_t)r->skp));
-        json_object_set_new(j, "skeleton_exact", json_boolean(r->exact));
-        out_json_num(j, "full_time_s", tf);
-        out_json_num(j, "basic_time_s", tb);
-        out_json_num(j, "skeleton_time_s", ts);
-        json_object_set_new(j, "pp", json_integer(r->par.pp));
-        out_json_num(j, "period_s", r->period_s);
-        json_object_set_new(j, "groups_per_rail", json_integer(r->groups));
-        json_object_set_new(j, "inferred_dp", json_integer(r->idp));
-        json_object_set_new(j, "stage_order", json_string(list_order_names[r->order]));
-        json_array_append_new(rows, j);
-    }
-    json_object_set_new(sum, "lists", rows);
-    return 0;
-}
-
 static int sk_report(void *st, const sim *sm, out *o, json_t *sum, err *e)
 {
     (void)sm;
@@ -1148,7 +780,7 @@ static int sk_report(void *st, const sim *sm, out *o, json_t *sum, err *e)
     json_object_set_new(sum, "experiment", json_string(exp_names[s->c.experiment]));
     if (s->c.experiment == EXP_PACKETS)
         return skel_pktexp_report(&s->pk, o, sum, e);
-    return s->c.experiment == EXP_LISTS ? report_lists(s, o, sum, e) : report_cluster(s, o, sum, e);
+    return s->c.experiment == EXP_LISTS ? skel_lists_report(s, o, sum, e) : report_cluster(s, o, sum, e);
 }
 
 static void sk_fini(void *st)

@@ -15,7 +15,10 @@
  * A failure changes what the agents and the controller observe and
  * nothing else: the probes crossing it (Table 1's symptom), the counters
  * of its RNIC or host, the installed overlay entry or the queue setting
- * it corrupts (table below, wld_* functions).
+ * it corrupts (table below, wld_* functions).  The gray types vary in
+ * time: slow drift ramps its latency up, a flapping link is down in
+ * spells, an intermittent RNIC stalls in random episodes (and answers
+ * no firmware command while stalled).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,7 +47,8 @@ static void start_fault(skel_wld *x, int type, int32_t comp, int64_t t, int64_t 
         x->wactive = realloc(x->wactive, (size_t)x->capwfault * sizeof *x->wactive);
     }
     int fi = x->nwfault++;
-    x->wfault[fi] = (wfault){.type = type, .comp = comp, .start_s = t, .end_s = t + dur};
+    x->wfault[fi] = (wfault){.type = type, .comp = comp, .start_s = t, .end_s = t + dur,
+                              .due_s = t + dur};
     x->wactive[x->nwactive++] = fi;
 }
 
@@ -170,8 +174,11 @@ void skel_wld_container_gone(skel_wld *x, int ep, int64_t t)
 {
     for (int a = 0; a < x->nwactive; a++) {
         const wfault *fa = &x->wfault[x->wactive[a]];
-        if (skel_comp_kind(x->f, fa->comp) >= SKEL_K_VPORT && skel_comp_owner(x->f, fa->comp) == ep)
+        if (skel_comp_kind(x->f, fa->comp) >= SKEL_K_VPORT &&
+            skel_comp_owner(x->f, fa->comp) == ep) {
+            x->wfault[x->wactive[a]].due_s = t;
             end_active(x, a--, t);
+        }
     }
 }
 
@@ -272,9 +279,38 @@ typedef struct effect {
     double keep, lat_us;
 } effect;
 
-static void add_effect(const skel_wld *x, effect *ef, const wfault *fa)
+/* Is gray failure fa in a bad spell in second t?  A flapping link is down
+ * the first flap_down s of every flap_period s from its onset; an
+ * intermittent RNIC stalls in a random intermittent_duty of its
+ * episodes (a hash of the failure and the episode: no draw of the noise
+ * streams, so the rest of the run is unchanged). */
+static bool gray_bad(const skel_wld *x, const wfault *fa, int64_t t)
+{
+    const skel_params *p = x->p;
+    int64_t age = t - fa->start_s;
+    switch (skel_ftypes[fa->type].gray) {
+    case SKEL_GRAY_FLAP: return age % p->flap_period_s < p->flap_down_s;
+    case SKEL_GRAY_INTERMITTENT: {
+        uint64_t h = skel_mix64(((uint64_t)(uint32_t)fa->comp << 32) ^
+                                skel_mix64((uint64_t)fa->start_s) ^ (uint64_t)(age / p->episode_s));
+        return (double)(h >> 11) * 0x1p-53 < p->episode_duty;
+    }
+    default: return true;
+    }
+}
+
+/* Failure fa's effect on what crosses it in second t (the gray types'
+ * spells and ramp follow the time the observation is made at). */
+static void add_effect(const skel_wld *x, effect *ef, const wfault *fa, int64_t t)
 {
     const skel_ftype *ty = &skel_ftypes[fa->type];
+    if (ty->gray == SKEL_GRAY_DRIFT) {
+        double age = (double)(t - fa->start_s);
+        ef->lat_us += x->p->latency_us * fmax(0, fmin(1, age / fmax(x->p->drift_ramp_s, 1)));
+        return;
+    }
+    if (ty->gray && !gray_bad(x, fa, t))
+        return;
     if (ty->symptom == SKEL_SYM_UNREACH)
         ef->unreach = true;
     else if (ty->symptom == SKEL_SYM_LOSS)
@@ -284,13 +320,13 @@ static void add_effect(const skel_wld *x, effect *ef, const wfault *fa)
 }
 
 static effect path_effect(const skel_wld *x, int a, int b, const int32_t *el, int nel,
-                          bool overlay)
+                          bool overlay, int64_t t)
 {
     effect ef = {.keep = 1};
     for (int i = 0; i < x->nwactive; i++) {
         const wfault *fa = &x->wfault[x->wactive[i]];
         if (wld_on_path(x, fa, a, b, el, nel, overlay))
-            add_effect(x, &ef, fa);
+            add_effect(x, &ef, fa, t);
     }
     return ef;
 }
@@ -338,7 +374,7 @@ skel_probe_obs skel_obs_probe(skel_wld *x, int a, int b, const int32_t *el, int 
                               bool target_up, int packets, double tsec)
 {
     skel_probe_obs o = {0};
-    effect ef = path_effect(x, a, b, el, nel, overlay);
+    effect ef = path_effect(x, a, b, el, nel, overlay, (int64_t)floor(tsec));
     double rtt = healthy_rtt(x, a, b, nel, tsec);
     bool dropped = x->p->probe_drop > 0 && rng_u01(&x->rn) < x->p->probe_drop;
     if (ef.unreach || (overlay && !target_up) || dropped)
@@ -377,7 +413,7 @@ int skel_obs_trace(skel_wld *x, int a, int b, const int32_t *el, int nel, int pa
                 met = o == a || (o == b && i == nel - 1);
             }
             if (met)
-                add_effect(x, &ef, fa);
+                add_effect(x, &ef, fa, (int64_t)floor(tsec));
         }
         dead |= ef.unreach;
         hops[i] = (skel_hop_obs){0};
@@ -405,12 +441,14 @@ static const wfault *active_on(const skel_wld *x, int32_t c, const char *name)
 
 skel_rnic_obs skel_obs_rnic(skel_wld *x, int ep, double tsec)
 {
-    (void)tsec;
     int32_t c = skel_comp_rnic(x->f, ep);
     skel_rnic_obs o = {.port_up = true, .link_up = true, .fw_responds = true, .gid_matches = true,
                        .bond_ok = true};
     o.hw_errors = active_on(x, c, "rnic_hw_failure") != NULL;
-    o.fw_responds = !active_on(x, c, "rnic_fw_unresponsive");
+    const wfault *stall = active_on(x, c, "rnic_intermittent");
+    /* a stalled RNIC answers no command while the stall lasts */
+    bool stalled = stall && gray_bad(x, stall, (int64_t)floor(tsec));
+    o.fw_responds = !active_on(x, c, "rnic_fw_unresponsive") && !stalled;
     o.port_up = o.link_up = !active_on(x, c, "rnic_port_down");
     o.port_flaps = active_on(x, c, "rnic_port_flapping") ? 3 : 0;
     o.bond_ok = !active_on(x, c, "bond_error");

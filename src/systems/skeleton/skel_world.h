@@ -14,6 +14,7 @@ typedef struct wfault {
     int type;
     int32_t comp;
     int64_t start_s, end_s;
+    int64_t due_s;          /* its end as injected (or its container's): not moved by isolation */
 } wfault;
 
 /* A training job's traffic, cached in chunks (the probes' queueing). */
