@@ -290,7 +290,7 @@ static void test_model_examples(void **state)
     s = tu_run("stellar/host-startup-calibrated", "cal", NULL, 0);
     json_t *res = json_object_get(s, "results");
     assert_true(json_is_true(json_object_get(res, "calibrated")));
-    assert_float_equal(jnum(res, "pin_rate_gib_per_s"), 1 / 5.724, 1e-6);
+    assert_float_equal(jnum(res, "pin_rate_gib_per_s"), 1 / 0.6985, 1e-6);
     json_decref(s);
     /* GDR, a few sizes */
     static const char *g[] = {"stellar.gdr.messages=[1MiB, 8MiB, 64MiB]",
