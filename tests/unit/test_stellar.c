@@ -234,9 +234,12 @@ static void test_gdr_throughput_and_fig8(void **state)
 static void test_devices_plan(void **state)
 {
     (void)state;
+    static const int64_t vf_n[] = {4, 8, 16, 125};
+    static const int64_t vf_t[] = {SEC(1.6), SEC(2.6), SEC(4.5), SEC(65)};
     stellar_server s = {.rnics = 4, .switches = 4, .lut_entries = 32, .vf_max = 127,
                         .vf_mem_bytes = 2400000000, .vf_create_ps = SEC(5),
-                        .vf_reset_ps = SEC(60), .vdev_max = 65536, .vdev_create_ps = SEC(1.5),
+                        .vf_enable_n = vf_n, .vf_enable_ps = vf_t, .vf_enable_points = 4,
+                        .vdev_max = 65536, .vdev_create_ps = SEC(1.5),
                         .parallel = 1};
     stellar_class dense[] = {{"inference", 128, 1, true}};
     stellar_plan a, b;
@@ -247,6 +250,14 @@ static void test_devices_plan(void **state)
     assert_int_equal(a.per_rnic, 32);
     assert_true(a.reset);
     assert_int_equal(a.mem_bytes, 128 * (int64_t)2400000000);
+    /* the measured enable times: 32 VFs per RNIC lies on the 16-125 segment,
+     * four RNICs one after another, then one attach */
+    assert_int_equal(stellar_vf_enable_ps(&s, 2), SEC(0.8));
+    assert_int_equal(stellar_vf_enable_ps(&s, 8), SEC(2.6));
+    assert_int_equal(stellar_vf_enable_ps(&s, 250), SEC(65) + SEC(125 * 60.5 / 109));
+    int64_t t32 = stellar_vf_enable_ps(&s, 32);
+    assert_int_equal(t32, SEC(4.5 + 16 * 60.5 / 109));
+    assert_int_equal(a.device_ps, 4 * t32 + SEC(5));
     assert_int_equal(b.gdr_ok, 128);
     assert_false(b.reset);
     assert_int_equal(b.device_ps, SEC(1.5));
@@ -387,6 +398,9 @@ static void test_model_examples(void **state)
     assert_float_equal(jnum(sr, "gdr_ok"), 1 + 28, 0);
     assert_float_equal(jnum(vs, "gdr_ok"), 129, 0);
     assert_float_equal(jnum(vs, "device_s"), 1.5, 1e-12);
+    /* SR-IOV: 33 VFs per RNIC from none, the measured enable time of 33 VFs
+     * on each of the 4 RNICs in turn (16 VFs 4.5 s, 125 VFs 65 s) */
+    assert_float_equal(jnum(sr, "device_s"), 4 * (4.5 + 17 * 60.5 / 109), 1e-9);
     assert_float_equal(jnum(sr, "memory_gb"), 2.4 * 4 * 33, 1e-6);
     json_decref(s);
 }

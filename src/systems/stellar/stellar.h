@@ -206,8 +206,13 @@ typedef struct stellar_server {
     int vf_max;                 /* VFs per RNIC at most */
     int vf_current;             /* VFs per RNIC configured now (a change resets) */
     int64_t vf_mem_bytes;       /* memory each VF claims (its queues) */
-    int64_t vf_create_ps;       /* creating and attaching one VF */
-    int64_t vf_reset_ps;        /* resetting the RNICs to change the VF count */
+    int64_t vf_create_ps;       /* attaching one existing VF to a container */
+    /* time to set an RNIC's VF count to n (sriov_numvfs), measured: n_i VFs
+     * ready after t_i, piecewise linear between points, the last segment
+     * extended; RNICs are set one after another */
+    const int64_t *vf_enable_n;     /* increasing VF counts; borrowed */
+    const int64_t *vf_enable_ps;    /* times, same length; borrowed */
+    size_t vf_enable_points;
     int vdev_max;               /* vStellar virtual devices per server */
     int64_t vdev_mem_bytes;     /* memory each virtual device claims at creation */
     int64_t vdev_create_ps;     /* creating one virtual device */
@@ -233,6 +238,9 @@ typedef struct stellar_plan {
     int64_t device_ps;          /* one container's wait for its first device */
     int64_t create_ps;          /* time until every device exists */
 } stellar_plan;
+
+/* Time to set one RNIC's VF count to n, from the measured points. */
+int64_t stellar_vf_enable_ps(const stellar_server *s, int n);
 
 /* Places the classes in order, each container whole or not at all. */
 void stellar_plan_sriov(const stellar_server *s, const stellar_class *c, size_t nc,

@@ -68,7 +68,8 @@ typedef struct st_cfg {
     int64_t atc_entries, iommu_entries, rc_bps, gpage_bytes, min_requests;
     int gdr_memory;             /* 0 gpu, 1 host */
     /* devices */
-    int64_t rnics, switches, lut_entries, vf_max, vf_current, vf_mem, vf_create_ps, vf_reset_ps;
+    int64_t rnics, switches, lut_entries, vf_max, vf_current, vf_mem, vf_create_ps;
+    cfg_node *vf_enable_n, *vf_enable_t;
     int64_t vdev_max, vdev_mem, vdev_create_ps, parallel;
     cfg_node *containers;
 } st_cfg;
@@ -170,8 +171,12 @@ static const cfg_key dev_keys[] = {
     POS("vf_max", CFG_INT, vf_max, "127", 0, "VFs per RNIC at most"),
     NONNEG("vf_current", CFG_INT, vf_current, "0", "VFs per RNIC configured now"),
     NONNEG("vf_memory", CFG_SIZE, vf_mem, "2.4GB", "memory per VF (63 queues: 2.4 GB)"),
-    NONNEG("vf_create", CFG_TIME, vf_create_ps, "5s", "creating and attaching one VF"),
-    NONNEG("vf_reset", CFG_TIME, vf_reset_ps, "60s", "RNIC reset to change the VF count"),
+    NONNEG("vf_create", CFG_TIME, vf_create_ps, "0s",
+           "attaching one existing VF to a container (not measured: 0s)"),
+    {.name = "vf_enable_counts", .type = CFG_NODE, .off = F(vf_enable_n), .def = "[4, 8, 16, 125]",
+     .help = "VF counts of the measured enable times (sriov-network-operator#1015, CX6 Lx)"},
+    {.name = "vf_enable_times", .type = CFG_NODE, .off = F(vf_enable_t),
+     .def = "[1.6s, 2.6s, 4.5s, 65s]", .help = "time until that many VFs are ready"},
     POS("vdev_max", CFG_INT, vdev_max, "65536", 0, "vStellar devices per server (64K)"),
     NONNEG("vdev_memory", CFG_SIZE, vdev_mem, "0B", "memory per vStellar device at creation"),
     NONNEG("vdev_create", CFG_TIME, vdev_create_ps, "1.5s", "creating one vStellar device"),
@@ -259,6 +264,8 @@ typedef struct st_sim {
     stellar_class *cls;
     size_t ncls;
     stellar_plan plan[2];       /* sriov, vstellar */
+    int64_t *vf_n, *vf_t;       /* the measured VF enable points */
+    size_t nvf;
     sim *sm;                    /* the engine, polled in long accesses */
 } st_sim;
 
@@ -582,7 +589,35 @@ static int configure_devices(st_sim *s, cfg_node *sec, const char *path, err *e)
     long n = cfg_expect_list(c->containers, p, "container classes", e);
     if (n < 0)
         return (int)n;
-    (void)sec;
+    cfg_node *dn = cfg_get(sec, "devices");
+    static const cfg_key n_key = {.name = "vf_enable_counts", .type = CFG_INT,
+                                  .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1 << 20};
+    static const cfg_key t_key = {.name = "vf_enable_times", .type = CFG_TIME,
+                                  .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0};
+    char kp[256];
+    size_t nt = 0;
+    int rr = read_list(c->vf_enable_n, cfg_path(kp, sizeof kp, dp, "vf_enable_counts"),
+                       "VF counts such as 16", &n_key, &s->vf_n, &s->nvf, e);
+    if (!rr)
+        rr = read_list(c->vf_enable_t, cfg_path(kp, sizeof kp, dp, "vf_enable_times"),
+                       "times such as 4.5s", &t_key, &s->vf_t, &nt, e);
+    if (!rr && nt != s->nvf)
+        rr = cfg_err(e, AISIM_EINVAL, cfg_get(dn, "vf_enable_times"), kp,
+                     "expected one time per entry of vf_enable_counts (%zu), found %zu",
+                     s->nvf, nt);
+    for (size_t i = 1; !rr && i < s->nvf; i++)
+        if (s->vf_n[i] <= s->vf_n[i - 1] || s->vf_t[i] < s->vf_t[i - 1]) {
+            bool t = s->vf_n[i] > s->vf_n[i - 1];
+            const char *key = t ? "vf_enable_times" : "vf_enable_counts";
+            char ip[256];
+            cfg_path_index(ip, sizeof ip, cfg_path(kp, sizeof kp, dp, key), i);
+            rr = cfg_err(e, AISIM_EINVAL, cfg_at(t ? c->vf_enable_t : c->vf_enable_n, i), ip,
+                         "expected increasing VF counts with non-decreasing times, found "
+                         "entry %zu (%lld VFs) after entry %zu (%lld VFs)", i,
+                         (long long)s->vf_n[i], i - 1, (long long)s->vf_n[i - 1]);
+        }
+    if (rr)
+        return rr;
     s->cls = xcalloc((size_t)n + 1, sizeof *s->cls);
     for (long i = 0; i < n; i++) {
         char ip[256];
@@ -596,7 +631,8 @@ static int configure_devices(st_sim *s, cfg_node *sec, const char *path, err *e)
     s->srv = (stellar_server){
         .rnics = (int)c->rnics, .switches = (int)c->switches, .lut_entries = (int)c->lut_entries,
         .vf_max = (int)c->vf_max, .vf_current = (int)c->vf_current, .vf_mem_bytes = c->vf_mem,
-        .vf_create_ps = c->vf_create_ps, .vf_reset_ps = c->vf_reset_ps,
+        .vf_create_ps = c->vf_create_ps, .vf_enable_n = s->vf_n, .vf_enable_ps = s->vf_t,
+        .vf_enable_points = s->nvf,
         .vdev_max = (int)c->vdev_max, .vdev_mem_bytes = c->vdev_mem,
         .vdev_create_ps = c->vdev_create_ps, .parallel = (int)c->parallel};
     return 0;
@@ -1010,6 +1046,8 @@ static void st_fini(void *st)
     free(s->msg);
     free(s->gres);
     free(s->cls);
+    free(s->vf_n);
+    free(s->vf_t);
 }
 
 static const plot_spec st_plots[] = {
