@@ -21,7 +21,8 @@
  *                  in address order: every touch evicts the least recently
  *                  used block and pins again a block pinned before (repin).
  * Each figure is written as the median with the smallest and largest of
- * the repetitions.  Where userfaultfd cannot be used the file says why and
+ * the repetitions; the three ways take turns going first.  Where
+ * userfaultfd cannot be used the file says why and
  * its fault costs are 0.  RLIMIT_MEMLOCK is raised where the hard limit
  * allows; if less than --max-size may be locked, the size stops at what
  * may, and the command says so; if not even two blocks may, it fails with
@@ -83,22 +84,27 @@ static void put_stat(stellar_cal *cal, int k, double *v, size_t n)
     cal->max_ps[k] = (int64_t)(v[n - 1] * 1e12);
 }
 
-/* One repetition: every figure of the benchmark, seconds, into t[k]. */
-static int measure_once(size_t len, size_t block, bool huge, bool uffd, double *t, err *e)
+/* Full pinning of a fresh region: seconds per GiB into t. */
+static int measure_full(size_t len, size_t block, bool huge, double *t, err *e)
 {
-    const double gib = (double)(1 << 30);
     pin_map m;
-    /* full pinning */
     if (pin_map_create(&m, len, block, false, huge, e))
         return e->code;
     double t0 = wall_now();
     int r = pin_all(&m, e);
-    t[STELLAR_CAL_PIN_PER_GIB] = (wall_now() - t0) / ((double)m.len / gib);
+    t[STELLAR_CAL_PIN_PER_GIB] = (wall_now() - t0) / ((double)m.len / (double)(1 << 30));
     pin_map_fini(&m);
-    if (r)
-        return r;
-    /* on demand through pin_touch */
-    t0 = wall_now();
+    return r;
+}
+
+/* On demand through pin_touch: ready, first touch, lookups, release and
+ * eviction, into t. */
+static int measure_touch(size_t len, size_t block, bool huge, double *t, err *e)
+{
+    const double gib = (double)(1 << 30);
+    pin_map m;
+    int r = 0;
+    double t0 = wall_now();
     if (pin_map_create(&m, len, block, false, huge, e))
         return e->code;
     t[STELLAR_CAL_READY_ON_DEMAND] = wall_now() - t0;
@@ -129,22 +135,23 @@ static int measure_once(size_t len, size_t block, bool huge, bool uffd, double *
         t[STELLAR_CAL_REPIN] = ev ? (wall_now() - t0) / (double)ev : 0;
     }
     pin_map_fini(&m);
-    if (r)
-        return r;
-    t[STELLAR_CAL_FAULT_PIN] = t[STELLAR_CAL_PAGE_FAULT] = 0;
-    if (!uffd)
-        return 0;
-    /* first touch through userfaultfd: blocks, then pages */
+    return r;
+}
+
+/* On first touch through userfaultfd: per block, then per 4 KiB page. */
+static int measure_uffd(size_t len, size_t block, double *t, err *e)
+{
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     for (int pass = 0; pass < 2; pass++) {
         size_t l = pass ? (len < CAL_PAGE_REGION ? len : CAL_PAGE_REGION) : len;
+        pin_map m;
         if (pin_map_create_uffd(&m, l, pass ? page : block, e))
             return e->code;
-        t0 = wall_now();
+        double t0 = wall_now();
         for (size_t off = 0; off < m.len; off += page)
             m.base[off] = 1;
         double dt = wall_now() - t0;
-        r = pin_uffd_error(&m, e);
+        int r = pin_uffd_error(&m, e);
         if (!r && m.pinned_blocks != m.nblocks)
             r = ERR(e, AISIM_EIO, "userfaultfd: %zu of %zu blocks pinned after the first "
                                   "touch", m.pinned_blocks, m.nblocks);
@@ -154,6 +161,23 @@ static int measure_once(size_t len, size_t block, bool huge, bool uffd, double *
             return r;
     }
     return 0;
+}
+
+/* One repetition: every figure of the benchmark, seconds, into t.  The
+ * three ways run in an order that rotates with the repetition, so that none
+ * always gets the memory the machine has not backed yet (in a VM the first
+ * touch of guest memory its host never backed costs a host fault too). */
+static int measure_once(int rep, size_t len, size_t block, bool huge, bool uffd, double *t,
+                        err *e)
+{
+    int r = 0;
+    for (int k = 0; k < 3 && !r; k++)
+        switch ((rep + k) % 3) {
+        case 0: r = measure_full(len, block, huge, t, e); break;
+        case 1: r = measure_touch(len, block, huge, t, e); break;
+        default: r = uffd ? measure_uffd(len, block, t, e) : 0; break;
+        }
+    return r;
 }
 
 static int measure(size_t max, size_t block, bool huge, int reps, stellar_cal *cal, err *e)
@@ -171,7 +195,7 @@ static int measure(size_t max, size_t block, bool huge, int reps, stellar_cal *c
     int r = 0;
     for (int i = 0; i < reps && !r; i++) {
         double t[STELLAR_CAL_NCOSTS] = {0};
-        r = measure_once(max, block, huge, uffd, t, e);
+        r = measure_once(i, max, block, huge, uffd, t, e);
         for (int k = 0; k < STELLAR_CAL_NCOSTS; k++)
             v[(size_t)k * (size_t)reps + (size_t)i] = t[k];
         if (!r)

@@ -39,6 +39,7 @@
 
 #include "aisim/units.h"
 #include "systems/stellar/stellar.h"
+#include "systems/stellar/stellar_cal.h"
 #include "testutil.h"
 
 #define GIB STELLAR_GIB
@@ -374,7 +375,17 @@ static void test_model_examples(void **state)
     s = tu_run("stellar/host-startup-calibrated", "cal", NULL, 0);
     json_t *res = json_object_get(s, "results");
     assert_true(json_is_true(json_object_get(res, "calibrated")));
-    assert_float_equal(jnum(res, "pin_rate_gib_per_s"), 1 / 0.6985, 1e-6);
+    stellar_cal cal;
+    err e = {0};
+    assert_int_equal(stellar_cal_load(AISIM_SRCDIR "/examples/stellar/pin-calibration-sandbox.yml",
+                                      &cal, &e), 0);
+    assert_float_equal(jnum(res, "pin_rate_gib_per_s"), 1e12 / (double)cal.pin_per_gib_ps, 1e-9);
+    assert_float_equal(jnum(res, "repin_us"), (double)cal.repin_ps * 1e-6, 1e-9);
+    /* the full-pinning rows carry the measured spread of the rate */
+    json_t *r0 = json_array_get(json_object_get(res, "containers"), 0);
+    assert_float_equal(jnum(r0, "startup_hi_s") - jnum(r0, "startup_lo_s"),
+                       32 * (double)(cal.max_ps[STELLAR_CAL_PIN_PER_GIB] -
+                                     cal.min_ps[STELLAR_CAL_PIN_PER_GIB]) * 1e-12, 1e-9);
     json_decref(s);
     /* GDR, a few sizes */
     static const char *g[] = {"stellar.gdr.messages=[1MiB, 8MiB, 64MiB]",
