@@ -1,6 +1,6 @@
 /*
  * test_pin.c - the real pinning library (src/real/pin): on-demand pinning
- * of a 256 MiB region (or what RLIMIT_MEMLOCK allows) locks only the touched
+ * of a 16 MiB region (or what RLIMIT_MEMLOCK allows) locks only the touched
  * 2 MiB blocks, read back from /proc/self/status VmLck and mincore; a second
  * touch is a map-cache lookup that locks nothing; release unlocks; its start
  * locks nothing and is faster than full pinning of the same region; an mlock
@@ -11,6 +11,13 @@
  * without CAP_IPC_LOCK it fails with the limit named when the hard
  * RLIMIT_MEMLOCK allows less than two blocks, and raises the soft limit and
  * measures what the hard limit allows otherwise.
+ * The map cache's capacity evicts the least recently used block (and
+ * unlocks it), a lookup refreshes recency.  On a userfaultfd map (skipped
+ * with the probe's reason where unavailable) the first CPU write to a block
+ * returns only once the whole block is filled and locked, later writes to
+ * it do not fault, pin_touch pins without a fault, an evicted block keeps
+ * its data; under a 4 MiB RLIMIT_MEMLOCK the third block's fault reports
+ * the limit and the write still completes.
  * Nothing here asserts a speed beyond "on-demand start beats full pinning".
  */
 #include <setjmp.h>
@@ -43,16 +50,112 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Bytes this test may lock: 256 MiB, or what RLIMIT_MEMLOCK leaves. */
+/* Bytes this test may lock: 16 MiB, or what RLIMIT_MEMLOCK leaves. */
 static size_t budget(void)
 {
-    int64_t lim = pin_memlock_raise((int64_t)(256 * MIB + 8 * MIB));
+    int64_t lim = pin_memlock_raise((int64_t)(16 * MIB + 8 * MIB));
     long long used = pin_vmlck_bytes();
     if (lim == INT64_MAX)
-        return 256 * MIB;
+        return 16 * MIB;
     int64_t left = lim - (used > 0 ? used : 0);
     size_t b = left > 0 ? (size_t)left / BLOCK * BLOCK : 0;
-    return b < 256 * MIB ? b : 256 * MIB;
+    return b < 16 * MIB ? b : 16 * MIB;
+}
+
+/* Skips the test unless userfaultfd works here, saying why. */
+static bool uffd_or_skip(void)
+{
+    char why[400];
+    if (pin_uffd_probe(why, sizeof why) == 0)
+        return true;
+    print_message("skipped: userfaultfd unavailable: %s\n", why);
+    return false;
+}
+
+static void test_map_cache_evicts_the_least_recently_used(void **state)
+{
+    (void)state;
+    const size_t blk = 64 * 1024;
+    if (budget() < 8 * blk) {
+        print_message("skipped: RLIMIT_MEMLOCK allows fewer than 8 blocks\n");
+        skip();
+    }
+    err e = {0};
+    pin_map m;
+    long long lck0 = pin_vmlck_bytes();
+    assert_int_equal(pin_map_create(&m, 16 * blk, blk, false, false, &e), 0);
+    assert_int_equal(pin_set_capacity(&m, 4), 0);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(pin_touch(&m, m.base + i * blk, 1, &e), 1);
+    assert_int_equal(pin_touch(&m, m.base, 1, &e), 0);          /* 0 is now most recent */
+    assert_int_equal(pin_touch(&m, m.base + 4 * blk, 1, &e), 1);
+    assert_true(pin_block_pinned(&m, 0) && !pin_block_pinned(&m, 1));   /* 1 was the LRU */
+    assert_int_equal(m.stat_evictions, 1);
+    assert_int_equal(m.stat_unpins, 1);
+    assert_int_equal(m.pinned_blocks, 4);
+    assert_int_equal(pin_vmlck_bytes() - lck0, (long long)(4 * blk));   /* eviction unlocked */
+    assert_int_equal(pin_touch(&m, m.base + blk, 1, &e), 1);     /* back: evicts 2 */
+    assert_false(pin_block_pinned(&m, 2));
+    assert_true(pin_block_pinned(&m, 3));
+    /* recency now 1, 4, 0, 3: shrinking to 2 evicts 3 and 0 */
+    assert_int_equal(pin_set_capacity(&m, 2), 2);
+    assert_true(pin_block_pinned(&m, 1) && pin_block_pinned(&m, 4));
+    assert_false(pin_block_pinned(&m, 0) || pin_block_pinned(&m, 3));
+    assert_int_equal(pin_vmlck_bytes() - lck0, (long long)(2 * blk));
+    /* a DMA wider than the cache, and full pinning, are refused */
+    assert_int_equal(pin_touch(&m, m.base, 3 * blk, &e), AISIM_ERANGE);
+    assert_non_null(strstr(e.msg, "map cache holds 2"));
+    assert_int_equal(pin_all(&m, &e), AISIM_EINVAL);
+    pin_map_fini(&m);
+    assert_int_equal(pin_vmlck_bytes(), lck0);
+}
+
+static void test_uffd_first_touch_pins_the_whole_block(void **state)
+{
+    (void)state;
+    if (!uffd_or_skip() || budget() < 8 * MIB) {
+        skip();
+        return;
+    }
+    err e = {0};
+    pin_map m;
+    long long lck0 = pin_vmlck_bytes();
+    assert_int_equal(pin_map_create_uffd(&m, 4 * BLOCK, BLOCK, &e), 0);
+    assert_int_equal(pin_vmlck_bytes(), lck0);                  /* nothing at start */
+    assert_int_equal(pin_resident_pages(m.base, m.len), 0);
+    m.base[2 * BLOCK + 5000] = 7;                               /* first touch of block 2 */
+    assert_int_equal(pin_uffd_error(&m, &e), 0);                /* syncs with the fault thread */
+    /* the write returned: its block is filled and locked already */
+    assert_int_equal(m.stat_faults, 1);
+    assert_true(pin_block_pinned(&m, 2));
+    assert_int_equal(pin_vmlck_bytes() - lck0, (long long)BLOCK);
+    assert_int_equal(pin_resident_pages(m.base + 2 * BLOCK, BLOCK), (long)(BLOCK / 4096));
+    assert_int_equal(pin_resident_pages(m.base, 2 * BLOCK), 0);
+    for (size_t off = 0; off < BLOCK; off += 4096)
+        m.base[2 * BLOCK + off] += 1;                           /* the rest: no fault */
+    pin_uffd_error(&m, &e);
+    assert_int_equal(m.stat_faults, 1);
+    assert_int_equal(m.base[2 * BLOCK + 5000], 7);
+    assert_int_equal(m.base[2 * BLOCK + 4096 + 1], 0);
+    /* a DMA registration pins without a CPU fault */
+    assert_int_equal(pin_touch(&m, m.base, 1, &e), 1);
+    assert_int_equal(m.stat_faults, 1);
+    assert_int_equal(pin_vmlck_bytes() - lck0, (long long)(2 * BLOCK));
+    /* with room for two, the first touch of block 3 evicts block 2, whose
+     * data stays */
+    pin_touch(&m, m.base, 1, &e);                               /* 0 most recent */
+    pin_set_capacity(&m, 2);
+    m.base[3 * BLOCK] = 9;
+    assert_int_equal(pin_uffd_error(&m, &e), 0);
+    assert_int_equal(m.stat_faults, 2);
+    assert_true(pin_block_pinned(&m, 3) && pin_block_pinned(&m, 0));
+    assert_false(pin_block_pinned(&m, 2));
+    assert_int_equal(m.base[2 * BLOCK + 5000], 7);
+    assert_int_equal(m.base[2 * BLOCK + 4096], 1);
+    assert_int_equal(pin_vmlck_bytes() - lck0, (long long)(2 * BLOCK));
+    assert_int_equal(pin_uffd_error(&m, &e), 0);
+    pin_map_fini(&m);
+    assert_int_equal(pin_vmlck_bytes(), lck0);
 }
 
 static void test_on_demand_pins_only_touched_blocks(void **state)
@@ -179,6 +282,21 @@ static int child_over_limit(void)
         bad = 1;
     pin_map_fini(&m2);
     pin_map_fini(&m);
+    /* on first touch: the third block's fault reports the limit, and the
+     * write still completes (unpinned) */
+    char why[400];
+    if (!bad && pin_uffd_probe(why, sizeof why) == 0) {
+        err e3 = {0};
+        if (pin_map_create_uffd(&m, 16 * MIB, BLOCK, &e3))
+            return 15;
+        for (size_t i = 0; i < 3; i++)
+            m.base[i * BLOCK] = (uint8_t)(i + 1);
+        int ru = pin_uffd_error(&m, &e3);
+        fprintf(stderr, "child (userfaultfd): %zu blocks pinned; %s\n", m.pinned_blocks, e3.msg);
+        bad = ru != AISIM_EIO || !strstr(e3.msg, "RLIMIT_MEMLOCK") || m.pinned_blocks != 2 ||
+              m.base[2 * BLOCK] != 3;
+        pin_map_fini(&m);
+    }
     return bad ? 14 : 0;
 }
 
@@ -267,8 +385,22 @@ static void test_calibrate_writes_a_file_the_model_reads(void **state)
     unlink(path);
     assert_int_equal(cal.block_bytes, (int64_t)BLOCK);
     assert_int_equal(cal.max_bytes, (int64_t)(16 * MIB));
+    assert_int_equal(cal.repeats, 5);
     assert_true(cal.pin_per_gib_ps > 0 && cal.block_pin_ps > 0 && cal.lookup_ps > 0);
+    for (int k = 0; k < STELLAR_CAL_NCOSTS; k++)
+        assert_true(cal.min_ps[k] <= cal.med_ps[k] && cal.med_ps[k] <= cal.max_ps[k]);
+    char why[400];
+    if (pin_uffd_probe(why, sizeof why) == 0) {
+        assert_string_equal(cal.uffd, "available");
+        assert_true(cal.med_ps[STELLAR_CAL_FAULT_PIN] > 0 && cal.med_ps[STELLAR_CAL_PAGE_FAULT] > 0);
+    } else {
+        assert_non_null(strstr(cal.uffd, "unavailable: "));
+        assert_int_equal(cal.max_ps[STELLAR_CAL_FAULT_PIN], 0);
+    }
+    assert_true(cal.repin_ps > 0);
     assert_non_null(strstr(cal.host, "CAP_IPC_LOCK"));
+    char *bad4[] = {"calibrate", "--repeat", "4", "pin", NULL};
+    assert_int_equal(cli_calibrate(4, bad4), EXIT_BAD_INPUT);
     char *bad1[] = {"calibrate", "--block", "3MiB", "pin", NULL};
     assert_int_equal(cli_calibrate(4, bad1), EXIT_BAD_INPUT);
     char *bad2[] = {"calibrate", "mem", NULL};
@@ -283,6 +415,8 @@ int main(void)
         cmocka_unit_test(test_on_demand_pins_only_touched_blocks),
         cmocka_unit_test(test_over_memlock_limit_is_a_clear_error),
         cmocka_unit_test(test_bad_blocks_and_ranges),
+        cmocka_unit_test(test_map_cache_evicts_the_least_recently_used),
+        cmocka_unit_test(test_uffd_first_touch_pins_the_whole_block),
         cmocka_unit_test(test_calibrate_writes_a_file_the_model_reads),
         cmocka_unit_test(test_calibrate_under_a_small_limit),
     };

@@ -9,7 +9,8 @@
  *    base + per_gib * mem, plus, with full pinning (VFIO, HyV/MasQ),
  *    mem * pin_per_gib before the container runs.  PVDMA pins nothing at
  *    start; the Map Cache records the 2 MiB blocks pinned on first DMA touch
- *    (one block pin each), and a later touch is a lookup.
+ *    (one block pin each), and a later touch is a lookup; a bounded cache
+ *    evicts (unpins) its least recently used block to pin another.
  *  - The Fig. 5 hazard: a 2 MiB PVDMA block that covers the 4 KiB virtual
  *    doorbell keeps a stale translation to the RNIC doorbell after the RDMA
  *    program exits; a later GPU DMA to that guest page lands in the doorbell.
@@ -19,8 +20,10 @@
  *    DMA engine keeps a bounded number of page-sized requests outstanding;
  *    with ATS each page needs a translation from the ATC (LRU), a miss costs
  *    a PCIe round trip to the IOMMU plus, on an IOMMU cache miss, a page
- *    walk; eMTT holds the final translation in the MTT (no miss at these
- *    scales) and sends GPU-memory TLPs peer to peer; HyV/MasQ sends GDR
+ *    walk; eMTT holds the final translation in the MTT, an LRU cache of
+ *    mtt_entries pages on the RNIC whose miss fetches the entry from host
+ *    memory (mtt_miss), and sends GPU-memory TLPs peer to peer; HyV/MasQ
+ *    sends GDR
  *    through the root complex, whose peer-to-peer rate caps it.
  *  - Virtual devices (sections 3.1 and 4): SR-IOV VFs (count fixed up to a
  *    maximum, a reset to change it, per-VF queue memory, one PCIe-switch LUT
@@ -43,6 +46,8 @@ typedef struct stellar_pin_params {
     int64_t hv_per_gib_ps;      /* hypervisor time per GiB of container memory */
     int64_t pin_per_gib_ps;     /* full pinning time per GiB (1 / R_pin) */
     int64_t block_pin_ps;       /* PVDMA: pinning one block on first touch */
+    int64_t repin_ps;           /* PVDMA: pinning again a block evicted before */
+    int64_t unpin_ps;           /* PVDMA: unpinning one block (an eviction) */
     int64_t lookup_ps;          /* PVDMA: a Map Cache hit */
     int64_t block_bytes;        /* PVDMA block, a power of two (2 MiB) */
 } stellar_pin_params;
@@ -54,23 +59,37 @@ int64_t stellar_full_pin_ps(const stellar_pin_params *p, int64_t mem_bytes);
 /* Start-up time: hypervisor plus, when `full`, pinning everything. */
 int64_t stellar_startup_ps(const stellar_pin_params *p, int64_t mem_bytes, bool full);
 
-/* The simulated Map Cache: one byte per block of guest RAM. */
+/* The simulated Map Cache: one byte per block of guest RAM (0 never pinned,
+ * 1 pinned, 2 pinned once and evicted) and, when its capacity is bounded, a
+ * recency list of the pinned blocks: pinning a block into a full cache
+ * first evicts (unpins) the least recently used one; a touch of a pinned
+ * block moves it to the head. */
 typedef struct stellar_mapcache {
     int64_t block_bytes;        /* block size, a power of two */
     size_t nblocks;             /* guest RAM / block_bytes, rounded up */
-    uint8_t *pinned;            /* 1 if block i is pinned; owned */
+    uint8_t *pinned;            /* per block: 0, 1 pinned, 2 evicted; owned */
     size_t pinned_blocks;       /* blocks pinned now */
+    size_t capacity;            /* blocks pinned at most (nblocks: unbounded) */
+    uint32_t *prev, *next;      /* recency list when bounded, else NULL; owned */
+    uint32_t head, tail;        /* most / least recently used; UINT32_MAX: none */
     uint64_t hits;              /* block touches that found the block pinned */
-    uint64_t misses;            /* block touches that pinned it */
-    uint64_t unpins;            /* blocks released */
+    uint64_t misses;            /* block touches that pinned it (first pins and re-pins) */
+    uint64_t repins;            /* ... of which the block had been evicted */
+    uint64_t evictions;         /* blocks unpinned to make room */
+    uint64_t unpins;            /* blocks released (stellar_mc_release) */
 } stellar_mapcache;
 
 void stellar_mc_init(stellar_mapcache *mc, int64_t mem_bytes, int64_t block_bytes);
 void stellar_mc_fini(stellar_mapcache *mc);
-/* Marks every block of guest RAM pinned (full pinning); counts no misses. */
+/* Bounds the cache to `blocks` pinned blocks (0 or >= nblocks: unbounded)
+ * with LRU eviction; call before the first touch. */
+void stellar_mc_set_capacity(stellar_mapcache *mc, size_t blocks);
+/* Marks every block of guest RAM pinned (full pinning, unbounded cache);
+ * counts no misses. */
 void stellar_mc_pin_all(stellar_mapcache *mc);
-/* A DMA over [gpa, gpa + len) (inside guest RAM): pins the blocks not yet
- * pinned.  Returns the blocks newly pinned; *hits gets the blocks found. */
+/* A DMA over [gpa, gpa + len) (inside guest RAM, spanning at most capacity
+ * blocks): pins the blocks not pinned now, evicting as needed.  Returns the
+ * blocks newly pinned; *hits gets the blocks found. */
 size_t stellar_mc_touch(stellar_mapcache *mc, int64_t gpa, int64_t len, size_t *hits);
 /* Releases (unpins) the pinned blocks that lie entirely inside the range;
  * returns how many. */
@@ -140,6 +159,8 @@ typedef struct stellar_gdr_params {
     size_t atc_entries;         /* ATC capacity, pages */
     size_t iommu_entries;       /* IOMMU translation-cache coverage, pages */
     int64_t rc_bps;             /* root-complex peer-to-peer ceiling (HyV/MasQ) */
+    size_t mtt_entries;         /* eMTT: translations the RNIC caches, pages */
+    int64_t mtt_miss_ps;        /* eMTT: a miss fetches the entry from host memory */
     int connections;            /* QPs written round robin, each its own buffer */
     bool host_memory;           /* buffers in host RAM instead of GPU memory */
     struct sim *poll;           /* polled (sim_poll) as requests go; NULL: never */
@@ -149,9 +170,14 @@ typedef struct stellar_gdr_result {
     double gbps;                /* measured after the warm-up pass */
     double atc_hit;             /* ATC hit ratio (ATS path), else NAN */
     double iommu_hit;           /* IOMMU cache hit ratio where the IOMMU is used, else NAN */
+    double mtt_hit;             /* MTT cache hit ratio (eMTT path), else NAN */
     double latency_us;          /* mean request latency */
     uint64_t requests;          /* requests measured */
 } stellar_gdr_result;
+
+/* Goodput of a port of port_bps carrying payloads of mtu bytes with
+ * overhead_bytes of headers and framing per packet on the wire. */
+int64_t stellar_goodput_bps(int64_t port_bps, int64_t mtu, int64_t overhead_bytes);
 
 /* Streams `connections` buffers of msg_bytes each, round robin, one message
  * at a time, page by page, through the chosen translation path: one warm-up
@@ -180,8 +206,13 @@ typedef struct stellar_server {
     int vf_max;                 /* VFs per RNIC at most */
     int vf_current;             /* VFs per RNIC configured now (a change resets) */
     int64_t vf_mem_bytes;       /* memory each VF claims (its queues) */
-    int64_t vf_create_ps;       /* creating and attaching one VF */
-    int64_t vf_reset_ps;        /* resetting the RNICs to change the VF count */
+    int64_t vf_create_ps;       /* attaching one existing VF to a container */
+    /* time to set an RNIC's VF count to n (sriov_numvfs), measured: n_i VFs
+     * ready after t_i, piecewise linear between points, the last segment
+     * extended; RNICs are set one after another */
+    const int64_t *vf_enable_n;     /* increasing VF counts; borrowed */
+    const int64_t *vf_enable_ps;    /* times, same length; borrowed */
+    size_t vf_enable_points;
     int vdev_max;               /* vStellar virtual devices per server */
     int64_t vdev_mem_bytes;     /* memory each virtual device claims at creation */
     int64_t vdev_create_ps;     /* creating one virtual device */
@@ -207,6 +238,9 @@ typedef struct stellar_plan {
     int64_t device_ps;          /* one container's wait for its first device */
     int64_t create_ps;          /* time until every device exists */
 } stellar_plan;
+
+/* Time to set one RNIC's VF count to n, from the measured points. */
+int64_t stellar_vf_enable_ps(const stellar_server *s, int n);
 
 /* Places the classes in order, each container whole or not at all. */
 void stellar_plan_sriov(const stellar_server *s, const stellar_class *c, size_t nc,

@@ -13,10 +13,30 @@
  * A container that wants GDR and finds no LUT room still runs, without GDR.
  * vStellar (section 4): no BDF per device, so every device can do GDR; up to
  * vdev_max devices, vdev_create_ps each.
+ * Times: changing the VF count resets the RNICs, each set to the new count
+ * in turn (sriov_numvfs), which takes the measured enable time of that many
+ * VFs (stellar_vf_enable_ps); a VF then needs vf_create_ps to attach.
  */
 #include <string.h>
 
 #include "systems/stellar/stellar.h"
+
+int64_t stellar_vf_enable_ps(const stellar_server *s, int n)
+{
+    size_t k = s->vf_enable_points;
+    if (n <= 0 || k == 0)
+        return 0;
+    /* the segment holding n: from (0, 0) to the first point, between two
+     * points, or the last two extended */
+    double x0 = 0, y0 = 0, x1 = (double)s->vf_enable_n[0], y1 = (double)s->vf_enable_ps[0];
+    for (size_t i = 1; i < k && (double)n > x1; i++) {
+        x0 = x1;
+        y0 = y1;
+        x1 = (double)s->vf_enable_n[i];
+        y1 = (double)s->vf_enable_ps[i];
+    }
+    return (int64_t)(y0 + (y1 - y0) * ((double)n - x0) / (x1 - x0) + 0.5);
+}
 
 static int64_t batches(int n, int parallel)
 {
@@ -66,9 +86,9 @@ void stellar_plan_sriov(const stellar_server *s, const stellar_class *c, size_t 
             out->per_rnic = used[r];
     out->reset = out->per_rnic != s->vf_current;
     out->mem_bytes = (int64_t)out->per_rnic * nr * s->vf_mem_bytes;
-    out->device_ps = (out->reset ? s->vf_reset_ps : 0) + s->vf_create_ps;
-    out->create_ps = (out->reset ? s->vf_reset_ps : 0) +
-                     batches(out->devices, s->parallel) * s->vf_create_ps;
+    int64_t reset = out->reset ? nr * stellar_vf_enable_ps(s, out->per_rnic) : 0;
+    out->device_ps = reset + s->vf_create_ps;
+    out->create_ps = reset + batches(out->devices, s->parallel) * s->vf_create_ps;
 }
 
 void stellar_plan_vstellar(const stellar_server *s, const stellar_class *c, size_t nc,

@@ -10,7 +10,9 @@
  * cyclic access pattern larger than an LRU's capacity every access misses,
  * which is what makes Fig. 8's plateaus: all ATC hits up to a footprint of
  * atc_entries pages, then every request pays the ATS round trip, then also
- * the page walk once the footprint exceeds the IOMMU cache.
+ * the page walk once the footprint exceeds the IOMMU cache.  eMTT's path
+ * looks the page up in the RNIC's MTT cache (an LRU of mtt_entries pages);
+ * a miss adds mtt_miss, one read of the entry from host memory.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -134,6 +136,12 @@ bool stellar_lru_access(stellar_lru *l, uint64_t key)
     return false;
 }
 
+int64_t stellar_goodput_bps(int64_t port_bps, int64_t mtu, int64_t overhead_bytes)
+{
+    int64_t g = (int64_t)((double)port_bps * (double)mtu / (double)(mtu + overhead_bytes));
+    return g > 0 ? g : 1;
+}
+
 static int64_t gdr_rate(const stellar_gdr_params *p, enum stellar_gdr_path path)
 {
     int64_t rate = p->line_bps;
@@ -161,7 +169,8 @@ double stellar_gdr_horizon_ps(const stellar_gdr_params *p, enum stellar_gdr_path
 {
     /* completion r <= max(completion r - N + latency, completion r - 1 + ser)
      * <= (r + 1) x (latency + ser) */
-    double lat = (double)p->dma_ps + (double)p->ats_rtt_ps + (double)p->walk_ps;
+    double lat = (double)p->dma_ps + (double)p->ats_rtt_ps + (double)p->walk_ps +
+                 (double)p->mtt_miss_ps;
     return stellar_gdr_requests(p, msg_bytes, min_requests) * (lat + ser_ps(p, path));
 }
 
@@ -175,19 +184,20 @@ void stellar_gdr_run(const stellar_gdr_params *p, enum stellar_gdr_path path,
     uint64_t foot = ppm * (uint64_t)p->connections;
     uint64_t passes = min_requests > foot ? (min_requests + foot - 1) / foot : 1;
     uint64_t warm = foot * passes, total = 2 * warm;
-    bool use_atc = path == STELLAR_GDR_ATS;
+    bool use_atc = path == STELLAR_GDR_ATS, use_mtt = path == STELLAR_GDR_EMTT;
     /* the IOMMU translates: on an ATC miss (ATS), or every untranslated
      * TLP that goes through the root complex (HyV/MasQ; eMTT's host memory) */
     bool use_iommu = path != STELLAR_GDR_EMTT || p->host_memory;
     int64_t ser = (int64_t)ser_ps(p, path);
-    stellar_lru atc, mmu;
-    stellar_lru_init(&atc, p->atc_entries);
-    stellar_lru_init(&mmu, p->iommu_entries);
+    stellar_lru atc, mmu, mtt;
+    stellar_lru_init(&atc, use_atc ? p->atc_entries : 1);
+    stellar_lru_init(&mmu, use_iommu ? p->iommu_entries : 1);
+    stellar_lru_init(&mtt, use_mtt ? p->mtt_entries : 1);
     size_t n = (size_t)p->outstanding;
     int64_t *done = xcalloc(n, sizeof *done);
     int64_t last = 0, t0 = 0;
     double lat_sum = 0;
-    uint64_t atc_h = 0, atc_n = 0, mmu_h = 0, mmu_n = 0;
+    uint64_t atc_h = 0, atc_n = 0, mmu_h = 0, mmu_n = 0, mtt_h = 0, mtt_n = 0;
     uint64_t r = 0;
     for (; r < total; r++) {
         if (r % GDR_POLL_EVERY == GDR_POLL_EVERY - 1 && sim_poll(p->poll, GDR_POLL_EVERY))
@@ -196,6 +206,13 @@ void stellar_gdr_run(const stellar_gdr_params *p, enum stellar_gdr_path path,
         uint64_t page = r % foot;
         int64_t lat = p->dma_ps;
         bool need_mmu = use_iommu && !use_atc;
+        if (use_mtt) {
+            bool hit = stellar_lru_access(&mtt, page);
+            mtt_h += meas && hit;
+            mtt_n += meas;
+            if (!hit)
+                lat += p->mtt_miss_ps;
+        }
         if (use_atc) {
             bool hit = stellar_lru_access(&atc, page);
             atc_h += meas && hit;
@@ -227,8 +244,10 @@ void stellar_gdr_run(const stellar_gdr_params *p, enum stellar_gdr_path path,
                 / 1e9;
     out->atc_hit = atc_n ? (double)atc_h / (double)atc_n : NAN;
     out->iommu_hit = mmu_n ? (double)mmu_h / (double)mmu_n : NAN;
+    out->mtt_hit = mtt_n ? (double)mtt_h / (double)mtt_n : NAN;
     out->latency_us = out->requests ? lat_sum / (double)out->requests * 1e-6 : NAN;
     free(done);
     stellar_lru_fini(&atc);
     stellar_lru_fini(&mmu);
+    stellar_lru_fini(&mtt);
 }

@@ -42,6 +42,7 @@ typedef struct st_cfg {
     /* startup */
     cfg_node *memory;           /* list of container sizes */
     int64_t hv_base_ps, hv_per_gib_ps, pin_per_gib_ps, block_pin_ps, lookup_ps;
+    int64_t repin_ps, unpin_ps, map_cache;
     int64_t block_bytes, page_bytes;
     int doorbell;               /* enum stellar_db_layout */
     int64_t sample_ps;          /* pinned-bytes sampling period */
@@ -62,11 +63,13 @@ typedef struct st_cfg {
     int64_t dma_bytes;          /* DMA size the accesses are split into */
     /* gdr */
     cfg_node *messages, *paths;
-    int64_t connections, line_bps, outstanding, dma_ps, ats_ps, walk_ps;
+    int64_t connections, port_bps, mtu, frame_overhead, outstanding, dma_ps, ats_ps, walk_ps;
+    int64_t mtt_entries, mtt_miss_ps;
     int64_t atc_entries, iommu_entries, rc_bps, gpage_bytes, min_requests;
     int gdr_memory;             /* 0 gpu, 1 host */
     /* devices */
-    int64_t rnics, switches, lut_entries, vf_max, vf_current, vf_mem, vf_create_ps, vf_reset_ps;
+    int64_t rnics, switches, lut_entries, vf_max, vf_current, vf_mem, vf_create_ps;
+    cfg_node *vf_enable_n, *vf_enable_t;
     int64_t vdev_max, vdev_mem, vdev_create_ps, parallel;
     cfg_node *containers;
 } st_cfg;
@@ -108,14 +111,19 @@ static const cfg_key workload_keys[] = {
 static const cfg_key startup_keys[] = {
     {.name = "memory", .type = CFG_NODE, .off = F(memory), .def = "[32GiB, 160GiB, 1638GiB]",
      .help = "container memory sizes (Fig. 6: 32 GiB, 160 GiB, 1.6 TiB)"},
-    NONNEG("hypervisor_base", CFG_TIME, hv_base_ps, "9s",
-           "hypervisor start-up at zero memory (Fig. 6: 9 s)"),
-    NONNEG("hypervisor_per_gib", CFG_TIME, hv_per_gib_ps, "6.714ms",
-           "hypervisor time per GiB (Fig. 6: +11 s at 1.6 TiB)"),
-    POS("pin_per_gib", CFG_TIME, pin_per_gib_ps, "175.4ms", 0,
-        "full pinning per GiB (papers.md 2(e): R_pin 5.7 GiB/s fits Fig. 6)"),
+    NONNEG("hypervisor_base", CFG_TIME, hv_base_ps, "8.781s",
+           "hypervisor start-up at zero memory (fitted: Fig. 6 PVDMA at 32 GiB and 1.6 TiB)"),
+    NONNEG("hypervisor_per_gib", CFG_TIME, hv_per_gib_ps, "6.849ms",
+           "hypervisor time per GiB (fitted: Fig. 6 PVDMA, 9 s at 32 GiB to 20 s at 1.6 TiB)"),
+    POS("pin_per_gib", CFG_TIME, pin_per_gib_ps, "243.8ms", 0,
+        "full pinning per GiB (Linux 4d83de6da265: QEMU/VFIO pins 120 GiB in 29.7 s)"),
     NONNEG("block_pin", CFG_TIME, block_pin_ps, "0s",
            "PVDMA first touch of one block (0s: block x pin_per_gib)"),
+    NONNEG("repin", CFG_TIME, repin_ps, "0s",
+           "PVDMA pin of a block evicted before (0s: block_pin)"),
+    NONNEG("unpin", CFG_TIME, unpin_ps, "0s", "PVDMA unpin of one block at an eviction"),
+    NONNEG("map_cache", CFG_INT, map_cache, "0",
+           "PVDMA Map Cache capacity, blocks (0: unbounded, papers.md 2(f)); LRU eviction"),
     NONNEG("lookup", CFG_TIME, lookup_ps, "100ns", "PVDMA Map Cache hit (papers.md 2(e))"),
     POSMAX("block", CFG_SIZE, block_bytes, "2MiB", 0x1p40, "PVDMA block, a power of two"),
     POSMAX("page", CFG_SIZE, page_bytes, "4KiB", 0x1p40, "doorbell page, a power of two"),
@@ -135,7 +143,10 @@ static const cfg_key gdr_keys[] = {
     {.name = "paths", .type = CFG_NODE, .off = F(paths), .def = "[ats_atc, emtt, hyv_masq]",
      .help = "translation paths: ats_atc, emtt, hyv_masq"},
     POSMAX("connections", CFG_INT, connections, "16", 1 << 30, "QPs written round robin (Fig. 8: 16)"),
-    POS("line_rate", CFG_RATE, line_bps, "190Gbps", 0, "goodput ceiling (CX6 200G: 190 Gbps)"),
+    POS("port_rate", CFG_RATE, port_bps, "200Gbps", 0, "RNIC port rate on the wire (CX6: 200G)"),
+    POSMAX("mtu", CFG_SIZE, mtu, "4096B", 0x1p20, "RDMA payload per packet (4096)"),
+    NONNEG("frame_overhead", CFG_SIZE, frame_overhead, "82B",
+           "wire bytes per packet besides payload (Ethernet 38, IPv4 20, UDP 8, BTH 12, ICRC 4)"),
     POSMAX("outstanding", CFG_INT, outstanding, "20", 1 << 20, "DMA requests in flight"),
     POS("dma_latency", CFG_TIME, dma_ps, "2.8us", 0, "request latency with a translation"),
     NONNEG("ats_rtt", CFG_TIME, ats_ps, "1us", "ATC miss: PCIe round trip to the IOMMU"),
@@ -143,6 +154,9 @@ static const cfg_key gdr_keys[] = {
     POSMAX("atc_entries", CFG_INT, atc_entries, "8192", 1 << 26, "ATC capacity, pages"),
     POSMAX("iommu_entries", CFG_INT, iommu_entries, "131072", 1 << 26, "IOMMU cache coverage, pages"),
     POS("rc_rate", CFG_RATE, rc_bps, "141Gbps", 0, "root-complex GDR ceiling (Fig. 14)"),
+    POSMAX("mtt_entries", CFG_INT, mtt_entries, "4194304", 1 << 28,
+           "eMTT: translations cached on the RNIC, pages (LRU)"),
+    NONNEG("mtt_miss", CFG_TIME, mtt_miss_ps, "1us", "eMTT miss: read of the entry from host memory"),
     POS("page", CFG_SIZE, gpage_bytes, "4KiB", 0, "translation page = DMA request size"),
     {.name = "memory", .type = CFG_ENUM, .off = F(gdr_memory), .def = "gpu",
      .choices = mem_names, .help = "buffers in GPU memory (GDR) or host memory"},
@@ -157,8 +171,12 @@ static const cfg_key dev_keys[] = {
     POS("vf_max", CFG_INT, vf_max, "127", 0, "VFs per RNIC at most"),
     NONNEG("vf_current", CFG_INT, vf_current, "0", "VFs per RNIC configured now"),
     NONNEG("vf_memory", CFG_SIZE, vf_mem, "2.4GB", "memory per VF (63 queues: 2.4 GB)"),
-    NONNEG("vf_create", CFG_TIME, vf_create_ps, "5s", "creating and attaching one VF"),
-    NONNEG("vf_reset", CFG_TIME, vf_reset_ps, "60s", "RNIC reset to change the VF count"),
+    NONNEG("vf_create", CFG_TIME, vf_create_ps, "0s",
+           "attaching one existing VF to a container (not measured: 0s)"),
+    {.name = "vf_enable_counts", .type = CFG_NODE, .off = F(vf_enable_n), .def = "[4, 8, 16, 125]",
+     .help = "VF counts of the measured enable times (sriov-network-operator#1015, CX6 Lx)"},
+    {.name = "vf_enable_times", .type = CFG_NODE, .off = F(vf_enable_t),
+     .def = "[1.6s, 2.6s, 4.5s, 65s]", .help = "time until that many VFs are ready"},
     POS("vdev_max", CFG_INT, vdev_max, "65536", 0, "vStellar devices per server (64K)"),
     NONNEG("vdev_memory", CFG_SIZE, vdev_mem, "0B", "memory per vStellar device at creation"),
     NONNEG("vdev_create", CFG_TIME, vdev_create_ps, "1.5s", "creating one vStellar device"),
@@ -246,6 +264,8 @@ typedef struct st_sim {
     stellar_class *cls;
     size_t ncls;
     stellar_plan plan[2];       /* sriov, vstellar */
+    int64_t *vf_n, *vf_t;       /* the measured VF enable points */
+    size_t nvf;
     sim *sm;                    /* the engine, polled in long accesses */
 } st_sim;
 
@@ -297,14 +317,19 @@ static int read_list(cfg_node *n, const char *path, const char *what, const cfg_
 }
 
 /* Upper bound of the lookups of one access of len bytes (access_region):
- * each DMA looks up every block it spans.  Pinning comes on top, once per
- * block of the container at most (nothing is unpinned). */
+ * each DMA looks up every block it spans.  Unbounded, first pins come on
+ * top, once per block of the container at most (nothing is evicted); with a
+ * bounded Map Cache every block spanned may cost a (re-)pin and an
+ * eviction. */
 static double access_bound_ps(const st_sim *s, int64_t len)
 {
     const st_cfg *c = &s->c;
     double dmas = ceil((double)len / (double)c->dma_bytes);
     double spans = ceil((double)c->dma_bytes / (double)c->block_bytes) + 1;
-    return dmas * spans * (double)s->pp.lookup_ps;
+    double per = (double)s->pp.lookup_ps;
+    if (c->map_cache)
+        per += fmax((double)s->pp.block_pin_ps, (double)s->pp.repin_ps) + (double)s->pp.unpin_ps;
+    return dmas * spans * per;
 }
 
 /* The start-up experiment's times are int64_t ps and its Map Caches hold a
@@ -382,7 +407,8 @@ static int configure_startup(st_sim *s, cfg_node *sec, const char *path, const m
                        (long long)c->block_bytes, (long long)c->page_bytes);
     s->pp = (stellar_pin_params){.hv_base_ps = c->hv_base_ps, .hv_per_gib_ps = c->hv_per_gib_ps,
                                  .pin_per_gib_ps = c->pin_per_gib_ps,
-                                 .block_pin_ps = c->block_pin_ps, .lookup_ps = c->lookup_ps,
+                                 .block_pin_ps = c->block_pin_ps, .repin_ps = c->repin_ps,
+                                 .unpin_ps = c->unpin_ps, .lookup_ps = c->lookup_ps,
                                  .block_bytes = c->block_bytes};
     if (c->calibration) {
         if (c->calibration[0] == '/' || !env->base_dir || !*env->base_dir)
@@ -409,6 +435,9 @@ static int configure_startup(st_sim *s, cfg_node *sec, const char *path, const m
         s->pp.pin_per_gib_ps = s->cal.pin_per_gib_ps;
         s->pp.block_pin_ps = s->cal.block_pin_ps;
         s->pp.lookup_ps = s->cal.lookup_ps;
+        s->pp.repin_ps = s->cal.repin_ps;
+        s->pp.unpin_ps = stellar_full_pin_ps(&(stellar_pin_params){.pin_per_gib_ps =
+                                                 s->cal.unpin_per_gib_ps}, c->block_bytes);
         /* the resolved scenario shows the values used */
         char b[48];
         cfg_doc *d = cfg_node_doc(su);
@@ -417,11 +446,25 @@ static int configure_startup(st_sim *s, cfg_node *sec, const char *path, const m
             (r = cfg_put(d, su, "block_pin", units_format(UNIT_TIME, s->pp.block_pin_ps, b,
                                                           sizeof b), e)) ||
             (r = cfg_put(d, su, "lookup", units_format(UNIT_TIME, s->pp.lookup_ps, b, sizeof b),
+                         e)) ||
+            (r = cfg_put(d, su, "repin", units_format(UNIT_TIME, s->pp.repin_ps, b, sizeof b),
+                         e)) ||
+            (r = cfg_put(d, su, "unpin", units_format(UNIT_TIME, s->pp.unpin_ps, b, sizeof b),
                          e)))
             return r;
     }
     if (s->pp.block_pin_ps == 0)
         s->pp.block_pin_ps = stellar_full_pin_ps(&s->pp, c->block_bytes);
+    if (s->pp.repin_ps == 0)
+        s->pp.repin_ps = s->pp.block_pin_ps;
+    /* a DMA must fit in a bounded Map Cache */
+    int64_t span = (c->dma_bytes + c->block_bytes - 1) / c->block_bytes + 1;
+    if (c->map_cache && c->map_cache < span)
+        return cfg_err(e, AISIM_EINVAL, cfg_get(su, "map_cache"),
+                       cfg_path(p, sizeof p, sp, "map_cache"),
+                       "expected 0 (unbounded) or at least the %lld blocks one DMA of %lld "
+                       "bytes may span, found %lld", (long long)span, (long long)c->dma_bytes,
+                       (long long)c->map_cache);
     /* the workload's regions, packed from GPA 0, page-aligned; their sizes
      * are products of scenario numbers, bounded before they become int64_t */
     double dlen[R_COUNT] = {0};
@@ -489,10 +532,11 @@ static int configure_gdr(st_sim *s, cfg_node *sec, const char *path, err *e)
     if (r)
         return r;
     s->gp = (stellar_gdr_params){
-        .line_bps = c->line_bps, .page_bytes = c->gpage_bytes, .outstanding = (int)c->outstanding,
+        .line_bps = stellar_goodput_bps(c->port_bps, c->mtu, c->frame_overhead), .page_bytes = c->gpage_bytes, .outstanding = (int)c->outstanding,
         .dma_ps = c->dma_ps, .ats_rtt_ps = c->ats_ps, .walk_ps = c->walk_ps,
         .atc_entries = (size_t)c->atc_entries, .iommu_entries = (size_t)c->iommu_entries,
-        .rc_bps = c->rc_bps, .connections = (int)c->connections, .host_memory = c->gdr_memory};
+        .rc_bps = c->rc_bps, .mtt_entries = (size_t)c->mtt_entries,
+        .mtt_miss_ps = c->mtt_miss_ps, .connections = (int)c->connections, .host_memory = c->gdr_memory};
     /* every time of the recurrence must fit an int64_t (a rate of a few bps
      * took it past 2^63 ps and reported negative throughput) */
     for (size_t a = 0; a < s->npath; a++)
@@ -503,13 +547,13 @@ static int configure_gdr(st_sim *s, cfg_node *sec, const char *path, err *e)
             if (h < (double)ST_HORIZON_PS)
                 continue;
             char b[48];
-            bool rc = gpath == STELLAR_GDR_RC && c->rc_bps < c->line_bps;
-            const char *key = rc ? "rc_rate" : "line_rate";
+            bool rc = gpath == STELLAR_GDR_RC && c->rc_bps < s->gp.line_bps;
+            const char *key = rc ? "rc_rate" : "port_rate";
             return cfg_err(e, AISIM_EINVAL, cfg_get(g, key), cfg_path(p, sizeof p, gp, key),
                            "expected a rate at which the measurement fits in simulated time "
                            "(%.0f days), found %s: messages[%zu] (%s) on path %s takes %.4g "
                            "requests of up to %.4g s each", (double)ST_HORIZON_PS / 86400e12,
-                           units_format(UNIT_RATE, rc ? c->rc_bps : c->line_bps, b, sizeof b),
+                           units_format(UNIT_RATE, rc ? c->rc_bps : c->port_bps, b, sizeof b),
                            m, units_format(UNIT_SIZE, s->msg[m], (char[48]){0}, 48),
                            stellar_gdr_path_names[gpath],
                            stellar_gdr_requests(&s->gp, s->msg[m], (uint64_t)c->min_requests),
@@ -545,7 +589,35 @@ static int configure_devices(st_sim *s, cfg_node *sec, const char *path, err *e)
     long n = cfg_expect_list(c->containers, p, "container classes", e);
     if (n < 0)
         return (int)n;
-    (void)sec;
+    cfg_node *dn = cfg_get(sec, "devices");
+    static const cfg_key n_key = {.name = "vf_enable_counts", .type = CFG_INT,
+                                  .flags = CFG_MIN | CFG_MAX, .min = 1, .max = 1 << 20};
+    static const cfg_key t_key = {.name = "vf_enable_times", .type = CFG_TIME,
+                                  .flags = CFG_MIN | CFG_MIN_EXCL, .min = 0};
+    char kp[256];
+    size_t nt = 0;
+    int rr = read_list(c->vf_enable_n, cfg_path(kp, sizeof kp, dp, "vf_enable_counts"),
+                       "VF counts such as 16", &n_key, &s->vf_n, &s->nvf, e);
+    if (!rr)
+        rr = read_list(c->vf_enable_t, cfg_path(kp, sizeof kp, dp, "vf_enable_times"),
+                       "times such as 4.5s", &t_key, &s->vf_t, &nt, e);
+    if (!rr && nt != s->nvf)
+        rr = cfg_err(e, AISIM_EINVAL, cfg_get(dn, "vf_enable_times"), kp,
+                     "expected one time per entry of vf_enable_counts (%zu), found %zu",
+                     s->nvf, nt);
+    for (size_t i = 1; !rr && i < s->nvf; i++)
+        if (s->vf_n[i] <= s->vf_n[i - 1] || s->vf_t[i] < s->vf_t[i - 1]) {
+            bool t = s->vf_n[i] > s->vf_n[i - 1];
+            const char *key = t ? "vf_enable_times" : "vf_enable_counts";
+            char ip[256];
+            cfg_path_index(ip, sizeof ip, cfg_path(kp, sizeof kp, dp, key), i);
+            rr = cfg_err(e, AISIM_EINVAL, cfg_at(t ? c->vf_enable_t : c->vf_enable_n, i), ip,
+                         "expected increasing VF counts with non-decreasing times, found "
+                         "entry %zu (%lld VFs) after entry %zu (%lld VFs)", i,
+                         (long long)s->vf_n[i], i - 1, (long long)s->vf_n[i - 1]);
+        }
+    if (rr)
+        return rr;
     s->cls = xcalloc((size_t)n + 1, sizeof *s->cls);
     for (long i = 0; i < n; i++) {
         char ip[256];
@@ -559,7 +631,8 @@ static int configure_devices(st_sim *s, cfg_node *sec, const char *path, err *e)
     s->srv = (stellar_server){
         .rnics = (int)c->rnics, .switches = (int)c->switches, .lut_entries = (int)c->lut_entries,
         .vf_max = (int)c->vf_max, .vf_current = (int)c->vf_current, .vf_mem_bytes = c->vf_mem,
-        .vf_create_ps = c->vf_create_ps, .vf_reset_ps = c->vf_reset_ps,
+        .vf_create_ps = c->vf_create_ps, .vf_enable_n = s->vf_n, .vf_enable_ps = s->vf_t,
+        .vf_enable_points = s->nvf,
         .vdev_max = (int)c->vdev_max, .vdev_mem_bytes = c->vdev_mem,
         .vdev_create_ps = c->vdev_create_ps, .parallel = (int)c->parallel};
     return 0;
@@ -610,8 +683,11 @@ static int64_t access_region(st_ctr *k, const st_region *r, int64_t now)
         if (sim_poll(s->sm, 1))
             break;              /* a signal: the run is discarded */
         int64_t len = r->len - off < s->c.dma_bytes ? r->len - off : s->c.dma_bytes;
+        uint64_t rep0 = k->mc.repins, ev0 = k->mc.evictions;
         size_t hits, miss = stellar_mc_touch(&k->mc, r->gpa + off, len, &hits);
-        int64_t pin = (int64_t)miss * p->block_pin_ps;
+        int64_t re = (int64_t)(k->mc.repins - rep0), ev = (int64_t)(k->mc.evictions - ev0);
+        int64_t pin = ((int64_t)miss - re) * p->block_pin_ps + re * p->repin_ps +
+                      ev * p->unpin_ps;
         int64_t cost = pin + (int64_t)(miss + hits) * p->lookup_ps;
         k->dmas++;
         if (miss) {
@@ -746,6 +822,8 @@ static int st_start(void *st, sim *sm, err *e)
         k->mem = s->mem[i / 2];
         k->full = i % 2 == 0;
         stellar_mc_init(&k->mc, k->mem, s->c.block_bytes);
+        if (!k->full)
+            stellar_mc_set_capacity(&k->mc, (size_t)s->c.map_cache);
         k->hv_ps = stellar_hv_ps(&s->pp, k->mem);
         k->pin_ps = k->full ? stellar_full_pin_ps(&s->pp, k->mem) : 0;
         k->ready_ps = k->hv_ps + k->pin_ps;
@@ -793,7 +871,7 @@ static int report_startup(st_sim *s, out *o, json_t *sum, err *e)
     fprintf(f, "memory_gib,mode,hypervisor_s,pin_s,startup_s,paper_startup_s,speedup,"
                "first_access_s,first_access_latency_s,pinned_at_ready_gib,peak_pinned_gib,"
                "dmas,miss_dmas,miss_latency_mean_us,miss_latency_max_us,hit_latency_mean_us,"
-               "pin_stall_s\n");
+               "pin_stall_s,evictions,repins,startup_lo_s,startup_hi_s\n");
     json_t *rows = json_array();
     double best = 0;
     for (size_t i = 0; i < s->nctr; i++) {
@@ -823,7 +901,17 @@ static int report_startup(st_sim *s, out *o, json_t *sum, err *e)
         csv_num(f, miss_mean * 1e-6, ",");
         csv_num(f, k->miss_dmas ? k->miss_lat_max_ps * 1e-6 : NAN, ",");
         csv_num(f, hit_mean * 1e-6, ",");
-        csv_num(f, ps_to_s(k->pin_stall_ps), "\n");
+        csv_num(f, ps_to_s(k->pin_stall_ps), ",");
+        fprintf(f, "%llu,%llu,", (unsigned long long)k->mc.evictions,
+                (unsigned long long)k->mc.repins);
+        double lo = ps_to_s(k->ready_ps), hi = lo;
+        if (s->calibrated && k->full) {     /* the measured spread of the pin rate */
+            double gib_pin = gib * 1e-12;
+            lo = ps_to_s(k->hv_ps) + gib_pin * (double)s->cal.min_ps[STELLAR_CAL_PIN_PER_GIB];
+            hi = ps_to_s(k->hv_ps) + gib_pin * (double)s->cal.max_ps[STELLAR_CAL_PIN_PER_GIB];
+        }
+        csv_num(f, lo, ",");
+        csv_num(f, hi, "\n");
         json_t *j = json_object();
         out_json_num(j, "memory_gib", gib);
         json_object_set_new(j, "mode", json_string(k->full ? "full" : "pvdma"));
@@ -832,6 +920,11 @@ static int report_startup(st_sim *s, out *o, json_t *sum, err *e)
         out_json_num(j, "speedup", speed);
         out_json_num(j, "first_access_s", ps_to_s(k->first_access_ps));
         out_json_num(j, "miss_latency_mean_us", miss_mean * 1e-6);
+        out_json_num(j, "first_access_latency_s", ps_to_s(k->first_access_lat));
+        out_json_num(j, "startup_lo_s", lo);
+        out_json_num(j, "startup_hi_s", hi);
+        json_object_set_new(j, "evictions", json_integer((json_int_t)k->mc.evictions));
+        json_object_set_new(j, "repins", json_integer((json_int_t)k->mc.repins));
         out_json_num(j, "peak_pinned_gib",
                      (double)k->peak_blocks * (double)k->mc.block_bytes / (double)STELLAR_GIB);
         json_array_append_new(rows, j);
@@ -859,6 +952,8 @@ static int report_startup(st_sim *s, out *o, json_t *sum, err *e)
     out_json_num(sum, "pin_rate_gib_per_s", 1e12 / (double)s->pp.pin_per_gib_ps);
     out_json_num(sum, "block_pin_us", (double)s->pp.block_pin_ps * 1e-6);
     out_json_num(sum, "lookup_ns", (double)s->pp.lookup_ps * 1e-3);
+    out_json_num(sum, "repin_us", (double)s->pp.repin_ps * 1e-6);
+    out_json_num(sum, "map_cache_blocks", (double)s->c.map_cache);
     json_t *h = json_object();
     json_object_set_new(h, "layout", json_string(db_names[s->c.doorbell]));
     json_object_set_new(h, "hazard", json_boolean(s->hazard.hazard));
@@ -872,7 +967,7 @@ static int report_gdr(st_sim *s, out *o, json_t *sum, err *e)
     FILE *f = out_file(o, "gdr.csv", e);
     if (!f)
         return e->code;
-    fprintf(f, "path,message_bytes,gbps,atc_hit,iommu_hit,latency_us,requests\n");
+    fprintf(f, "path,message_bytes,gbps,atc_hit,iommu_hit,mtt_hit,latency_us,requests\n");
     json_t *paths = json_object();
     for (size_t a = 0; a < s->npath; a++) {
         json_t *arr = json_array();
@@ -882,6 +977,7 @@ static int report_gdr(st_sim *s, out *o, json_t *sum, err *e)
             csv_num(f, g->gbps, ",");
             csv_num(f, g->atc_hit, ",");
             csv_num(f, g->iommu_hit, ",");
+            csv_num(f, g->mtt_hit, ",");
             csv_num(f, g->latency_us, ",");
             fprintf(f, "%llu\n", (unsigned long long)g->requests);
             json_t *v = json_real(g->gbps);
@@ -950,6 +1046,8 @@ static void st_fini(void *st)
     free(s->msg);
     free(s->gres);
     free(s->cls);
+    free(s->vf_n);
+    free(s->vf_t);
 }
 
 static const plot_spec st_plots[] = {
