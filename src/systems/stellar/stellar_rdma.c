@@ -49,8 +49,10 @@ static const cfg_key smr_schema[] = {
      .help = "path choice per packet"},
     {.name = "paths", .type = CFG_INT, .off = K(paths), .def = "128", .flags = CFG_MIN | CFG_MAX,
      .min = SMP_PATHS_MIN, .max = SMP_PATHS_MAX, .help = "paths (entropy values) per QP"},
-    {.name = "entropy", .type = CFG_ENUM, .off = K(out), .def = "pathidx", .choices = out_names,
-     .help = "a path index (each hop divides it) or a per-path hash"},
+    {.name = "entropy", .type = CFG_ENUM, .off = K(out), .def = "hash", .choices = out_names,
+     .help = "hash: a per-path hash each switch hashes again (per-path UDP source ports to "
+             "ECMP, collisions included); pathidx: an idealised index each hop divides "
+             "(no collisions, better than any hash)"},
     {.name = "window", .type = CFG_INT, .off = K(window), .def = "0", .flags = CFG_MIN | CFG_MAX,
      .min = 0, .max = SMP_WINDOW_MAX,
      .help = "PSNs outstanding per QP, a multiple of 64 (0: one BDP at RTT + RTO)"},
