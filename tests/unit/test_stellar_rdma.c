@@ -45,7 +45,15 @@
  *    the sender's NIC), after one RTO of 250 us, which falls inside the
  *    665 us stream, so the QP completes < 1 us later than loss-free, with another entropy than the lost
  *    copy's; the QP's scoreboard counts 1 retransmission, 1 timeout, no
- *    spurious one; the loss-free run resends nothing.
+ *    spurious one; the loss-free run resends nothing;
+ *
+ * and ECN under spraying (two OBS-128 QPs into one 100 Gbps port over 8
+ * spines of 20 Gbps): of the ECE-flagged acknowledgements leaving the
+ * receiver a quarter or more are NACKs (154 of 321), the senders count
+ * >= 90 % of them as marks on their paths (all 321), and each QP's window
+ * is cut on ECN (13 cuts each) to below half its initial BDP.  Checked by
+ * breaking: no CE echo on NACKs (rdma.c), the glue dropping a NACK's echo,
+ * smp_cc ignoring marks, and a QP held to one port each make a test fail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -601,6 +609,121 @@ static void test_allreduce(void **state)
                   "(%.1f %%)\n", bus, 100 * share_all, bus1, 100 * share_route);
 }
 
+/* ---- ECN on sprayed QPs: echoed on every ACK and NACK, acted on ------------ */
+
+/* Two OBS-128 QPs of 100 Gbps (h0, h1 on leaf0) into h2 (leaf1) over 8
+ * spines of 20 Gbps links: the sprayed packets queue at the leaf's
+ * uplinks, unequally, so they arrive reordered (many acknowledgements are
+ * NACKs), and the leaf1 -> h2 port (160 Gbps in, 100 out) marks from
+ * 30 KB, after the reordering, so NACKs carry marks too. */
+#define INCAST2 \
+    "topology: {kind: leaf_spine, leaves: 2, spines: 8, hosts_per_leaf: 2,\n" \
+    "  host_link: {rate: 100Gbps, delay: 1us, buffer: 4MB, ecn_k: 30KB},\n" \
+    "  fabric_link: {rate: 20Gbps, delay: 1us, buffer: 4MB, ecn_k: 100KB}}\n" \
+    "transport: {name: stellar_rocev2, mtu: 4158B, recovery: selective_repeat,\n" \
+    "  multipath: {algo: obs, paths: 128}}\n"
+
+typedef struct ecntap {
+    hook h;
+    uint64_t ece_ack, ece_nack, nack;   /* leaving h2's NIC */
+} ecntap;
+
+static int on_ecn(hook *h, port *q, pkt *p)
+{
+    ecntap *w = h->ctx;
+    if (p->kind == PKT_DATA || strncmp(q->base.name, "h2->", 4))
+        return HOOK_PASS;
+    bool nack = p->h.rdma.op == RDMA_OP_NACK;
+    w->nack += nack;
+    if (p->flags & PKT_F_ECE) {
+        w->ece_ack += p->h.rdma.op == RDMA_OP_ACK;
+        w->ece_nack += nack;
+    }
+    return HOOK_PASS;
+}
+
+/* The receiver echoes CE on every acknowledgement, NACKs included (with
+ * ack_interval 1 each data packet has its own), and the sender reacts: of
+ * the ECE-flagged ACKs and NACKs leaving h2, NACKs carry part, the two
+ * scoreboards count >= 90 % of them as marked on their paths (an ACK whose
+ * PSN the cumulative point already covered counts no mark), and each QP's
+ * window was cut on ECN, down to below half its initial BDP. */
+static void test_ce_echoed_and_acted_on(void **state)
+{
+    (void)state;
+    err e = {0};
+    cfg_doc *doc;
+    if (cfg_load_string("net.yaml", INCAST2, strlen(INCAST2), &doc, &e))
+        fail_msg("%s", e.msg);
+    sim *s = sim_create();
+    network_cfg c = {.pcap_max = 0};
+    cfg_node *root = cfg_root(doc);
+    c.topology = cfg_get(root, "topology");
+    c.transport = cfg_get(root, "transport");
+    c.routing = NET_ROUTE_ECMP;
+    model_env env = {.sim = s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+                     .net = net_registry_builtin()};
+    network *n;
+    if (network_create(&n, &c, root, "net", &env, &e))
+        fail_msg("%s", e.msg);
+    network_start(n);
+    topo *t = network_topo(n);
+    ecntap w = {0};
+    hook_init(&w.h, on_ecn, &w, "ecn");
+    for (size_t l = 0; l < topo_links(t); l++)
+        for (int d = 0; d < 2; d++)
+            hook_attach(topo_link_port(t, (int)l, d), &w.h);
+    int64_t fct[2] = {-2, -2};
+    conn *cn[2];
+    for (int i = 0; i < 2; i++) {
+        cn[i] = network_connect(n, i, 2, 0);
+        network_send_on(n, cn[i], 1000 * 4096, -1, 0, on_done, &fct[i]);
+    }
+    /* the scoreboards live until their QPs stop: read them every us */
+    uint64_t marked[2] = {0}, cuts[2] = {0};
+    double cwnd0[2] = {0}, cwnd_min[2] = {0};
+    for (int step = 0; step < 100000 && (fct[0] == -2 || fct[1] == -2); step++) {
+        sim_run(s, (int64_t)(step + 1) * 1000000);
+        for (int i = 0; i < 2; i++) {
+            const smp_qp *q = stellar_rdma_qp((rdma_qp *)cn[i]);
+            if (!q)
+                continue;
+            uint64_t m = 0;
+            for (uint32_t k = 0; k < q->paths.n; k++)
+                m += q->paths.p[k].marked;
+            marked[i] = m;
+            cuts[i] = q->cc.cuts_ecn;
+            if (!cwnd0[i])
+                cwnd0[i] = cwnd_min[i] = (double)q->pr->line_rate_bps / 8 *
+                                         ((double)q->pr->base_rtt_ps / 1e12);
+            if (q->cc.cwnd_bytes < cwnd_min[i])
+                cwnd_min[i] = q->cc.cwnd_bytes;
+        }
+    }
+    sim_run(s, SIM_TIME_MAX);
+    assert_true(fct[0] > 0 && fct[1] > 0);
+    uint64_t ece = w.ece_ack + w.ece_nack;
+    print_message("two OBS-128 QPs into one 100 Gbps port: %llu NACKs, %llu ACKs and %llu NACKs "
+                  "echo CE, %llu marks counted by the senders, ECN cuts %llu and %llu, window "
+                  "down to %.0f and %.0f of %.0f B\n", (unsigned long long)w.nack,
+                  (unsigned long long)w.ece_ack, (unsigned long long)w.ece_nack,
+                  (unsigned long long)(marked[0] + marked[1]), (unsigned long long)cuts[0],
+                  (unsigned long long)cuts[1], cwnd_min[0], cwnd_min[1], cwnd0[0]);
+    assert_true(w.nack > 500);              /* sprayed: reordered (952) */
+    assert_true(ece > 100);                 /* 167 ACKs and 154 NACKs */
+    assert_true(w.ece_nack > ece / 4);
+    assert_true(marked[0] + marked[1] <= ece);
+    assert_true(marked[0] + marked[1] >= 0.9 * (double)ece);
+    for (int i = 0; i < 2; i++) {
+        assert_true(cuts[i] > 0);
+        assert_true(cwnd_min[i] < 0.5 * cwnd0[i]);
+    }
+    hook_fini(&w.h);
+    network_destroy(n);
+    sim_destroy(s);
+    cfg_free(doc);
+}
+
 static void expect_bad(const char *set, const char *needle)
 {
     char dir[256];
@@ -690,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_fig9_paper_scale),
         cmocka_unit_test(test_choice_on_the_wire),
         cmocka_unit_test(test_obs_seeded_by_run),
+        cmocka_unit_test(test_ce_echoed_and_acted_on),
         cmocka_unit_test(test_path_count),
         cmocka_unit_test(test_allreduce),
         cmocka_unit_test(test_lossy_allreduce),
