@@ -364,25 +364,34 @@ static void on_done(void *ctx, network *n, const net_msg *m)
     *(int64_t *)ctx = m->aborted ? -1 : m->finish_ps - m->start_ps;
 }
 
-static qrun run_qp(const char *yaml, wtap *w, uint64_t seed)
+/* A started network of the scenario text yaml (topology, transport), ECMP
+ * routing, seed; *s and *doc to free after it. */
+static network *make_net(const char *yaml, uint64_t seed, sim **s, cfg_doc **doc)
 {
     err e = {0};
-    cfg_doc *doc;
-    if (cfg_load_string("net.yaml", yaml, strlen(yaml), &doc, &e))
+    if (cfg_load_string("net.yaml", yaml, strlen(yaml), doc, &e))
         fail_msg("%s", e.msg);
-    sim *s = sim_create();
+    *s = sim_create();
     network_cfg c = {.pcap_max = 0};
-    cfg_node *root = cfg_root(doc);
+    cfg_node *root = cfg_root(*doc);
     c.topology = cfg_get(root, "topology");
     c.transport = cfg_get(root, "transport");
     c.routing = NET_ROUTE_ECMP;
-    model_env env = {.sim = s, .seed = seed, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+    model_env env = {.sim = *s, .seed = seed, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
                      .net = net_registry_builtin()};
-    w->ehash = 0xcbf29ce484222325ull;
     network *n;
     if (network_create(&n, &c, root, "net", &env, &e))
         fail_msg("%s", e.msg);
     network_start(n);
+    return n;
+}
+
+static qrun run_qp(const char *yaml, wtap *w, uint64_t seed)
+{
+    sim *s;
+    cfg_doc *doc;
+    w->ehash = 0xcbf29ce484222325ull;
+    network *n = make_net(yaml, seed, &s, &doc);
     topo *t = network_topo(n);
     hook_init(&w->h, on_wire, w, "wire");
     for (size_t l = 0; l < topo_links(t); l++)
@@ -651,22 +660,9 @@ static int on_ecn(hook *h, port *q, pkt *p)
 static void test_ce_echoed_and_acted_on(void **state)
 {
     (void)state;
-    err e = {0};
+    sim *s;
     cfg_doc *doc;
-    if (cfg_load_string("net.yaml", INCAST2, strlen(INCAST2), &doc, &e))
-        fail_msg("%s", e.msg);
-    sim *s = sim_create();
-    network_cfg c = {.pcap_max = 0};
-    cfg_node *root = cfg_root(doc);
-    c.topology = cfg_get(root, "topology");
-    c.transport = cfg_get(root, "transport");
-    c.routing = NET_ROUTE_ECMP;
-    model_env env = {.sim = s, .seed = 1, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
-                     .net = net_registry_builtin()};
-    network *n;
-    if (network_create(&n, &c, root, "net", &env, &e))
-        fail_msg("%s", e.msg);
-    network_start(n);
+    network *n = make_net(INCAST2, 1, &s, &doc);
     topo *t = network_topo(n);
     ecntap w = {0};
     hook_init(&w.h, on_ecn, &w, "ecn");
