@@ -43,6 +43,8 @@ typedef struct smr_keys {
     bool order_loss, loss_cut;
     int64_t cap_base_ps;        /* the largest data-packet RTT of the QPs
                                    started so far: the RTT cap's base */
+    /* the CC's reactions, summed over the QPs as they stop (summary.json) */
+    uint64_t acks, marked, cuts_ecn, cuts_rtt, cuts_loss;
 } smr_keys;
 
 static const char *const algo_names[] = {"single", "rr", "obs", "bestrtt", "dwrr", "mprdma", NULL};
@@ -209,11 +211,24 @@ static void init(rdma_qp *qp, void *v)
     rdma_qp_set_path(qp, path_hook, st);
 }
 
+/* Adds a QP's ACK, echo and cut counts to the run's. */
+static void add_counts(smr_keys *k, const smp_qp *q)
+{
+    for (uint32_t i = 0; i < q->paths.n; i++) {
+        k->acks += q->paths.p[i].acked;
+        k->marked += q->paths.p[i].marked;
+    }
+    k->cuts_ecn += q->cc.cuts_ecn;
+    k->cuts_rtt += q->cc.cuts_rtt;
+    k->cuts_loss += q->cc.cuts_loss;
+}
+
 static void stop(rdma_qp *qp, void *v)
 {
     smr_st *st = v;
     if (!st->live)
         return;
+    add_counts(rdma_tp_cc_ctx(qp->tp), &st->q);
     sim_timer_disarm(qp->c.s, &st->rto_t);
     smp_qp_fini(&st->q);
     st->live = false;
@@ -358,9 +373,24 @@ static int w_net_ready(void *tp, topo *t, const cfg_node *sec, const char *path,
 {
     return rocev2_transport.net_ready(tp, t, sec, path, e);
 }
+/* rocev2's tables, and what Stellar's CC saw and did: ACKs and NACKs with
+ * their ECN echoes, and its window cuts by cause. */
 static int w_report(void *tp, out *o, json_t *summary, err *e)
 {
-    return rocev2_transport.report(tp, o, summary, e);
+    int rc = rocev2_transport.report(tp, o, summary, e);
+    const smr_keys *done = rdma_tp_cc_ctx(tp);
+    if (rc || !done)
+        return rc;
+    smr_keys sum = *done, *k = &sum;   /* the stopped QPs' and the live ones' */
+    for (const rdma_qp *qp = ((const rdma_tp *)tp)->live; qp; qp = qp->live_next)
+        if (stellar_rdma_qp(qp))
+            add_counts(k, stellar_rdma_qp(qp));
+    json_object_set_new(summary, "stellar_acks", json_integer((json_int_t)k->acks));
+    json_object_set_new(summary, "stellar_ecn_echoes", json_integer((json_int_t)k->marked));
+    json_object_set_new(summary, "stellar_ecn_cuts", json_integer((json_int_t)k->cuts_ecn));
+    json_object_set_new(summary, "stellar_rtt_cuts", json_integer((json_int_t)k->cuts_rtt));
+    json_object_set_new(summary, "stellar_loss_cuts", json_integer((json_int_t)k->cuts_loss));
+    return 0;
 }
 static int w_spray_check(void *tp, const char *routing, const cfg_node *sec, const char *path,
                          err *e)
