@@ -144,6 +144,15 @@ typedef struct rdma_msg {
 
 /* A set of PSNs from `base` on (a multiple of 64); PSNs below base are in
  * it (acknowledged / delivered). */
+/* A QP's place in the ring of one NIC port pulling from it; a QP has one
+ * per slot (the port's index among its host's ports, below RDMA_NIC_SLOTS),
+ * so that the ports of a multi-homed RNIC pull from it alike. */
+#define RDMA_NIC_SLOTS 4
+typedef struct rdma_ring {
+    rdma_qp *prev, *next;       /* in that NIC's ring while active */
+    bool active;
+} rdma_ring;
+
 typedef struct rdma_bits {
     uint64_t *w;
     uint64_t base;
@@ -155,9 +164,14 @@ struct rdma_qp {
     sink tx, rx;                /* at the requester: ACK/NACK/CNP; at the responder: data */
     rdma_tp *tp;
     const rdma_keys *k;
-    rdma_nic *nic;              /* the sending NIC */
-    rdma_qp *nic_prev, *nic_next;   /* in the NIC's ring while active */
-    bool active;
+    rdma_nic *nic;              /* the sending NIC (the first of ports[]) */
+    rdma_nic *ports[RDMA_NIC_SLOTS];    /* the NIC ports that pull from it: its
+                                   route's, or those rdma_qp_bind_ports() gave */
+    uint8_t nports;
+    uint8_t tx_port;            /* index in ports[] of the one pulling now */
+    bool ports_bound;           /* ports[] set by rdma_qp_bind_ports(), kept
+                                   across route changes */
+    rdma_ring ring[RDMA_NIC_SLOTS];     /* by the NIC's slot */
     /* Chooses the path of data packet p (sets rt and hop, or dst_node and
      * entropy); default rdma_path_default. */
     void (*path)(rdma_qp *qp, pkt *p);
@@ -237,6 +251,15 @@ int rdma_need_selective(const rdma_tp *tp, const char *what, const cfg_node *sec
 void rdma_qp_set_rate(rdma_qp *qp, int64_t rate_bps);
 void rdma_qp_set_window(rdma_qp *qp, uint64_t wnd_bytes);
 void rdma_qp_set_path(rdma_qp *qp, void (*path)(rdma_qp *qp, pkt *p), void *ctx);
+/* The source host's NIC ports with a next hop toward the QP's destination
+ * (in link id order: plane 0, plane 1 on a dual-plane fabric), at most max;
+ * returns their count.  A QP whose packets are forwarded by entropy (its
+ * path hook sets rt NULL) may be pulled by several of them: */
+size_t rdma_qp_host_ports(rdma_qp *qp, port **res, size_t max);
+/* ... the QP is pulled by these n ports (1..RDMA_NIC_SLOTS, from
+ * rdma_qp_host_ports) instead of its route's, and its line rate is their
+ * sum; the path hook reads which one pulls in qp->tx_port. */
+void rdma_qp_bind_ports(rdma_qp *qp, port *const *q, size_t n);
 /* The QP's timeout count (its loss recovery's, when a CC owns recovery). */
 void rdma_qp_set_timeouts(rdma_qp *qp, uint64_t n);
 /* Events a CC algorithm ignores. */
@@ -246,8 +269,9 @@ void rdma_cc_nop(rdma_qp *qp, void *st);
 
 /* ---- inside the transport (rdma*.c) ------------------------------------ */
 
-/* The NIC of port q (made on first use), and its scheduler. */
-rdma_nic *rdma_nic_of(rdma_tp *tp, port *q);
+/* The NIC of port q, slot its index among its host's ports (made on first
+ * use), and its scheduler. */
+rdma_nic *rdma_nic_of(rdma_tp *tp, port *q, int slot);
 void rdma_nic_activate(rdma_nic *nic, rdma_qp *qp);
 void rdma_nic_remove(rdma_nic *nic, rdma_qp *qp);
 void rdma_nic_free_all(rdma_tp *tp);

@@ -122,6 +122,10 @@ struct smp_paths {
     int64_t now_ps;             /* time of the choice being made */
     int32_t exclude;            /* path a retransmission must avoid, or -1 */
     bool ignore_avoid;          /* every path avoided: take any */
+    uint32_t planes;            /* the QP's NIC ports (0 or 1: one); path i
+                                   leaves by port i mod planes */
+    uint32_t plane;             /* the port that sends now: only its paths
+                                   are eligible (planes > 1) */
     smp_path *p;                /* n paths */
 };
 
@@ -134,11 +138,25 @@ extern const smp_path_ops smp_single, smp_rr, smp_obs, smp_bestrtt, smp_dwrr, sm
 void smp_paths_init(smp_paths *ps, const smp_path_ops *ops, const smp_params *pr, uint64_t key,
                     uint64_t seed, uint64_t qp);
 void smp_paths_fini(smp_paths *ps);
+/* The QP sends on `planes` ports (a dual-port RNIC on a dual-plane fabric:
+ * 2), path i on port i mod planes; before each choice the sender says which
+ * port sends (ps->plane).  Needs paths >= 2 x planes; pinned algorithms
+ * ignore it (the QP is bound to its path's port). */
+void smp_paths_set_planes(smp_paths *ps, uint32_t planes);
 
-/* True when path i may be chosen now (not avoided, not excluded). */
+/* True when path i leaves by the port that sends now (every path with one
+ * port). */
+static inline bool smp_path_on_plane(const smp_paths *ps, uint32_t i)
+{
+    return ps->planes < 2 || i % ps->planes == ps->plane;
+}
+
+/* True when path i may be chosen now (its port's, not avoided, not
+ * excluded). */
 static inline bool smp_path_ok(const smp_paths *ps, uint32_t i)
 {
-    return (int32_t)i != ps->exclude && (ps->ignore_avoid || ps->p[i].avoid_until_ps <= ps->now_ps);
+    return (int32_t)i != ps->exclude && smp_path_on_plane(ps, i) &&
+           (ps->ignore_avoid || ps->p[i].avoid_until_ps <= ps->now_ps);
 }
 
 /* The path for a packet of `bytes` at now_ps; `exclude` (-1: none) is a

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aisim/fwd.h"
 #include "aisim/log.h"
 #include "aisim/rdma.h"
 #include "aisim/units.h"
@@ -256,8 +257,16 @@ int rdma_qp_next(rdma_qp *qp, pkt **res, int64_t *at)
 
 void rdma_qp_wake(rdma_qp *qp)
 {
-    if (qp->nic && !qp->aborted)
-        rdma_nic_activate(qp->nic, qp);
+    if (qp->aborted)
+        return;
+    for (uint8_t j = 0; j < qp->nports; j++)
+        rdma_nic_activate(qp->ports[j], qp);
+}
+
+static void unbind_ports(rdma_qp *qp)
+{
+    for (uint8_t j = 0; j < qp->nports; j++)
+        rdma_nic_remove(qp->ports[j], qp);
 }
 
 void rdma_qp_set_weight(rdma_qp *qp, uint32_t w)
@@ -461,7 +470,7 @@ static void on_rto(sim *s, void *obj, uint64_t arg)
     qp->st_timeouts++;
     if (++qp->rtos_in_row > qp->k->max_rto) {
         qp->aborted = true;
-        rdma_nic_remove(qp->nic, qp);
+        unbind_ports(qp);
         qp->c.aborted(&qp->c);
         return;
     }
@@ -505,17 +514,67 @@ static void rdma_conn_init(conn *c, sink **at_src, sink **at_dst)
     *at_dst = &qp->rx;
 }
 
-/* The QP's NIC: the port its route leaves by. */
+/* The index of port q among the ports of the QP's source host (its NIC's
+ * ring slot), or -1. */
+static int host_slot(const rdma_qp *qp, const port *q)
+{
+    topo *t = qp->tp->t;
+    if (!t)
+        return 0;
+    int node = topo_host_node(t, qp->c.src);
+    for (size_t i = 0, n = topo_node_degree(t, node); i < n; i++)
+        if (topo_node_port(t, node, i) == q)
+            return (int)i;
+    return -1;
+}
+
+/* The QP's NIC: the port its route leaves by (unless its CC bound it to
+ * its host's ports: rdma_qp_bind_ports). */
 static void bind_nic(rdma_qp *qp)
 {
+    if (qp->ports_bound)
+        return;
     port *q = (port *)port_of_sink(qp->c.fwd->hop[0]);
-    rdma_nic *nic = rdma_nic_of(qp->tp, q);
+    rdma_nic *nic = rdma_nic_of(qp->tp, q, host_slot(qp, q));
     if (nic == qp->nic)
         return;
-    if (qp->nic)
-        rdma_nic_remove(qp->nic, qp);
-    qp->nic = nic;
+    unbind_ports(qp);
+    qp->nic = qp->ports[0] = nic;
+    qp->nports = 1;
+    qp->tx_port = 0;
     qp->line_bps = q->cfg.rate_bps;
+}
+
+size_t rdma_qp_host_ports(rdma_qp *qp, port **res, size_t max)
+{
+    topo *t = qp->tp->t;
+    if (!t || !qp->c.fwd)
+        return 0;
+    const fwd_cand *c;
+    uint32_t n = topo_next_hops(t, topo_host_node(t, qp->c.src), (int)qp->c.dst_node, &c);
+    size_t k = 0;
+    for (uint32_t i = 0; i < n && k < max; i++) {
+        int slot = host_slot(qp, c[i].q);
+        if (slot >= 0 && slot < RDMA_NIC_SLOTS)
+            res[k++] = c[i].q;
+    }
+    return k;
+}
+
+void rdma_qp_bind_ports(rdma_qp *qp, port *const *q, size_t n)
+{
+    if (n < 1 || n > RDMA_NIC_SLOTS)
+        return;
+    unbind_ports(qp);
+    qp->line_bps = 0;
+    for (size_t j = 0; j < n; j++) {
+        qp->ports[j] = rdma_nic_of(qp->tp, q[j], host_slot(qp, q[j]));
+        qp->line_bps += q[j]->cfg.rate_bps;
+    }
+    qp->nic = qp->ports[0];
+    qp->nports = (uint8_t)n;
+    qp->tx_port = 0;
+    qp->ports_bound = true;
 }
 
 /* True if the QP's route stays inside a server (two GPUs over NVLink). */
@@ -584,8 +643,7 @@ static void rdma_stop(conn *c)
 {
     rdma_qp *qp = (rdma_qp *)c;
     sim_timer_disarm(c->s, &qp->rto);
-    if (qp->nic)
-        rdma_nic_remove(qp->nic, qp);
+    unbind_ports(qp);
     qp->cc->stop(qp, qp->ccs);
     rdma_report_unlink(qp->tp, qp);
     free(qp->ccs);

@@ -6,7 +6,9 @@
  * up to w packets per turn) and takes the first whose pacing and window
  * allow a packet now.  A QP with nothing to send leaves the ring (it comes
  * back through rdma_qp_wake); if every QP is paced later, a timer wakes
- * the port at the earliest.  Optional caps on the packet rate (nic_pps)
+ * the port at the earliest.  A QP may be pulled by several ports of its
+ * host (a dual-port RNIC, rdma_qp_bind_ports): it has a ring place per
+ * port slot, and qp->tx_port tells it which one pulls.  Optional caps on the packet rate (nic_pps)
  * and on the processing rate (nic_rate) space the pulls.
  */
 #include <stdlib.h>
@@ -25,6 +27,8 @@ struct rdma_nic {
     int64_t wake_at;            /* INT64_MAX: not armed */
     int64_t gap_ps, next_ps;    /* packet-rate cap: the gap, the next pull */
     int64_t rate_bps;           /* processing-rate cap, 0: none */
+    int slot;                   /* its port's index among the host's: the
+                                   QPs' ring place (rdma_qp.ring[slot]) */
 };
 
 static void on_wake(sim *s, void *obj, uint64_t arg)
@@ -58,18 +62,21 @@ static pkt *nic_pull(port_source *self, port *q, int c)
     for (size_t i = 0, n = nic->n; i < n && nic->cur; i++) {
         rdma_qp *qp = nic->cur;
         int cls = qp->c.prio < q->cfg.nprio ? qp->c.prio : q->cfg.nprio - 1;
-        rdma_qp *next = qp->nic_next;
+        rdma_qp *next = qp->ring[nic->slot].next;
         if (cls != c) {
             nic->cur = next;
             continue;
         }
         pkt *p;
         int64_t at;
+        for (uint8_t j = 0; j < qp->nports; j++)
+            if (qp->ports[j] == nic)
+                qp->tx_port = j;
         int r = rdma_qp_next(qp, &p, &at);
         if (r > 0) {
             if (--qp->turn == 0) {
                 qp->turn = qp->weight;
-                nic->cur = qp->nic_next;
+                nic->cur = qp->ring[nic->slot].next;
             }
             int64_t gap = nic->gap_ps;
             if (nic->rate_bps) {
@@ -92,7 +99,7 @@ static pkt *nic_pull(port_source *self, port *q, int c)
     return NULL;
 }
 
-rdma_nic *rdma_nic_of(rdma_tp *tp, port *q)
+rdma_nic *rdma_nic_of(rdma_tp *tp, port *q, int slot)
 {
     if (q->source)              /* one NIC per port: found by its source */
         return (rdma_nic *)q->source;
@@ -101,6 +108,7 @@ rdma_nic *rdma_nic_of(rdma_tp *tp, port *q)
     nic->q = q;
     nic->s = q->s;
     nic->wake_at = INT64_MAX;
+    nic->slot = slot >= 0 && slot < RDMA_NIC_SLOTS ? slot : RDMA_NIC_SLOTS - 1;
     if (tp->k.nic_pps)
         nic->gap_ps = PS_PER_S / tp->k.nic_pps;
     nic->rate_bps = tp->k.nic_rate_bps;
@@ -113,16 +121,18 @@ rdma_nic *rdma_nic_of(rdma_tp *tp, port *q)
 
 void rdma_nic_activate(rdma_nic *nic, rdma_qp *qp)
 {
-    if (!qp->active) {
-        qp->active = true;
+    int k = nic->slot;
+    rdma_ring *r = &qp->ring[k];
+    if (!r->active) {
+        r->active = true;
         if (!nic->cur) {
-            qp->nic_next = qp->nic_prev = qp;
+            r->next = r->prev = qp;
             nic->cur = qp;
         } else {                /* at the ring's end: just before cur */
-            qp->nic_next = nic->cur;
-            qp->nic_prev = nic->cur->nic_prev;
-            qp->nic_prev->nic_next = qp;
-            nic->cur->nic_prev = qp;
+            r->next = nic->cur;
+            r->prev = nic->cur->ring[k].prev;
+            r->prev->ring[k].next = qp;
+            nic->cur->ring[k].prev = qp;
         }
         nic->n++;
     }
@@ -131,18 +141,20 @@ void rdma_nic_activate(rdma_nic *nic, rdma_qp *qp)
 
 void rdma_nic_remove(rdma_nic *nic, rdma_qp *qp)
 {
-    if (!qp->active)
+    int k = nic->slot;
+    rdma_ring *r = &qp->ring[k];
+    if (!r->active)
         return;
-    qp->active = false;
+    r->active = false;
     if (--nic->n == 0) {
         nic->cur = NULL;
     } else {
-        qp->nic_prev->nic_next = qp->nic_next;
-        qp->nic_next->nic_prev = qp->nic_prev;
+        r->prev->ring[k].next = r->next;
+        r->next->ring[k].prev = r->prev;
         if (nic->cur == qp)
-            nic->cur = qp->nic_next;
+            nic->cur = r->next;
     }
-    qp->nic_next = qp->nic_prev = NULL;
+    r->next = r->prev = NULL;
 }
 
 void rdma_nic_free_all(rdma_tp *tp)

@@ -51,6 +51,7 @@ static void test_defaults(void **state)
     assert_null(smp_params_check(&pr));
     assert_int_equal(pr.paths, 128);
     assert_int_equal(pr.rto_ps, US(250));
+    assert_int_equal(pr.out, SMP_OUT_HASH);     /* hashed entropy; pathidx is idealised */
     /* 400 Gbps x 260 us = 13 MB = 3,174 packets of 4 KiB, rounded to 3,200 */
     assert_int_equal(smp_params_window(&pr), 3200);
     pr.paths = 3;
@@ -136,6 +137,7 @@ static void test_single_and_entropy(void **state)
         smp_path_lost(&ps, 1000003 % 16, true, 0);
     assert_int_equal(smp_path_choose(&ps, 4096, 1, -1), 1000003 % 16);
     uint16_t fl = 0;
+    pr.out = SMP_OUT_PATHIDX;
     uint32_t e0 = smp_path_entropy(&ps, 0, &fl);
     assert_int_equal(fl, PKT_F_PATHIDX);
     assert_int_equal((uint32_t)(smp_path_entropy(&ps, 5, &fl) - e0), 5);

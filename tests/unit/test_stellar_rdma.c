@@ -15,7 +15,8 @@
  *    below single path's; ConnectX-7-like (multipath off, DCQCN with
  *    NVIDIA's defaults and a 20 us increase timer): CNPs, all 16 QPs done,
  *    p99 > 1.5x OBS-128's and < 2x single path's; the ToR uplinks' (max - min) load at 4 paths
- *    above 128 paths' by > 3x;
+ *    above 128 paths' by > 3x, and at 128 paths below 0.75 of the mean
+ *    (hashed entropy, the default: a multinomial over the uplinks);
  *  - a ToR uplink dropping 3 % of its packets (endless QPs, 2 ms): OBS-128
  *    keeps > 95 % of the clean run's goodput, with 50 to 1,000 PSNs resent
  *    (each lost PSN alone, not windows) and conservation;
@@ -23,14 +24,19 @@
  *    entropy, 1 ms): the sender ToR's uplink imbalance (max - min) / 200
  *    Gbps in the worse plane at 4 paths > 2.5x that at 128, 16 above 128,
  *    128 below 0.08; goodput > 95 % of the NIC's 400 Gbps;
- *  - stellar/rdma-allreduce at 16 MiB: bus bandwidth > 23.5 GB/s (the
- *    RTT cap on the fabric's base RTT; 19.6 on each QP's own), no resend;
+ *  - stellar/rdma-allreduce at 16 MiB: with QPs on both RNIC ports
+ *    (multipath.ports: all) bus bandwidth > 30 GB/s, above one port's
+ *    25, each RNIC's ports within 40/60 %; on the route's port alone
+ *    between 23.5 (the RTT cap on the fabric's base RTT; 19.6 on each QP's
+ *    own) and 25, a port unused; no resend;
  *  - bad input: multipath on go-back-N, 0 or 257 paths, an unknown
  *    algorithm: exit 2 naming the key;
  *  - determinism: flows.csv and links.csv byte-identical on a rerun;
  *
  * and on one QP of 2,000 packets across a leaf-spine of 8 spines (8
- * uplinks, 100 Gbps), counted on the wtap by a hook on every port:
+ * uplinks, 100 Gbps), counted on the wtap by a hook on every port, with
+ * the idealised `entropy: pathidx` (index i on uplink i mod 8), so that
+ * the uplink counts test the choice alone:
  *  - OBS-128: the leaf's 8 uplinks carry 250 packets each within a
  *    chi-square of 8 x 3 = 24 (7 degrees of freedom, p ~ 0.001); the 128
  *    path indices, counted by the core, within chi-square 200 (127 dof);
@@ -39,7 +45,15 @@
  *    the sender's NIC), after one RTO of 250 us, which falls inside the
  *    665 us stream, so the QP completes < 1 us later than loss-free, with another entropy than the lost
  *    copy's; the QP's scoreboard counts 1 retransmission, 1 timeout, no
- *    spurious one; the loss-free run resends nothing.
+ *    spurious one; the loss-free run resends nothing;
+ *
+ * and ECN under spraying (two OBS-128 QPs into one 100 Gbps port over 8
+ * spines of 20 Gbps): of the ECE-flagged acknowledgements leaving the
+ * receiver a quarter or more are NACKs (154 of 321), the senders count
+ * >= 90 % of them as marks on their paths (all 321), and each QP's window
+ * is cut on ECN (13 cuts each) to below half its initial BDP.  Checked by
+ * breaking: no CE echo on NACKs (rdma.c), the glue dropping a NACK's echo,
+ * smp_cc ignoring marks, and a QP held to one port each make a test fail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,7 +187,9 @@ static void test_obs_against_single(void **state)
     int n128, n4;
     double sp128 = uplink_spread("obs", &n128), sp4 = uplink_spread("obs4", &n4);
     assert_int_equal(n128, 32);
-    assert_true(sp128 < 0.15);
+    /* hashed entropy (the default): 128 hashes over a ToR's 8 uplinks are
+     * a multinomial, not a partition (0.58 at seed 1; 0.136 with pathidx) */
+    assert_true(sp128 < 0.75);
     assert_true(sp4 > 3 * sp128);
     print_message("RDMA OBS-128 p99 %.1f us (%.0f NACKs, 0 resent), single %.1f us; uplink "
                   "(max-min)/mean within a ToR: 128 paths %.3f, 4 paths %.3f\n", jnum(ro, "fct_p99_s") * 1e6,
@@ -229,14 +245,18 @@ static void test_fig9_paper_scale(void **state)
     json_t *s = tu_run("stellar/rdma-permutation-30", "p30s", single, 1);
     assert_int_equal(jnum(results(o), "flows_completed"), 120);
     assert_int_equal(jnum(results(s), "flows_completed"), 120);
-    assert_true(jnum(results(o), "fct_p99_s") <= 16e6 * 8 / 180e9);
+    /* both ports: 400 Gbps per QP into a 1:1 fabric, now loaded to its
+     * capacity, so queues build and ECN marks (736 us; 693 on one port) */
+    assert_true(jnum(results(o), "fct_p99_s") <= 16e6 * 8 / 160e9);
+    assert_true(jnum(results(o), "ecn_marks") > 0);
     assert_true(jnum(results(s), "fct_p99_s") > 2 * jnum(results(o), "fct_p99_s"));
     qstat qo = uplink_queues("p30"), qs = uplink_queues("p30s");
     assert_int_equal(qo.n, 240);
     assert_int_equal(qs.n, 240);
-    assert_true(qo.hot * 5 < qs.hot);           /* 4.9 against 75.3 KB */
-    assert_true(qo.avg * 1.5 < qs.avg);         /* 2.9 against 6.6 KB */
-    assert_true(qo.max * 4 < qs.max);           /* 42 against 401 KB */
+    /* OBS's QPs offer twice single path's (two ports against one) */
+    assert_true(qo.hot * 5 < qs.hot);           /* 13.5 against 82.6 KB */
+    assert_true(qo.avg * 1.5 < qs.avg);         /* 4.0 against 9.4 KB */
+    assert_true(qo.max * 3 < qs.max);           /* 158 against 601 KB */
     print_message("Fig. 9, 30 servers: ToR uplinks' time-averaged queue OBS-128 %.2f KB (hottest "
                   "%.1f, largest max %.1f), single path %.2f KB (hottest %.1f, largest %.1f); p99 "
                   "%.0f against %.0f us\n", qo.avg / 1e3, qo.hot / 1e3, qo.max / 1e3, qs.avg / 1e3,
@@ -250,7 +270,7 @@ static void test_fig9_paper_scale(void **state)
     assert_true(jnum(results(m), "fct_p99_s") > 1.2 * jnum(results(o), "fct_p99_s"));
     assert_true(jnum(results(m), "fct_p99_s") < jnum(results(s), "fct_p99_s"));
     qstat qm = uplink_queues("p30m");
-    assert_true(qm.max > 4 * qo.max);           /* 963 against 42 KB */
+    assert_true(qm.max > 4 * qo.max);           /* 963 against 158 KB */
     print_message("multi-QP ECMP: p99 %.0f us, largest uplink queue %.1f KB\n",
                   jnum(results(m), "fct_p99_s") * 1e6, qm.max / 1e3);
     json_decref(m);
@@ -295,7 +315,7 @@ static void test_lossy_link(void **state)
     "  host_link: {rate: 100Gbps, delay: 1us, buffer: 4MB},\n" \
     "  fabric_link: {rate: 100Gbps, delay: 1us, buffer: 4MB}}\n" \
     "transport: {name: stellar_rocev2, mtu: 4158B, recovery: selective_repeat,\n" \
-    "  multipath: {algo: " algo ", paths: 128}}\n"
+    "  multipath: {algo: " algo ", paths: 128, entropy: pathidx}}\n"
 
 typedef struct wtap {
     hook h;
@@ -344,25 +364,34 @@ static void on_done(void *ctx, network *n, const net_msg *m)
     *(int64_t *)ctx = m->aborted ? -1 : m->finish_ps - m->start_ps;
 }
 
-static qrun run_qp(const char *yaml, wtap *w, uint64_t seed)
+/* A started network of the scenario text yaml (topology, transport), ECMP
+ * routing, seed; *s and *doc to free after it. */
+static network *make_net(const char *yaml, uint64_t seed, sim **s, cfg_doc **doc)
 {
     err e = {0};
-    cfg_doc *doc;
-    if (cfg_load_string("net.yaml", yaml, strlen(yaml), &doc, &e))
+    if (cfg_load_string("net.yaml", yaml, strlen(yaml), doc, &e))
         fail_msg("%s", e.msg);
-    sim *s = sim_create();
+    *s = sim_create();
     network_cfg c = {.pcap_max = 0};
-    cfg_node *root = cfg_root(doc);
+    cfg_node *root = cfg_root(*doc);
     c.topology = cfg_get(root, "topology");
     c.transport = cfg_get(root, "transport");
     c.routing = NET_ROUTE_ECMP;
-    model_env env = {.sim = s, .seed = seed, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
+    model_env env = {.sim = *s, .seed = seed, .base_dir = ".", .stop_ps = SIM_TIME_MAX,
                      .net = net_registry_builtin()};
-    w->ehash = 0xcbf29ce484222325ull;
     network *n;
     if (network_create(&n, &c, root, "net", &env, &e))
         fail_msg("%s", e.msg);
     network_start(n);
+    return n;
+}
+
+static qrun run_qp(const char *yaml, wtap *w, uint64_t seed)
+{
+    sim *s;
+    cfg_doc *doc;
+    w->ehash = 0xcbf29ce484222325ull;
+    network *n = make_net(yaml, seed, &s, &doc);
     topo *t = network_topo(n);
     hook_init(&w->h, on_wire, w, "wire");
     for (size_t l = 0; l < topo_links(t); l++)
@@ -524,15 +553,18 @@ static void test_path_count(void **state)
 /* stellar/rdma-allreduce at 16 MiB: the ring completes over multi-path
  * QPs at > 70 % of the 200 Gbps port (bus bandwidth > 17.5 GB/s, measured
  * 19.6), nothing resent. */
-static void test_allreduce(void **state)
+/* Bus bandwidth of stellar/rdma-allreduce at 16 MiB (run `sub`, one
+ * more --set), and the smallest share an RNIC's less used port carried of
+ * its data (links.csv: s*.g0->p0.* against s*.g0->p1.*). */
+static double allreduce16(const char *sub, const char *set, double *port_share)
 {
-    (void)state;
-    const char *sets[] = {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB"};
-    json_t *r = tu_run("stellar/rdma-allreduce", "ar", sets, 2);
+    const char *sets[] = {"collective.sweep.min_bytes=16MiB", "collective.sweep.max_bytes=16MiB",
+                          set};
+    json_t *r = tu_run("stellar/rdma-allreduce", sub, sets, set ? 3 : 2);
     assert_int_equal(jnum(results(r), "rdma_retransmits"), 0);
     assert_int_equal(jnum(results(r), "flows_aborted"), 0);
     char path[512];
-    snprintf(path, sizeof path, "%s/ar/nccl_tests.csv", tu_tmp);
+    snprintf(path, sizeof path, "%s/%s/nccl_tests.csv", tu_tmp, sub);
     char *b = tu_slurp(path, NULL);
     char *row = strchr(b, '\n');
     assert_non_null(row);
@@ -540,12 +572,152 @@ static void test_allreduce(void **state)
     assert_int_equal(sscanf(row + 1, "%lf,%lf,float,sum,-1,%lf,%lf,%lf", &size, &count, &t, &alg,
                             &bus), 5);
     assert_true(size == 16777216);
-    /* the RTT cap on the fabric's base RTT: DCQCN's 24.07 GB/s (19.6 with
-     * each QP's own base RTT, docs/stellar.md section 6) */
-    assert_true(bus > 23.5);
-    print_message("RDMA OBS-128 ring all-reduce 16 MiB: bus bandwidth %.2f GB/s\n", bus);
     free(b);
+    snprintf(path, sizeof path, "%s/%s/links.csv", tu_tmp, sub);
+    b = tu_slurp(path, NULL);
+    double tx[64][2] = {{0}};
+    for (char *line = strtok(b, "\n"); line; line = strtok(NULL, "\n")) {
+        int srv, pl;
+        double rate, bytes;
+        if (sscanf(line, "s%d.g0->p%d.tor%*[^,],%lf,%lf", &srv, &pl, &rate, &bytes) == 4 &&
+            srv >= 0 && srv < 64 && (pl == 0 || pl == 1))
+            tx[srv][pl] += bytes;
+    }
+    free(b);
+    *port_share = 1;
+    for (int i = 0; i < 64; i++) {
+        double all = tx[i][0] + tx[i][1];
+        double lo = tx[i][0] < tx[i][1] ? tx[i][0] : tx[i][1];
+        if (all > 0 && lo / all < *port_share)
+            *port_share = lo / all;
+    }
     json_decref(r);
+    return bus;
+}
+
+/* stellar/rdma-allreduce at 16 MiB: a ring of 16 RNICs of 2 x 200 Gbps
+ * (25 GB/s a port).  With `ports: all` every QP sprays over both ports,
+ * so the bus bandwidth passes one port's line rate (44.1 GB/s) and every
+ * RNIC's less used port carries > 40 % of its data; with `ports: route`
+ * (one port per QP, by hash) it stays below 25 GB/s (24.07, DCQCN's on
+ * one port: the RTT cap on the fabric's base RTT; 19.6 with each QP's own
+ * base RTT, docs/stellar.md section 6) and some port carries nothing.
+ * Nothing resent in either. */
+static void test_allreduce(void **state)
+{
+    (void)state;
+    double share_all, share_route;
+    double bus = allreduce16("ar", NULL, &share_all);
+    double bus1 = allreduce16("ar1", "collective.transport.multipath.ports=route", &share_route);
+    assert_true(bus > 30);
+    assert_true(share_all > 0.4);
+    assert_true(bus1 > 23.5 && bus1 < 25);
+    assert_true(share_route < 0.05);
+    print_message("RDMA OBS-128 ring all-reduce 16 MiB: bus bandwidth %.2f GB/s on both ports "
+                  "(least used port %.1f %% of an RNIC's data), %.2f GB/s on the route's port "
+                  "(%.1f %%)\n", bus, 100 * share_all, bus1, 100 * share_route);
+}
+
+/* ---- ECN on sprayed QPs: echoed on every ACK and NACK, acted on ------------ */
+
+/* Two OBS-128 QPs of 100 Gbps (h0, h1 on leaf0) into h2 (leaf1) over 8
+ * spines of 20 Gbps links: the sprayed packets queue at the leaf's
+ * uplinks, unequally, so they arrive reordered (many acknowledgements are
+ * NACKs), and the leaf1 -> h2 port (160 Gbps in, 100 out) marks from
+ * 30 KB, after the reordering, so NACKs carry marks too. */
+#define INCAST2 \
+    "topology: {kind: leaf_spine, leaves: 2, spines: 8, hosts_per_leaf: 2,\n" \
+    "  host_link: {rate: 100Gbps, delay: 1us, buffer: 4MB, ecn_k: 30KB},\n" \
+    "  fabric_link: {rate: 20Gbps, delay: 1us, buffer: 4MB, ecn_k: 100KB}}\n" \
+    "transport: {name: stellar_rocev2, mtu: 4158B, recovery: selective_repeat,\n" \
+    "  multipath: {algo: obs, paths: 128}}\n"
+
+typedef struct ecntap {
+    hook h;
+    uint64_t ece_ack, ece_nack, nack;   /* leaving h2's NIC */
+} ecntap;
+
+static int on_ecn(hook *h, port *q, pkt *p)
+{
+    ecntap *w = h->ctx;
+    if (p->kind == PKT_DATA || strncmp(q->base.name, "h2->", 4))
+        return HOOK_PASS;
+    bool nack = p->h.rdma.op == RDMA_OP_NACK;
+    w->nack += nack;
+    if (p->flags & PKT_F_ECE) {
+        w->ece_ack += p->h.rdma.op == RDMA_OP_ACK;
+        w->ece_nack += nack;
+    }
+    return HOOK_PASS;
+}
+
+/* The receiver echoes CE on every acknowledgement, NACKs included (with
+ * ack_interval 1 each data packet has its own), and the sender reacts: of
+ * the ECE-flagged ACKs and NACKs leaving h2, NACKs carry part, the two
+ * scoreboards count >= 90 % of them as marked on their paths (an ACK whose
+ * PSN the cumulative point already covered counts no mark), and each QP's
+ * window was cut on ECN, down to below half its initial BDP. */
+static void test_ce_echoed_and_acted_on(void **state)
+{
+    (void)state;
+    sim *s;
+    cfg_doc *doc;
+    network *n = make_net(INCAST2, 1, &s, &doc);
+    topo *t = network_topo(n);
+    ecntap w = {0};
+    hook_init(&w.h, on_ecn, &w, "ecn");
+    for (size_t l = 0; l < topo_links(t); l++)
+        for (int d = 0; d < 2; d++)
+            hook_attach(topo_link_port(t, (int)l, d), &w.h);
+    int64_t fct[2] = {-2, -2};
+    conn *cn[2];
+    for (int i = 0; i < 2; i++) {
+        cn[i] = network_connect(n, i, 2, 0);
+        network_send_on(n, cn[i], 1000 * 4096, -1, 0, on_done, &fct[i]);
+    }
+    /* the scoreboards live until their QPs stop: read them every us */
+    uint64_t marked[2] = {0}, cuts[2] = {0};
+    double cwnd0[2] = {0}, cwnd_min[2] = {0};
+    for (int step = 0; step < 100000 && (fct[0] == -2 || fct[1] == -2); step++) {
+        sim_run(s, (int64_t)(step + 1) * 1000000);
+        for (int i = 0; i < 2; i++) {
+            const smp_qp *q = stellar_rdma_qp((rdma_qp *)cn[i]);
+            if (!q)
+                continue;
+            uint64_t m = 0;
+            for (uint32_t k = 0; k < q->paths.n; k++)
+                m += q->paths.p[k].marked;
+            marked[i] = m;
+            cuts[i] = q->cc.cuts_ecn;
+            if (!cwnd0[i])
+                cwnd0[i] = cwnd_min[i] = (double)q->pr->line_rate_bps / 8 *
+                                         ((double)q->pr->base_rtt_ps / 1e12);
+            if (q->cc.cwnd_bytes < cwnd_min[i])
+                cwnd_min[i] = q->cc.cwnd_bytes;
+        }
+    }
+    sim_run(s, SIM_TIME_MAX);
+    assert_true(fct[0] > 0 && fct[1] > 0);
+    uint64_t ece = w.ece_ack + w.ece_nack;
+    print_message("two OBS-128 QPs into one 100 Gbps port: %llu NACKs, %llu ACKs and %llu NACKs "
+                  "echo CE, %llu marks counted by the senders, ECN cuts %llu and %llu, window "
+                  "down to %.0f and %.0f of %.0f B\n", (unsigned long long)w.nack,
+                  (unsigned long long)w.ece_ack, (unsigned long long)w.ece_nack,
+                  (unsigned long long)(marked[0] + marked[1]), (unsigned long long)cuts[0],
+                  (unsigned long long)cuts[1], cwnd_min[0], cwnd_min[1], cwnd0[0]);
+    assert_true(w.nack > 500);              /* sprayed: reordered (952) */
+    assert_true(ece > 100);                 /* 167 ACKs and 154 NACKs */
+    assert_true(w.ece_nack > ece / 4);
+    assert_true(marked[0] + marked[1] <= ece);
+    assert_true(marked[0] + marked[1] >= 0.9 * (double)ece);
+    for (int i = 0; i < 2; i++) {
+        assert_true(cuts[i] > 0);
+        assert_true(cwnd_min[i] < 0.5 * cwnd0[i]);
+    }
+    hook_fini(&w.h);
+    network_destroy(n);
+    sim_destroy(s);
+    cfg_free(doc);
 }
 
 static void expect_bad(const char *set, const char *needle)
@@ -637,6 +809,7 @@ int main(void)
         cmocka_unit_test(test_fig9_paper_scale),
         cmocka_unit_test(test_choice_on_the_wire),
         cmocka_unit_test(test_obs_seeded_by_run),
+        cmocka_unit_test(test_ce_echoed_and_acted_on),
         cmocka_unit_test(test_path_count),
         cmocka_unit_test(test_allreduce),
         cmocka_unit_test(test_lossy_allreduce),

@@ -40,7 +40,7 @@ enum { TX_FREE, TX_OUT, TX_LOST, TX_ACKED };
 void smp_params_default(smp_params *pr)
 {
     *pr = (smp_params){
-        .paths = SMP_PATHS_DEFAULT, .out = SMP_OUT_PATHIDX, .mss_bytes = 4096,
+        .paths = SMP_PATHS_DEFAULT, .out = SMP_OUT_HASH, .mss_bytes = 4096,
         .line_rate_bps = GBPS(400), .base_rtt_ps = US(10), .window = 0,
         .rto_ps = US(250), .avoid_after = 3, .avoid_ps = MS(10), .order_loss = false,
         .loss_cut = false,

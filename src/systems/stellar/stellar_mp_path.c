@@ -53,6 +53,12 @@ void smp_paths_init(smp_paths *ps, const smp_path_ops *ops, const smp_params *pr
         ps->p[i].cwnd = 1.0;
 }
 
+void smp_paths_set_planes(smp_paths *ps, uint32_t planes)
+{
+    ps->planes = planes > 1 && !ps->ops->pinned && ps->n >= 2 * planes ? planes : 0;
+    ps->plane = 0;
+}
+
 void smp_paths_fini(smp_paths *ps)
 {
     free(ps->p);
@@ -181,7 +187,12 @@ static uint32_t rr_choose(smp_paths *ps, uint32_t bytes)
 static uint32_t obs_choose(smp_paths *ps, uint32_t bytes)
 {
     (void)bytes;
-    uint32_t i = (uint32_t)rng_below(&ps->r, ps->n);
+    uint32_t i;
+    if (ps->planes > 1)         /* uniform over the sending port's paths */
+        i = ps->plane + ps->planes * (uint32_t)rng_below(&ps->r, (ps->n - ps->plane +
+                                                                  ps->planes - 1) / ps->planes);
+    else
+        i = (uint32_t)rng_below(&ps->r, ps->n);
     if (smp_path_ok(ps, i))
         return i;
     /* Avoided or excluded: a fresh draw among the eligible paths. */
@@ -239,8 +250,8 @@ static uint32_t dwrr_choose(smp_paths *ps, uint32_t bytes)
             p->deficit -= bytes;
             return i;
         }
-        if (!smp_path_ok(ps, i))
-            p->deficit = 0;
+        if (!smp_path_ok(ps, i) && smp_path_on_plane(ps, i))
+            p->deficit = 0;     /* avoided or excluded (another port's keeps its credit) */
         ps->next = (i + 1) % ps->n;
         smp_path *q = &ps->p[ps->next];
         if (smp_path_ok(ps, ps->next))

@@ -46,8 +46,10 @@ static const cfg_key smpt_schema[] = {
     {.name = "paths", .type = CFG_INT, .off = offsetof(smpt_keys, paths), .def = "128",
      .flags = CFG_MIN | CFG_MAX, .min = SMP_PATHS_MIN, .max = SMP_PATHS_MAX,
      .help = "paths (entropy values) per connection"},
-    {.name = "entropy", .type = CFG_ENUM, .off = offsetof(smpt_keys, out), .def = "pathidx",
-     .choices = out_names, .help = "a path index (each hop divides it) or a per-path hash"},
+    {.name = "entropy", .type = CFG_ENUM, .off = offsetof(smpt_keys, out), .def = "hash",
+     .choices = out_names, .help = "hash: a per-path hash each switch hashes again (ECMP on "
+                                   "per-path source ports); pathidx: an idealised index each "
+                                   "hop divides (no collisions)"},
     {.name = "mss", .type = CFG_SIZE, .off = offsetof(smpt_keys, mss), .def = "4096B",
      .flags = CFG_MIN | CFG_MAX, .min = 64, .max = 65000, .help = "payload per packet"},
     {.name = "header", .type = CFG_SIZE, .off = offsetof(smpt_keys, header), .def = "58B",

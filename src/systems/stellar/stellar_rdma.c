@@ -32,16 +32,24 @@
 #include "aisim/transport.h"
 #include "systems/stellar/stellar_rdma.h"
 
+enum smr_ports { SMR_PORTS_ALL, SMR_PORTS_CHANNEL, SMR_PORTS_ROUTE };
+
 typedef struct smr_keys {
     int algo, out;
+    int ports;                  /* enum smr_ports */
+    uint32_t *host_qps;         /* `channel`: QPs started so far per source host */
+    size_t nhosts;
     int64_t paths, window, rto, avoid_after, avoid;
     bool order_loss, loss_cut;
     int64_t cap_base_ps;        /* the largest data-packet RTT of the QPs
                                    started so far: the RTT cap's base */
+    /* the CC's reactions, summed over the QPs as they stop (summary.json) */
+    uint64_t acks, marked, cuts_ecn, cuts_rtt, cuts_loss;
 } smr_keys;
 
 static const char *const algo_names[] = {"single", "rr", "obs", "bestrtt", "dwrr", "mprdma", NULL};
 static const char *const out_names[] = {"pathidx", "hash", NULL};
+static const char *const port_names[] = {"all", "channel", "route", NULL};
 
 #define K(f) offsetof(smr_keys, f)
 static const cfg_key smr_schema[] = {
@@ -49,8 +57,14 @@ static const cfg_key smr_schema[] = {
      .help = "path choice per packet"},
     {.name = "paths", .type = CFG_INT, .off = K(paths), .def = "128", .flags = CFG_MIN | CFG_MAX,
      .min = SMP_PATHS_MIN, .max = SMP_PATHS_MAX, .help = "paths (entropy values) per QP"},
-    {.name = "entropy", .type = CFG_ENUM, .off = K(out), .def = "pathidx", .choices = out_names,
-     .help = "a path index (each hop divides it) or a per-path hash"},
+    {.name = "entropy", .type = CFG_ENUM, .off = K(out), .def = "hash", .choices = out_names,
+     .help = "hash: a per-path hash each switch hashes again (per-path UDP source ports to "
+             "ECMP, collisions included); pathidx: an idealised index each hop divides "
+             "(no collisions, better than any hash)"},
+    {.name = "ports", .type = CFG_ENUM, .off = K(ports), .def = "all", .choices = port_names,
+     .help = "the RNIC ports a QP sends on: all (every port toward the destination, both "
+             "planes; path i on port i mod ports), channel (NCCL-like: a host's k-th QP on port "
+             "k mod ports), route (the port of the QP's ECMP route, chosen by hash)"},
     {.name = "window", .type = CFG_INT, .off = K(window), .def = "0", .flags = CFG_MIN | CFG_MAX,
      .min = 0, .max = SMP_WINDOW_MAX,
      .help = "PSNs outstanding per QP, a multiple of 64 (0: one BDP at RTT + RTO)"},
@@ -123,6 +137,38 @@ static int64_t data_rtt(const rdma_qp *qp)
            topo_route_ideal_ps(qp->c.rev, 0, qp->payload, RDMA_ACK_BYTES);
 }
 
+/* The RNIC ports the QP sends on (`ports`): with `all` every port of its
+ * host toward the destination, so that its paths span both planes (path i
+ * on port i mod ports; a pinned single path on its path's port); with
+ * `channel` one port, a host's k-th QP on port k mod ports (NCCL's
+ * channels, each on a NIC port in turn); with `route` its ECMP route's.
+ * Returns the ports its paths are spread over (1: one). */
+static uint32_t bind_ports(rdma_qp *qp, smr_keys *k, const smp_path_ops *ops, uint32_t paths)
+{
+    port *hp[RDMA_NIC_SLOTS];
+    size_t np = k->ports == SMR_PORTS_ROUTE ? 0 : rdma_qp_host_ports(qp, hp, RDMA_NIC_SLOTS);
+    if (np < 2)
+        return 1;
+    if (k->ports == SMR_PORTS_CHANNEL) {
+        if ((size_t)qp->c.src >= k->nhosts) {
+            size_t n = (size_t)qp->c.src + 1;
+            k->host_qps = xrealloc(k->host_qps, n * sizeof *k->host_qps);
+            memset(k->host_qps + k->nhosts, 0, (n - k->nhosts) * sizeof *k->host_qps);
+            k->nhosts = n;
+        }
+        rdma_qp_bind_ports(qp, &hp[k->host_qps[qp->c.src]++ % np], 1);
+        return 1;
+    }
+    if (ops->pinned) {          /* its one path's port (smp_single: key mod paths) */
+        rdma_qp_bind_ports(qp, &hp[(qp->c.path_key % paths) % np], 1);
+        return 1;
+    }
+    if (paths < 2 * np)
+        return 1;
+    rdma_qp_bind_ports(qp, hp, np);
+    return (uint32_t)np;
+}
+
 static void init(rdma_qp *qp, void *v)
 {
     smr_st *st = v;
@@ -131,7 +177,6 @@ static void init(rdma_qp *qp, void *v)
     st->pr.paths = (uint32_t)k->paths;
     st->pr.out = k->out ? SMP_OUT_HASH : SMP_OUT_PATHIDX;
     st->pr.mss_bytes = qp->payload;
-    st->pr.line_rate_bps = qp->line_bps;
     if (qp->base_rtt_ps > 0)
         st->pr.base_rtt_ps = qp->base_rtt_ps;
     st->pr.window = (uint32_t)k->window;
@@ -142,8 +187,12 @@ static void init(rdma_qp *qp, void *v)
     st->pr.loss_cut = k->loss_cut;
     /* OBS's stream from the connection's own (seeded from the run's seed
      * and the connection id), so that seeds give independent draws. */
-    smp_qp_init(&st->q, &st->pr, smp_path_find(algo_names[k->algo]), qp->c.path_key,
-                rng_next(&qp->c.spray_rng), qp->c.id);
+    /* The ports first: the line rate (initial window, pacing) is theirs. */
+    const smp_path_ops *ops = smp_path_find(algo_names[k->algo]);
+    uint32_t planes = bind_ports(qp, k, ops, st->pr.paths);
+    st->pr.line_rate_bps = qp->line_bps;
+    smp_qp_init(&st->q, &st->pr, ops, qp->c.path_key, rng_next(&qp->c.spray_rng), qp->c.id);
+    smp_paths_set_planes(&st->q.paths, planes);
     /* The RTT cap's base is the fabric's (the longest data-packet round
      * trip of the QPs started so far, raised at every ACK as longer paths
      * start), so every QP of a run gets the same target, as papers.md 2(f)
@@ -162,11 +211,24 @@ static void init(rdma_qp *qp, void *v)
     rdma_qp_set_path(qp, path_hook, st);
 }
 
+/* Adds a QP's ACK, echo and cut counts to the run's. */
+static void add_counts(smr_keys *k, const smp_qp *q)
+{
+    for (uint32_t i = 0; i < q->paths.n; i++) {
+        k->acks += q->paths.p[i].acked;
+        k->marked += q->paths.p[i].marked;
+    }
+    k->cuts_ecn += q->cc.cuts_ecn;
+    k->cuts_rtt += q->cc.cuts_rtt;
+    k->cuts_loss += q->cc.cuts_loss;
+}
+
 static void stop(rdma_qp *qp, void *v)
 {
     smr_st *st = v;
     if (!st->live)
         return;
+    add_counts(rdma_tp_cc_ctx(qp->tp), &st->q);
     sim_timer_disarm(qp->c.s, &st->rto_t);
     smp_qp_fini(&st->q);
     st->live = false;
@@ -183,6 +245,7 @@ static uint64_t take(rdma_qp *qp, void *v, uint64_t limit)
 {
     (void)limit;
     smr_st *st = v;
+    st->q.paths.plane = qp->tx_port;    /* the port pulling: one of its paths */
     smp_qp_send(&st->q, sim_now(qp->c.s), qp->payload, &st->last);
     arm(qp, st);
     return st->last.psn;
@@ -280,6 +343,7 @@ static int smr_setup(void **tpp, const void *bound, const cfg_node *sec, const c
 static void smr_teardown(void *tp)
 {
     if (tp && rdma_tp_cc_ctx(tp)) {
+        free(((smr_keys *)rdma_tp_cc_ctx(tp))->host_qps);
         free(rdma_tp_cc_ctx(tp));
         rdma_tp_set_cc(tp, NULL, NULL);
     }
@@ -309,9 +373,24 @@ static int w_net_ready(void *tp, topo *t, const cfg_node *sec, const char *path,
 {
     return rocev2_transport.net_ready(tp, t, sec, path, e);
 }
+/* rocev2's tables, and what Stellar's CC saw and did: ACKs and NACKs with
+ * their ECN echoes, and its window cuts by cause. */
 static int w_report(void *tp, out *o, json_t *summary, err *e)
 {
-    return rocev2_transport.report(tp, o, summary, e);
+    int rc = rocev2_transport.report(tp, o, summary, e);
+    const smr_keys *done = rdma_tp_cc_ctx(tp);
+    if (rc || !done)
+        return rc;
+    smr_keys sum = *done, *k = &sum;   /* the stopped QPs' and the live ones' */
+    for (const rdma_qp *qp = ((const rdma_tp *)tp)->live; qp; qp = qp->live_next)
+        if (stellar_rdma_qp(qp))
+            add_counts(k, stellar_rdma_qp(qp));
+    json_object_set_new(summary, "stellar_acks", json_integer((json_int_t)k->acks));
+    json_object_set_new(summary, "stellar_ecn_echoes", json_integer((json_int_t)k->marked));
+    json_object_set_new(summary, "stellar_ecn_cuts", json_integer((json_int_t)k->cuts_ecn));
+    json_object_set_new(summary, "stellar_rtt_cuts", json_integer((json_int_t)k->cuts_rtt));
+    json_object_set_new(summary, "stellar_loss_cuts", json_integer((json_int_t)k->cuts_loss));
+    return 0;
 }
 static int w_spray_check(void *tp, const char *routing, const cfg_node *sec, const char *path,
                          err *e)
