@@ -7,6 +7,7 @@
  *   aisim-sdtcp-real server [--port N] [--duration T]
  *   aisim-sdtcp-real client --servers IP,... [--bg IP,...] ...
  *   aisim-sdtcp-real check TESTBED.yaml [--set K=V]...
+ *   aisim-sdtcp-real clean        namespaces of killed testbeds
  *
  * testbed builds the namespaces and runs the others inside them; router,
  * server and client can also be run by hand on a real router and hosts.
@@ -56,9 +57,13 @@ int main(int argc, char **argv)
         return tb_server(argc - 1, argv + 1);
     if (!strcmp(cmd, "client"))
         return tb_client(argc - 1, argv + 1);
+    if (!strcmp(cmd, "clean")) {
+        tb_clean_stale();
+        return 0;
+    }
     if (!strcmp(cmd, "check"))
         return check(argc - 1, argv + 1);
-    fprintf(stderr, "usage: aisim-sdtcp-real testbed|router|server|client|check ... "
+    fprintf(stderr, "usage: aisim-sdtcp-real testbed|router|server|client|check|clean ... "
                     "(docs/sdtcp.md, \"Running it for real\")\n");
     return 2;
 }

@@ -14,7 +14,9 @@
  * Bounded: it stops after --duration, on SIGINT/SIGTERM, or when its queue
  * goes away; at most 256 packets per wake-up.  At the end it writes its
  * counters (key value lines) to --out, and its log (one line per
- * notification or clear) to --log.
+ * notification or clear) to --log; --dump FILE keeps the first 2000 packets
+ * it changed, each as a 32-bit length (host order) and the packet before
+ * and after (what the tests check the checksum update on).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,7 +54,11 @@ typedef struct router {
     int ifindex;
     qstat q;
     uint64_t verdict_errors, reads;
+    FILE *dump;                 /* --dump: changed packets, before and after */
+    int dumped;
 } router;
+
+enum { DUMP_MAX = 2000 };
 
 static int stats_cb(const struct nlattr *a, void *data)
 {
@@ -134,7 +140,18 @@ static int pkt_cb(struct nfq_q_handle *qh, struct nfgenmsg *m, struct nfq_data *
     uint32_t id = ph ? ntohl(ph->packet_id) : 0;
     unsigned char *p;
     int len = nfq_get_payload(d, &p);
+    static uint8_t before[0x10000];
+    bool dump = rt->dump && rt->dumped < DUMP_MAX && len > 0 && len <= (int)sizeof before;
+    if (dump)
+        memcpy(before, p, (size_t)len);
     int changed = len > 0 ? rw_packet(rt->r, p, (size_t)len, tb_now_ns() - rt->t0) : 0;
+    if (dump && changed == 1) {
+        uint32_t l = (uint32_t)len;
+        fwrite(&l, sizeof l, 1, rt->dump);
+        fwrite(before, 1, l, rt->dump);
+        fwrite(p, 1, l, rt->dump);
+        rt->dumped++;
+    }
     int rc = changed == 1 ? nfq_set_verdict(qh, id, NF_ACCEPT, (uint32_t)len, p)
                           : nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
     if (rc < 0)
@@ -146,7 +163,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: aisim-sdtcp-real router TESTBED.yaml --arm sdtcp|observe|kernel "
                     "--dev IF --receiver IPV4 [--queue N] [--duration T] [--log FILE] "
-                    "[--out FILE] [--set KEY=VALUE]...\n");
+                    "[--out FILE] [--dump FILE] [--set KEY=VALUE]...\n");
     exit(2);
 }
 
@@ -155,8 +172,8 @@ int tb_router(int argc, char **argv)
     static const struct option lo[] = {
         {"arm", 1, 0, 'a'}, {"dev", 1, 0, 'd'}, {"receiver", 1, 0, 'r'}, {"queue", 1, 0, 'q'},
         {"duration", 1, 0, 't'}, {"log", 1, 0, 'l'}, {"out", 1, 0, 'o'}, {"set", 1, 0, 's'},
-        {0, 0, 0, 0}};
-    const char *arm_s = NULL, *dev = NULL, *rcv = NULL, *logp = NULL, *outp = NULL;
+        {"dump", 1, 0, 'D'}, {0, 0, 0, 0}};
+    const char *arm_s = NULL, *dev = NULL, *rcv = NULL, *logp = NULL, *outp = NULL, *dump = NULL;
     int queue = 0, arm = -1;
     int64_t dur_ps = 60 * 1000000000000LL;
     char *sets[32];
@@ -171,6 +188,7 @@ int tb_router(int argc, char **argv)
         case 'l': logp = optarg; break;
         case 'o': outp = optarg; break;
         case 's': if (nsets < 32) sets[nsets++] = optarg; break;
+        case 'D': dump = optarg; break;
         default: usage();
         }
     }
@@ -229,6 +247,10 @@ int tb_router(int argc, char **argv)
         nfq_set_queue_maxlen(qh, 4096);
         /* a full queue passes packets instead of dropping them */
         nfq_set_queue_flags(qh, NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_FAIL_OPEN);
+    }
+    if (dump && !(rt.dump = fopen(dump, "wb"))) {
+        perror(dump);
+        goto out;
     }
     if (logp && !(log = fopen(logp, "w"))) {
         perror(logp);
@@ -325,6 +347,8 @@ out:
         mnl_socket_close(rt.nl);
     if (log)
         fclose(log);
+    if (rt.dump)
+        fclose(rt.dump);
     if (tfd >= 0)
         close(tfd);
     if (sfd >= 0)

@@ -60,6 +60,9 @@ int tb_router(int argc, char **argv);
 int tb_server(int argc, char **argv);
 int tb_client(int argc, char **argv);
 int tb_testbed(int argc, char **argv);
+/* Deletes the namespaces of testbeds that no longer run (killed with
+ * SIGKILL), saying which. */
+void tb_clean_stale(void);
 
 /* Parses a time ("1ms") or size option; exits 2 with a message if bad. */
 int64_t tb_opt_time(const char *opt, const char *text);

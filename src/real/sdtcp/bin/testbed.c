@@ -156,7 +156,7 @@ static int ns_add(const char *suffix, char *name, size_t len)
 }
 
 /* Namespaces asr<pid>-* whose testbed no longer runs. */
-static void clean_stale(void)
+void tb_clean_stale(void)
 {
     DIR *d = opendir("/run/netns");
     if (!d)
@@ -186,7 +186,7 @@ static int write_in(const char *ns, const char *file, const char *val)
     return RUN(ns, "sh", "-c", cmd);
 }
 
-/* Tcp OutSegs and RetransSegs of the namespace process pid is in. */
+/* Tcp InCsumErrors and RetransSegs of the namespace process pid is in. */
 static void tcp_snmp(pid_t pid, uint64_t *out, uint64_t *re)
 {
     char path[64], h[2048], v[2048];
@@ -200,7 +200,7 @@ static void tcp_snmp(pid_t pid, uint64_t *out, uint64_t *re)
             continue;
         char *sh, *sv, *a = strtok_r(h, " \n", &sh), *b = strtok_r(v, " \n", &sv);
         while ((a = strtok_r(NULL, " \n", &sh)) && (b = strtok_r(NULL, " \n", &sv))) {
-            if (!strcmp(a, "OutSegs"))
+            if (!strcmp(a, "InCsumErrors"))
                 *out = strtoull(b, NULL, 10);
             else if (!strcmp(a, "RetransSegs"))
                 *re = strtoull(b, NULL, 10);
@@ -244,6 +244,7 @@ typedef struct run_res {
     int arm, rep, ok;
     int nq;
     double p50, p99, loss, bg_during, bg_after, retx_burst, retx_bg, rewritten, qmean, qmax;
+    double csum_errors;         /* TCP segments the senders' kernels refused */
 } run_res;
 
 static void mean_ci(const run_res *r, int n, int arm, size_t off, double *m, double *ci)
@@ -319,7 +320,7 @@ int tb_testbed(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     snprintf(pfx, sizeof pfx, "asr%d", (int)getpid());
-    clean_stale();
+    tb_clean_stale();
     int ret = 1, nh = (int)(c.senders + c.background);
     char R[40], D[40], S[MAX_NS][40], name[16], ip[32], peer[32], tmp[64];
     run_res *res = xcalloc((size_t)(c.repeats * c.narms), sizeof *res);
@@ -412,7 +413,7 @@ int tb_testbed(int argc, char **argv)
         goto out;
     }
     fprintf(fr, "run,arm,repeat,queries,qct_p50_ms,qct_p99_ms,loss,bg_during_mbps,"
-                "bg_after_mbps,burst_retrans,bg_retrans,rewritten,queue_mean_B,queue_max_B\n");
+                "bg_after_mbps,burst_retrans,bg_retrans,rewritten,queue_mean_B,queue_max_B,csum_errors\n");
     fprintf(fq, "run,arm,repeat,query,qct_ms\n");
     char blk[32], rnd[16], per[32], wu[32], tl[32], lim[32];
     snprintf(blk, sizeof blk, "%lldB", (long long)c.block);
@@ -427,7 +428,8 @@ int tb_testbed(int argc, char **argv)
             int arm = c.arm[(j + rep) % c.narms], k = nres;
             run_res *rr = &res[nres++];
             *rr = (run_res){.arm = arm, .rep = rep};
-            char rlog[512], rout[512], cout[512];
+            char rlog[512], rout[512], cout[512], rdump[512];
+            snprintf(rdump, sizeof rdump, "%s/run%d-%s.dump", outdir, k, tb_arm_names[arm]);
             snprintf(rlog, sizeof rlog, "%s/run%d-%s.log", outdir, k, tb_arm_names[arm]);
             snprintf(rout, sizeof rout, "%s/run%d-%s.router", outdir, k, tb_arm_names[arm]);
             snprintf(cout, sizeof cout, "%s/run%d-%s.client", outdir, k, tb_arm_names[arm]);
@@ -448,6 +450,10 @@ int tb_testbed(int argc, char **argv)
             for (int s = 0; s < nsets; s++) {
                 rargv[ra++] = "--set";
                 rargv[ra++] = sets[s];
+            }
+            if (arm == TB_ARM_SDTCP) {
+                rargv[ra++] = "--dump";
+                rargv[ra++] = rdump;
             }
             rargv[ra] = NULL;
             pid_t rp = 0, cp = 0;
@@ -486,8 +492,7 @@ int tb_testbed(int argc, char **argv)
                 o1[i >= c.senders] += a;
                 r1[i >= c.senders] += b;
             }
-            (void)o0;
-            (void)o1;
+            rr->csum_errors = (double)(o1[0] + o1[1] - o0[0] - o0[1]);
             if (got_sig)
                 break;
             /* the run's numbers */
@@ -519,10 +524,10 @@ int tb_testbed(int argc, char **argv)
             rr->rewritten = kv(rout, "rewritten");
             rr->qmean = kv(rout, "queue_mean");
             rr->qmax = kv(rout, "queue_max");
-            fprintf(fr, "%d,%s,%d,%d,%.3f,%.3f,%.5f,%.2f,%.2f,%.0f,%.0f,%.0f,%.0f,%.0f\n", k,
+            fprintf(fr, "%d,%s,%d,%d,%.3f,%.3f,%.5f,%.2f,%.2f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", k,
                     tb_arm_names[arm], rep, nq, rr->p50, rr->p99, rr->loss, rr->bg_during,
                     rr->bg_after, rr->retx_burst, rr->retx_bg, rr->rewritten, rr->qmean,
-                    rr->qmax);
+                    rr->qmax, rr->csum_errors);
             fflush(fr);
             fflush(fq);
             fprintf(stderr, "run %d %-7s: %d queries, QCT p50 %.1f ms, loss %.4f, bg %.1f Mb/s, "
