@@ -362,10 +362,11 @@ static void test_real_run(void **st)
         char arm[16];
         int run, rep, nq;
         double v[12];
-        int got = sscanf(line, "%d,%15[^,],%d,%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
+        int got = sscanf(line, "%d,%15[^,],%d,%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
                          &run, arm, &rep, &nq, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-                         &v[7], &v[8], &v[9], &v[10]);
-        assert_int_equal(got, 15);
+                         &v[7], &v[8], &v[9], &v[10], &v[11]);
+        print_message("%s", line);
+        assert_int_equal(got, 16);
         assert_int_equal(nq, 3);
         if (!strcmp(arm, "sdtcp"))
             assert_true(v[7] > 0);

@@ -15,6 +15,8 @@
  * The client writes key value lines: per query "query K START_MS QCT_MS",
  * then the background's goodput before (the second half of the warm-up),
  * during (first query's start to last query's end) and after (the tail).
+ * Before any traffic it times 20 handshakes with the first sender
+ * ("handshake_rtt_us", the quickest: the base RTT of the path).
  * Both programs are single-threaded poll loops, bounded by --deadline
  * (client) or --duration (server) and by SIGINT/SIGTERM.
  */
@@ -211,6 +213,19 @@ int tb_client(int argc, char **argv)
         return 2;
     }
     catch_signals();
+    /* the base RTT, before any traffic: the quickest of 20 handshakes */
+    int64_t rtt = INT64_MAX;
+    for (int i = 0; i < 20 && !stop_flag; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                .sin_addr = srv[0]};
+        struct timeval tv = {1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        int64_t t = tb_now_ns();
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && tb_now_ns() - t < rtt)
+            rtt = tb_now_ns() - t;
+        close(fd);
+    }
     static cconn c[MAX_CONN];
     int n = 0;
     int64_t t0 = tb_now_ns(), end_ps = t0 + deadline;
@@ -308,6 +323,7 @@ done:
         printf("query %d %.3f %.3f\n", i, (double)(qs[i] - t0) * 1e-6,
                (double)(qe[i] - qs[i]) * 1e-6);
     double during_s = k ? (double)(qe[k - 1] - qs[0]) * 1e-9 : 0;
+    printf("handshake_rtt_us %.1f\n", rtt == INT64_MAX ? -1.0 : (double)rtt * 1e-3);
     printf("queries %d\ntimeout %d\nbg_before_bps %.0f\nbg_during_bps %.0f\nbg_after_bps %.0f\n",
            k, timeout, warmup > 0 ? 8.0 * (double)bg_before / ((double)warmup * 0.5e-9) : 0.0,
            during_s > 0 ? 8.0 * (double)bg_during / during_s : 0.0,

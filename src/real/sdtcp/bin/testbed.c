@@ -245,6 +245,7 @@ typedef struct run_res {
     int nq;
     double p50, p99, loss, bg_during, bg_after, retx_burst, retx_bg, rewritten, qmean, qmax;
     double csum_errors;         /* TCP segments the senders' kernels refused */
+    double rtt_us;              /* the client's base RTT */
 } run_res;
 
 static void mean_ci(const run_res *r, int n, int arm, size_t off, double *m, double *ci)
@@ -413,7 +414,7 @@ int tb_testbed(int argc, char **argv)
         goto out;
     }
     fprintf(fr, "run,arm,repeat,queries,qct_p50_ms,qct_p99_ms,loss,bg_during_mbps,"
-                "bg_after_mbps,burst_retrans,bg_retrans,rewritten,queue_mean_B,queue_max_B,csum_errors\n");
+                "bg_after_mbps,burst_retrans,bg_retrans,rewritten,queue_mean_B,queue_max_B,csum_errors,rtt_us\n");
     fprintf(fq, "run,arm,repeat,query,qct_ms\n");
     char blk[32], rnd[16], per[32], wu[32], tl[32], lim[32];
     snprintf(blk, sizeof blk, "%lldB", (long long)c.block);
@@ -524,10 +525,11 @@ int tb_testbed(int argc, char **argv)
             rr->rewritten = kv(rout, "rewritten");
             rr->qmean = kv(rout, "queue_mean");
             rr->qmax = kv(rout, "queue_max");
-            fprintf(fr, "%d,%s,%d,%d,%.3f,%.3f,%.5f,%.2f,%.2f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", k,
+            rr->rtt_us = kv(cout, "handshake_rtt_us");
+            fprintf(fr, "%d,%s,%d,%d,%.3f,%.3f,%.5f,%.2f,%.2f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.1f\n", k,
                     tb_arm_names[arm], rep, nq, rr->p50, rr->p99, rr->loss, rr->bg_during,
                     rr->bg_after, rr->retx_burst, rr->retx_bg, rr->rewritten, rr->qmean,
-                    rr->qmax, rr->csum_errors);
+                    rr->qmax, rr->csum_errors, rr->rtt_us);
             fflush(fr);
             fflush(fq);
             fprintf(stderr, "run %d %-7s: %d queries, QCT p50 %.1f ms, loss %.4f, bg %.1f Mb/s, "
