@@ -1,6 +1,6 @@
 # aisim - GNU Makefile.
 #
-#   make              optimised build: build/aisim, build/libaisim.a
+#   make              optimised build: build/aisim, build/libaisim.a, build/aisim-sdtcp-real
 #   make demo         install missing Debian packages, build, run the demo
 #   make test         install missing packages, build and run the whole suite
 #   make test SAN=1   the same with AddressSanitizer + UndefinedBehaviorSanitizer

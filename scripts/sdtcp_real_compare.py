@@ -8,7 +8,8 @@ Runs the testbed (scripts/sdtcp-real/testbed.yaml: arms sdtcp, observe and
 kernel, 5 runs each, interleaved) with aisim-sdtcp-real, then the simulator
 on scripts/sdtcp-real/sim.yaml (the same rate, buffer, N, block, IW,
 RTO_min, policy and controller) with SDTCP and without (scheme none),
-seeds 1..5, and prints one table: mean +- 95 % CI (Student t) over the 5
+seeds 1..5, and prints one table; then SDTCP alone with a controller 1 ms
+and 5 ms away, real and simulated, in a second table: mean +- 95 % CI (Student t) over the 5
 runs or seeds.  Real loss: packets the tbf dropped / packets it handled;
 simulated: bytes dropped / bytes sent (every drop is at the bottleneck).
 Retransmits: the senders' kernels' RetransSegs during a run; the
@@ -36,10 +37,13 @@ def cell(vals, fmt, scale=1.0):
     return fmt.format(m * scale) + " ± " + fmt.format(h * scale)
 
 
-def real(out):
-    subprocess.run([os.path.join(BUILD, "aisim-sdtcp-real"), "testbed",
-                    os.path.join(ROOT, "scripts/sdtcp-real/testbed.yaml"), "--out", out],
-                   check=True)
+def real(out, sets=()):
+    cmd = [os.path.join(BUILD, "aisim-sdtcp-real"), "testbed",
+           os.path.join(ROOT, "scripts/sdtcp-real/testbed.yaml"), "--out", out]
+    for kv in sets:
+        cmd += ["--set", kv]
+    with open(os.path.join(out, "testbed-table.md"), "w") as t:
+        subprocess.run(cmd, check=True, stdout=t)
     rows = list(csv.DictReader(open(os.path.join(out, "runs.csv"))))
     res = {}
     for arm in ("sdtcp", "observe", "kernel"):
@@ -56,13 +60,15 @@ def real(out):
     return res, min(rtts), sorted(rtts)[len(rtts) // 2]
 
 
-def sim(out, scheme):
+def sim(out, scheme, latency_us=250):
     res = {"p50": [], "p99": [], "loss": [], "bg": [], "retx": [], "n": 0}
     for seed in range(1, 6):
-        d = os.path.join(out, "sim-%s-%d" % (scheme, seed))
+        d = os.path.join(out, "sim-%s-%d-%d" % (scheme, latency_us, seed))
         subprocess.run([os.path.join(BUILD, "aisim"), "run",
                         os.path.join(ROOT, "scripts/sdtcp-real/sim.yaml"), "--seed", str(seed),
-                        "--set", "net.extensions.sdtcp.scheme=" + scheme, "--out", d, "-q"],
+                        "--set", "net.extensions.sdtcp.scheme=" + scheme,
+                        "--set", "net.extensions.sdtcp.controller.latency=%dus" % latency_us,
+                        "--out", d, "-q", "--force"],
                        check=True, stdout=subprocess.DEVNULL)
         r = json.load(open(os.path.join(d, "summary.json")))["results"]
         s = r["sdtcp"]
@@ -90,9 +96,29 @@ def main():
             ("sim", "SDTCP banded", s["sdtcp"]),
             ("sim", "NewReno (scheme none)", s["none"])]
     for where, arm, x in rows:
-        print("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
-            where, arm, x["n"], cell(x["p50"], "{:.1f}"), cell(x["p99"], "{:.1f}"),
-            cell(x["loss"], "{:.4f}"), cell(x["bg"], "{:.1f}"), cell(x["retx"], "{:.0f}")))
+        line(where, arm, x)
+    # a remote controller: latency one way added (real: twice, after the poll;
+    # simulated: on top of the 250 us that stands for the polling)
+    print("\n| where | arm | runs | QCT p50 ms | QCT p99 ms | loss | bg during Mb/s "
+          "| retransmits per run |")
+    print("|---|---|---|---|---|---|---|---|")
+    for lat in LATENCIES_US:
+        d = os.path.join(out, "lat%d" % lat)
+        os.makedirs(d, exist_ok=True)
+        rr, _, _ = real(d,
+                        ["controller.latency=%dus" % lat, "arms=[sdtcp]"])
+        line("real", "SDTCP, controller %g ms one way" % (lat / 1000), rr["sdtcp"])
+        line("sim", "SDTCP, controller %g ms + 0.25 ms" % (lat / 1000),
+             sim(out, "sdtcp", 250 + lat))
+
+
+LATENCIES_US = (1000, 5000)
+
+
+def line(where, arm, x):
+    print("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
+        where, arm, x["n"], cell(x["p50"], "{:.1f}"), cell(x["p99"], "{:.1f}"),
+        cell(x["loss"], "{:.4f}"), cell(x["bg"], "{:.1f}"), cell(x["retx"], "{:.0f}")))
 
 
 if __name__ == "__main__":
