@@ -377,8 +377,31 @@ static void test_real_run(void **st)
     }
     fclose(f);
     assert_int_equal(rows, 2);
+    /* the receiver's kernel announced one window scale in every SYN (the same
+     * buffers), which the rewriter learned: no ACK of unknown scale */
+    snprintf(path, sizeof path, "%s/run0-sdtcp.router", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    int shift = -1, kinds = 0;
+    long unknown = -1;
+    while (fgets(line, sizeof line, f)) {
+        int s;
+        long cnt;
+        if (sscanf(line, "rcv_syn_wscale_%d %ld", &s, &cnt) == 2 && cnt > 0) {
+            shift = s;
+            kinds++;
+        }
+        sscanf(line, "unknown_scale %ld", &unknown);
+    }
+    fclose(f);
+    assert_int_equal(kinds, 1);
+    assert_in_range(shift, 1, 14);
+    assert_int_equal(unknown, 0);
     /* the rewritten ACKs: the kernel's checksum was complete, ours equals a
-     * full recomputation, only the window and checksum changed */
+     * full recomputation, only the window and checksum changed, and the new
+     * window in bytes (field << shift) is one the policy can give: at least
+     * one MSS (rounding up), at most BDP + buffer (3750 + 150000 B) plus a
+     * unit; a rewriter that ignored the scale would write bytes as units */
     snprintf(path, sizeof path, "%s/run0-sdtcp.dump", dir);
     f = fopen(path, "rb");
     assert_non_null(f);
@@ -393,6 +416,8 @@ static void test_real_run(void **st)
         assert_int_equal(rw_tcp_csum_full(a, len), get16(a + ihl + 16));
         assert_int_equal(rw_tcp_csum_full(b, len), get16(b + ihl + 16));
         assert_true(get16(b + ihl + 14) < get16(a + ihl + 14));
+        uint64_t wb = tcpwire_win_bytes(get16(b + ihl + 14), (uint8_t)shift);
+        assert_in_range(wb, 1448, 153750 + ((uint64_t)1 << shift));
         for (size_t i = 0; i < len; i++)
             if (i < ihl + 14 || i >= ihl + 18)
                 assert_int_equal(a[i], b[i]);

@@ -200,6 +200,7 @@ int rw_packet(rw *r, uint8_t *pkt, size_t len, int64_t now)
         if (!f)
             return 0;
         if (from_rcv) {
+            r->k.rscale[o.has_wscale ? o.wscale : 15]++;
             f->rsyn = true;
             f->rshift = o.has_wscale ? (int8_t)o.wscale : -1;
         } else {

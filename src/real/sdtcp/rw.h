@@ -63,6 +63,7 @@ typedef struct rw_counts {
     uint64_t unknown_scale;     /* ACKs of capped-able flows whose SYNs were not seen */
     uint64_t notifications, clears, mods, dels, expired;
     uint64_t flows;
+    uint64_t rscale[16];        /* receivers' SYNs by announced shift (15: no option) */
 } rw_counts;
 
 /* What one control step did (for the log). */

@@ -335,6 +335,11 @@ int tb_router(int argc, char **argv)
             samples ? qsum / (double)samples : 0.0, qmax,
             (unsigned long long)(rt.q.packets - q0.packets),
             (unsigned long long)(rt.q.bytes - q0.bytes), rt.q.drops - q0.drops);
+    for (int i = 0; i < 15; i++)        /* the receiver's SYNs by window scale */
+        if (k.rscale[i])
+            fprintf(o, "rcv_syn_wscale_%d %llu\n", i, (unsigned long long)k.rscale[i]);
+    if (k.rscale[15])
+        fprintf(o, "rcv_syn_wscale_none %llu\n", (unsigned long long)k.rscale[15]);
     if (o != stdout)
         fclose(o);
     ret = 0;

@@ -443,7 +443,7 @@ int tb_testbed(int argc, char **argv)
                 failed = 1;
                 break;
             }
-            char *rargv[16 + 64] = {self_exe, "router", (char *)file, "--arm",
+            char *rargv[17 + 2 * 32 + 3] = {self_exe, "router", (char *)file, "--arm",
                                     (char *)tb_arm_names[arm], "--dev", "vrcv", "--receiver",
                                     "10.2.0.2", "--queue", "0", "--duration", lim, "--log", rlog,
                                     "--out", rout};
