@@ -10,20 +10,21 @@
 
 const char *const tb_arm_names[] = {"sdtcp", "observe", "kernel", NULL};
 const char *const tb_cc_names[] = {"reno", "cubic", NULL};
-static const char *const qdiscs[] = {"tbf", NULL};
+const char *const tb_qdisc_names[] = {"tbf", "htb", NULL};
 static const char *const modes[] = {"minimal", "banded", "all", "fixed", NULL};
 static const char *const rounds[] = {"down", "up", "nearest", NULL};
 
 #define K(n, t, f, d) .name = n, .type = t, .off = offsetof(tb_cfg, f), .def = d
 
 static const cfg_key bn_keys[] = {
-    {K("qdisc", CFG_ENUM, qdisc, "tbf"), .choices = qdiscs,
-     .help = "the bottleneck's qdisc on the router's port to the receiver"},
+    {K("qdisc", CFG_ENUM, qdisc, "tbf"), .choices = tb_qdisc_names,
+     .help = "the bottleneck's qdisc on the router's port to the receiver: tbf (limit = "
+     "buffer), or htb (one class at rate, bfifo child of limit buffer)"},
     {K("rate", CFG_RATE, rate, "100Mbps"), .flags = CFG_MIN, .min = 1e6, .help = "its rate"},
     {K("buffer", CFG_SIZE, buffer, "150KB"), .flags = CFG_MIN, .min = 3000,
-     .help = "its buffer (tbf limit)"},
+     .help = "its buffer (tbf limit, htb's bfifo limit)"},
     {K("burst", CFG_SIZE, burst, "3000B"), .flags = CFG_MIN, .min = 1600,
-     .help = "tbf's bucket"},
+     .help = "tbf's bucket, htb's burst"},
     {0},
 };
 

@@ -210,6 +210,7 @@ int tb_router(int argc, char **argv)
     }
     rw_params rp;
     tb_rw_params(&c, arm, ntohl(ra.s_addr), &rp);
+    int qdisc = c.qdisc;
     router rt = {.r = rw_create(&rp), .t0 = tb_now_ns()};
     int64_t period_ns = c.ctl_period / 1000;
     cfg_free(doc);
@@ -229,9 +230,10 @@ int tb_router(int argc, char **argv)
         goto out;
     }
     rt.portid = mnl_socket_get_portid(rt.nl);
-    if (qdisc_read(&rt) || strcmp(rt.q.kind, "tbf")) {
-        fprintf(stderr, "aisim-sdtcp-real router: no tbf root qdisc on %s (found \"%s\")\n",
-                dev, rt.q.kind);
+    const char *kind = tb_qdisc_names[qdisc];
+    if (qdisc_read(&rt) || strcmp(rt.q.kind, kind)) {
+        fprintf(stderr, "aisim-sdtcp-real router: no %s root qdisc on %s (found \"%s\")\n",
+                kind, dev, rt.q.kind);
         goto out;
     }
     qstat q0 = rt.q;

@@ -43,6 +43,7 @@ typedef struct tb_cfg {
 } tb_cfg;
 
 extern const char *const tb_cc_names[];
+extern const char *const tb_qdisc_names[];
 
 /* Loads and checks a testbed file, applying --set overrides first.
  * Returns 0 or a negative AISIM_E* with a located message in e; *doc must

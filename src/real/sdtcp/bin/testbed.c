@@ -348,8 +348,17 @@ int tb_testbed(int argc, char **argv)
     snprintf(limit, sizeof limit, "%lldb", (long long)c.buffer);
     snprintf(iw, sizeof iw, "%lld", (long long)c.init_cwnd);
     snprintf(rto, sizeof rto, "%lldms", (long long)(c.min_rto / 1000000000));
-    bad |= RUN(R, "tc", "qdisc", "add", "dev", "vrcv", "root", "tbf", "rate", rate, "burst", burst,
-               "limit", limit);
+    if (c.qdisc == 0) {
+        bad |= RUN(R, "tc", "qdisc", "add", "dev", "vrcv", "root", "tbf", "rate", rate, "burst",
+                   burst, "limit", limit);
+    } else {                                    /* htb: one class, a bfifo under it */
+        bad |= RUN(R, "tc", "qdisc", "add", "dev", "vrcv", "root", "handle", "1:", "htb",
+                   "default", "1");
+        bad |= RUN(R, "tc", "class", "add", "dev", "vrcv", "parent", "1:", "classid", "1:1",
+                   "htb", "rate", rate, "ceil", rate, "burst", burst);
+        bad |= RUN(R, "tc", "qdisc", "add", "dev", "vrcv", "parent", "1:1", "bfifo", "limit",
+                   limit);
+    }
     for (int i = 0; i < nh && !bad; i++) {
         snprintf(tmp, sizeof tmp, "s%d", i);
         if (ns_add(tmp, S[i], sizeof S[i])) {
