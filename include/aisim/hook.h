@@ -104,8 +104,6 @@ void hook_detach(port *q, hook *h);
  * a host's NIC), in link id order.  Returns the number of ports. */
 int hook_attach_node(topo *t, int node, hook *h);
 int hook_detach_node(topo *t, int node, hook *h);
-/* True if h is in q's chain. */
-bool hook_attached(const port *q, const hook *h);
 
 /* For hook functions: frees p to q's pool and counts it as a drop at q and
  * by h.  The hook then returns HOOK_TAKEN. */

@@ -48,7 +48,13 @@ typedef struct plot_spec {
     const char *out;        /* image name without extension */
     const char *xlabel, *ylabel;    /* axis labels; NULL: the column names */
     int logx;               /* logarithmic x axis */
+    int style;              /* enum plot_style */
 } plot_spec;
+
+/* How a figure draws its series: lines (a time series), lines with a mark
+ * at each point (a size sweep), points alone (a scatter of events), or bars
+ * over a categorical x (one slot per row's x value, series side by side). */
+enum plot_style { PLOT_LINES, PLOT_MARKS, PLOT_DOTS, PLOT_BARS };
 
 /* A headline result: what `aisim run` prints first, before the counters.
  * key is a path into the summary's results: members joined by '.', an

@@ -4,7 +4,7 @@
  *   aisim run SCENARIO [--out DIR] [--force] [--seed N] [--set key.path=value]... [-q] [-v]
  *   aisim check SCENARIO [--seed N] [--set key.path=value]...
  *   aisim sweep SCENARIO --vary KEY=V1,V2,... [--seeds N|A..B] [--out DIR] ...
- *   aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...
+ *   aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--all] [--metric COL]...
  *   aisim calibrate pin [--max-size SIZE] [--block SIZE] [--huge] [--out FILE]
  *   aisim list | demo | bench | version | help [COMMAND]
  *
@@ -81,11 +81,14 @@ static const struct cmd_help {
      "memory for the event engine and fixed reference scenarios.\n"
      "  --quick   smaller sizes (for a smoke test)\n"
      "  CASE      run only these cases, of:\n", bench_cases},
-    {"plot", "aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...",
+    {"plot", "aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--all] [--metric COL]...",
      "Draws the tables of a completed run with gnuplot: one image per figure in the run\n"
-     "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it.\n"
+     "directory, beside a self-contained gnuplot script (NAME.gp) to restyle it; the\n"
+     "model's own figures, and with --all every numeric column of every other table.\n"
+     "The figures join summary.json's files, so a later run into the directory removes them.\n"
      "On a sweep directory (aisim sweep) draws sweep-COL.png: result COL against the\n"
-     "first varied key, one line per value of the others, the mean over seeds; every\n"
+     "first varied key, one line per value of the others, the mean over seeds with its\n"
+     "95 % confidence interval as error bars (bars for a categorical key); every\n"
      "result that varies, or only the columns named with --metric.\n", NULL},
     {"calibrate", "aisim calibrate pin [--max-size SIZE] [--block SIZE] [--huge] [--out FILE]",
      "Measures real memory pinning (mlock) on this machine with the library in src/real/pin:\n"

@@ -2,9 +2,14 @@
  * plot.c - `aisim plot RUN_DIR`: draws a run's tables with gnuplot.
  *
  * The run's summary.json names the model and the files; the model's
- * plot_spec list says which columns to draw (and which column splits rows
- * into series); every other CSV gets a default figure, all numeric columns
- * against the first.  For each figure the data and the commands go into one
+ * plot_spec list (its curated figures) says which columns to draw (and
+ * which column splits rows into series); with --all, or for a model that
+ * has none, every other CSV gets a default figure, all numeric columns
+ * against the first.  The images and scripts drawn are added to the run's
+ * summary.json `files`, so a later run into the same directory removes
+ * them with its other stale outputs.  A sweep's figures draw the mean over
+ * seeds with its 95 % confidence interval as error bars (Student's t), as
+ * lines over a numeric key and as bars over a categorical one.  For each figure the data and the commands go into one
  * self-contained gnuplot script beside the image (NAME.gp), so a user can
  * restyle it and run `gnuplot NAME.gp` again inside the run directory.
  * aisim itself runs `gnuplot -c NAME.gp .NAME.png.part` and renames the
@@ -12,6 +17,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +29,7 @@
 #include "aisim/err.h"
 #include "aisim/model.h"
 #include "aisim/out.h"
+#include "aisim/stats.h"
 #include "cli/cli.h"
 #include "cli/run.h"
 
@@ -182,14 +189,29 @@ static void gp_datum(FILE *f, const char *s)
 
 /* How draw_table() draws: DRAW_CATEGORICAL, x values are labels placed at
  * 0, 1, 2, ... in row order; DRAW_POINTS, marks on the lines (a sweep has a
- * few points per line, a time series thousands). */
-enum { DRAW_CATEGORICAL = 1, DRAW_POINTS = 2 };
+ * few points per line, a time series thousands); DRAW_DOTS, marks without
+ * lines; DRAW_BARS, bars side by side (with DRAW_CATEGORICAL); DRAW_ERRBARS,
+ * the column after each y column is its error. */
+enum { DRAW_CATEGORICAL = 1, DRAW_POINTS = 2, DRAW_ERRBARS = 4, DRAW_BARS = 8, DRAW_DOTS = 16 };
+
+/* The figures drawn so far (image and script names, relative to the
+ * directory), for summary.json. */
+static json_t *drawn_files;
 
 /* Draws one figure from table t (read from sp->csv).  Returns 0 or a
  * negative code. */
 /* The run's (or sweep's) scenario name, put before every figure's title so
  * that an image names what it shows; set by cli_plot(). */
 static char run_name[256];
+
+/* A column of bytes or bits per second ("bytes", "size", "*_bytes",
+ * "*_bps"): its axis gets SI prefixes. */
+static int si_column(const char *c)
+{
+    size_t n = strlen(c);
+    return !strcmp(c, "bytes") || !strcmp(c, "size") ||
+           (n > 6 && !strcmp(c + n - 6, "_bytes")) || (n > 4 && !strcmp(c + n - 4, "_bps"));
+}
 
 static int draw_table(const char *dir, const plot_spec *sp, const table *tp, const char *fmt,
                       unsigned how, err *e)
@@ -202,6 +224,9 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
     int xc = col_of(&t, sp->x), gc = sp->group ? col_of(&t, sp->group) : -1;
     if (xc < 0 || (sp->group && gc < 0))
         return ERR(e, AISIM_EINVAL, "%s: no column \"%s\"", path, xc < 0 ? sp->x : sp->group);
+    /* With DRAW_ERRBARS the column after each y column is its error (the
+     * sweep's ci95). */
+    int errbars = (how & DRAW_ERRBARS) != 0;
     int ycols[64], ny = 0;
     char ybuf[512];
     snprintf(ybuf, sizeof ybuf, "%s", sp->y);
@@ -265,6 +290,17 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
     fprintf(f, "\nset grid\nset key outside right top\nset datafile missing 'nan'\n");
     if (sp->logx)
         fprintf(f, "set logscale x\nset format x \"%%g\"\n");
+    /* Bytes and bit rates with SI prefixes (1.5G, 200k): the tick labels
+     * of a 400 Gbit/s port are not 4e+11. */
+    /* (gnuplot's %s is the mantissa to base 1000, %c its prefix; a log
+     * axis ticks at powers of ten, a linear one may tick at 1.5G) */
+    if (!categorical && si_column(sp->x))
+        fprintf(f, "set format x '%s%%c'\n", sp->logx ? "%.0s" : "%.1s");
+    int si_y = ny > 0;
+    for (int y = 0; y < ny; y++)
+        si_y &= si_column(t.head[ycols[y]]);
+    if (si_y)
+        fprintf(f, "set format y '%%.1s%%c'\n");
     if (categorical)
         fprintf(f, "set offsets 0.3, 0.3, 0, 0\n");     /* room for the outer labels */
     int nb = 0;
@@ -274,20 +310,32 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
             for (size_t i = 0; i < t.nrow; i++) {
                 if (groups[g] && strcmp(t.cell[i][gc], groups[g]) != 0)
                     continue;
+                const char *ev = errbars ? t.cell[i][ycols[y] + 1] : NULL;
+                if (ev && !numeric(ev))
+                    ev = "0";           /* one seed: no interval */
                 if (categorical) {
                     /* A missing value keeps its slot on the axis. */
                     gp_datum(f, t.cell[i][xc]);
-                    fprintf(f, " %s\n", numeric(t.cell[i][ycols[y]]) ? t.cell[i][ycols[y]] : "nan");
+                    fprintf(f, " %s%s%s\n", numeric(t.cell[i][ycols[y]]) ? t.cell[i][ycols[y]] : "nan",
+                            ev ? " " : "", ev ? ev : "");
                     continue;
                 }
                 if (!numeric(t.cell[i][xc]) || !numeric(t.cell[i][ycols[y]]))
                     continue;
-                fprintf(f, "%s %s\n", t.cell[i][xc], t.cell[i][ycols[y]]);
+                fprintf(f, "%s %s%s%s\n", t.cell[i][xc], t.cell[i][ycols[y]], ev ? " " : "",
+                        ev ? ev : "");
             }
             fprintf(f, "EOD\n");
         }
+    /* Bars over a categorical axis: the series side by side in each slot,
+     * together 0.8 of it wide. */
+    double bw = 0.8 / (double)(ng * (size_t)ny);
+    int bars = categorical && (errbars || (how & DRAW_BARS));
+    if (bars)
+        fprintf(f, "set style fill solid 0.6 border -1\nset yrange [0:*]\n");
     fprintf(f, "plot");
     nb = 0;
+    int nbars = (int)ng * ny;
     for (size_t g = 0; g < ng; g++)
         for (int y = 0; y < ny; y++, nb++) {
             char title[256];
@@ -295,8 +343,22 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
                 snprintf(title, sizeof title, "%s %s", groups[g], t.head[ycols[y]]);
             else
                 snprintf(title, sizeof title, "%s", groups[g] ? groups[g] : t.head[ycols[y]]);
-            fprintf(f, "%s $D%d using %s with %s lw 2 title ", nb ? ", \\\n    " : " ", nb,
-                    categorical ? "0:2:xtic(1)" : "1:2", how & DRAW_POINTS ? "linespoints" : "lines");
+            const char *sep = nb ? ", \\\n    " : " ";
+            if (bars) {
+                double off = ((double)nb - (nbars - 1) / 2.0) * bw;
+                fprintf(f, "%s $D%d using ($0%+.4f):2:(%.4f):xtic(1) with boxes lc %d title ", sep,
+                        nb, off, bw, nb + 1);
+                gp_quote(f, title);
+                if (errbars)
+                    fprintf(f, ", \\\n    $D%d using ($0%+.4f):2:3 with yerrorbars lc black pt 0 "
+                            "notitle", nb, off);
+                continue;
+            }
+            fprintf(f, "%s $D%d using %s with %s lw 2 title ", sep, nb,
+                    categorical ? (errbars ? "0:2:3:xtic(1)" : "0:2:xtic(1)")
+                                : (errbars ? "1:2:3" : "1:2"),
+                    errbars ? "yerrorlines" : how & DRAW_DOTS ? "points" :
+                    how & DRAW_POINTS ? "linespoints" : "lines");
             gp_quote(f, title);
         }
     fprintf(f, "\n");
@@ -310,6 +372,10 @@ static int draw_table(const char *dir, const plot_spec *sp, const table *tp, con
     if (rename(part, img) != 0)
         return ERR(e, AISIM_EIO, "cannot rename %s: %s", part, strerror(errno));
     printf("  %s\n", img);
+    if (drawn_files) {
+        json_array_append_new(drawn_files, json_string(imgname));
+        json_array_append_new(drawn_files, json_string(gpname));
+    }
     return 0;
 }
 
@@ -322,7 +388,11 @@ static int draw(const char *dir, const plot_spec *sp, const char *fmt, err *e)
     int r = table_load(path, &t, e);
     if (r)
         return r;
-    r = draw_table(dir, sp, &t, fmt, 0, e);
+    static const unsigned style_how[] = {[PLOT_LINES] = 0, [PLOT_MARKS] = DRAW_POINTS,
+                                         [PLOT_DOTS] = DRAW_DOTS,
+                                         [PLOT_BARS] = DRAW_CATEGORICAL | DRAW_BARS};
+    unsigned how = sp->style >= 0 && sp->style <= PLOT_BARS ? style_how[sp->style] : 0;
+    r = draw_table(dir, sp, &t, fmt, how, e);
     table_free(&t);
     return r;
 }
@@ -393,8 +463,9 @@ static int by_x(const void *a, const void *b)
 }
 
 /* The table drawn for metric column c: x, series, the mean of c over the
- * rows (seeds) that share x and series, rows in the sweep's order (by x if x
- * is numeric). */
+ * rows (seeds) that share x and series and the half-width of its 95 %
+ * confidence interval (Student's t with n - 1 degrees of freedom; empty for
+ * one seed), rows in the sweep's order (by x if x is numeric). */
 static void sweep_means(const sweep_tab *s, int c, int numeric_x, table *dst)
 {
     const table *t = &s->t;
@@ -405,14 +476,14 @@ static void sweep_means(const sweep_tab *s, int c, int numeric_x, table *dst)
     if (numeric_x)
         qsort(order, t->nrow, sizeof *order, by_x);
     memset(dst, 0, sizeof *dst);
-    dst->ncol = 3;
-    dst->head = xcalloc(3, sizeof *dst->head);
+    dst->ncol = 4;
+    dst->head = xcalloc(4, sizeof *dst->head);
     dst->head[0] = xstrdup(t->head[s->xc]);
     dst->head[1] = xstrdup("series");
     dst->head[2] = xstrdup(t->head[c]);
+    dst->head[3] = xstrdup("ci95");
     dst->cell = xcalloc(t->nrow + 1, sizeof *dst->cell);
-    double *sum = xcalloc(t->nrow + 1, sizeof *sum);
-    size_t *cnt = xcalloc(t->nrow + 1, sizeof *cnt);
+    stat_acc *acc = xcalloc(t->nrow + 1, sizeof *acc);
     char ser[512];
     for (size_t oi = 0; oi < t->nrow; oi++) {
         size_t i = order[oi], r = 0;
@@ -421,24 +492,26 @@ static void sweep_means(const sweep_tab *s, int c, int numeric_x, table *dst)
                                  strcmp(dst->cell[r][1], ser)))
             r++;
         if (r == dst->nrow) {
-            dst->cell[r] = xcalloc(3, sizeof **dst->cell);
+            dst->cell[r] = xcalloc(4, sizeof **dst->cell);
+            stat_init(&acc[r]);
             dst->cell[r][0] = xstrdup(t->cell[i][s->xc]);
             dst->cell[r][1] = xstrdup(ser);
             dst->nrow++;
         }
-        if (numeric(t->cell[i][c])) {
-            sum[r] += strtod(t->cell[i][c], NULL);
-            cnt[r]++;
-        }
+        if (numeric(t->cell[i][c]))
+            stat_add(&acc[r], strtod(t->cell[i][c], NULL));
     }
     for (size_t r = 0; r < dst->nrow; r++) {
-        char v[64] = "";
-        if (cnt[r])
-            out_fmt_double(v, sizeof v, sum[r] / (double)cnt[r]);
+        char v[64] = "", h[64] = "";
+        if (acc[r].n)
+            out_fmt_double(v, sizeof v, acc[r].mean);
+        if (acc[r].n > 1)
+            out_fmt_double(h, sizeof h, stat_t975((int)acc[r].n - 1) * stat_sd(&acc[r]) /
+                                            sqrt((double)acc[r].n));
         dst->cell[r][2] = xstrdup(v);
+        dst->cell[r][3] = xstrdup(h);
     }
-    free(sum);
-    free(cnt);
+    free(acc);
     free(order);
 }
 
@@ -490,13 +563,14 @@ static int plot_sweep(const char *dir, const char *fmt, char **metrics, int nmet
         char oname[300], title[400];
         snprintf(oname, sizeof oname, "sweep-%s", s.t.head[c]);
         snprintf(title, sizeof title, "%s%s", s.t.head[c],
-                 means.nrow < s.t.nrow ? " (mean over seeds)" : "");
+                 means.nrow < s.t.nrow ? " (mean over seeds, 95 % CI)" : "");
         for (char *p = oname; *p; p++)
             if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *p))
                 *p = '_';
         plot_spec sp = {.csv = "sweep.csv", .x = means.head[0], .y = means.head[2],
                         .group = s.nv > 1 ? "series" : NULL, .title = title, .out = oname};
-        r = draw_table(dir, &sp, &means, fmt, DRAW_POINTS | (numeric_x ? 0 : DRAW_CATEGORICAL), e);
+        r = draw_table(dir, &sp, &means, fmt,
+                       DRAW_POINTS | DRAW_ERRBARS | (numeric_x ? 0 : DRAW_CATEGORICAL), e);
         *drawn += !r;
         table_free(&means);
     }
@@ -504,7 +578,42 @@ static int plot_sweep(const char *dir, const char *fmt, char **metrics, int nmet
     return r;
 }
 
-#define PLOT_USAGE "usage: aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--metric COL]...\n"
+#define PLOT_USAGE \
+    "usage: aisim plot RUN_DIR|SWEEP_DIR [--format png|svg] [--all] [--metric COL]...\n"
+
+/* Adds the figures drawn (drawn_files) to the `files` list of
+ * DIR/summary.json, written again through a temporary and a rename, so that
+ * the next run into DIR removes them as stale outputs.  The other values are
+ * written as aisim run wrote them (a real printed with 12 digits reads back
+ * as the double that prints the same 12 digits). */
+static int record_plots(const char *dir, json_t *sum, err *e)
+{
+    json_t *files = json_object_get(sum, "files");
+    if (!json_is_array(files) || json_array_size(drawn_files) == 0)
+        return 0;
+    size_t i, j;
+    json_t *v, *w;
+    json_array_foreach(drawn_files, i, v) {
+        int have = 0;
+        json_array_foreach(files, j, w) have |= json_equal(v, w);
+        if (!have)
+            json_array_append(files, v);
+    }
+    char path[1024], tmp[1100];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    snprintf(tmp, sizeof tmp, "%s/.summary.json.plot-%ld.part", dir, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return ERR(e, AISIM_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    int bad = json_dumpf(sum, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    bad |= fputc('\n', f) == EOF;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return ERR(e, AISIM_EIO, "cannot rewrite %s with the figures' names", path);
+    }
+    return 0;
+}
 
 /* A sweep directory (sweep.csv, from `aisim sweep`): its figures, then the
  * exit code. */
@@ -526,15 +635,20 @@ int cli_plot(int argc, char **argv)
 {
     static const struct option opts[] = {{"format", required_argument, 0, 'f'},
                                          {"metric", required_argument, 0, 'm'},
+                                         {"all", no_argument, 0, 'a'},
                                          {0, 0, 0, 0}};
     const char *fmt = "png";
     char **metrics = xcalloc((size_t)argc + 1, sizeof *metrics);
-    int c, nmetrics = 0;
+    int c, nmetrics = 0, all = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "f:m:", opts, NULL)) != -1) {
         if (c == 'm') {
             metrics[nmetrics++] = optarg;
+            continue;
+        }
+        if (c == 'a') {
+            all = 1;
             continue;
         }
         if (c != 'f' || (strcmp(optarg, "png") && strcmp(optarg, "svg"))) {
@@ -585,6 +699,7 @@ int cli_plot(int argc, char **argv)
     printf("aisim plot %s:\n", dir);
     err e = {0};
     int r = 0, drawn = 0;
+    drawn_files = json_array();
     for (const plot_spec *sp = m ? m->plots : NULL; sp && sp->csv && !r; sp++) {
         snprintf(path, sizeof path, "%s/%s", dir, sp->csv);
         if (access(path, R_OK) != 0)
@@ -592,13 +707,15 @@ int cli_plot(int argc, char **argv)
         r = draw(dir, sp, fmt, &e);
         drawn += !r;
     }
-    /* Default figures for tables without a spec. */
+    /* Default figures for tables without a spec: with --all, or when the
+     * model has no curated figures. */
     size_t i;
     json_t *v;
+    int defaults = all || !m || !m->plots || !m->plots[0].csv;
     json_array_foreach(files, i, v) {
         const char *name = json_string_value(v);
         size_t len = name ? strlen(name) : 0;
-        if (r || len < 5 || strcmp(name + len - 4, ".csv") != 0)
+        if (r || !defaults || len < 5 || strcmp(name + len - 4, ".csv") != 0)
             continue;
         int covered = 0;
         for (const plot_spec *sp = m ? m->plots : NULL; sp && sp->csv; sp++)
@@ -623,7 +740,11 @@ int cli_plot(int argc, char **argv)
         drawn += *y && axis && !r;
         table_free(&t);
     }
+    if (!r)
+        r = record_plots(dir, sum, &e);
     json_decref(sum);
+    json_decref(drawn_files);
+    drawn_files = NULL;
     if (r) {
         cli_print_error(&e);
         return run_exit_code(r);

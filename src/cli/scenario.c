@@ -73,7 +73,9 @@ const char *scenario_data_dir(void)
     return AISIM_SRCDIR;
 }
 
-const char *example_nearest(const char *name)
+/* The built-in example's name nearest to `name` (a misspelling: at most a
+ * third of its length in edits, 1 to 3), or NULL. */
+static const char *example_nearest(const char *name)
 {
     const char *best = NULL;
     int bd = 99;

@@ -53,10 +53,6 @@ void scenario_fini(scenario *sc);
  * PREFIX/bin (make install); else the source tree aisim was built in. */
 const char *scenario_data_dir(void);
 
-/* The built-in example's name nearest to `name` (a misspelling: at most a
- * third of its length in edits, 1 to 3), or NULL. */
-const char *example_nearest(const char *name);
-
 /* The seed domain: integers 0 .. 2^53. */
 #define SCENARIO_SEED_MAX INT64_C(9007199254740992)
 

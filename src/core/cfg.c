@@ -689,7 +689,7 @@ char *cfg_path_index(char *buf, size_t len, const char *base, size_t i)
     return buf;
 }
 
-void cfgi_map_put(cfg_node *m, cfg_node *key, cfg_node *val)
+static void cfgi_map_put(cfg_node *m, cfg_node *key, cfg_node *val)
 {
     ssize_t i = cfgi_map_find(m, node_str(key));
     if (i >= 0)

@@ -70,7 +70,6 @@ struct cfg_doc {
 void *cfgi_alloc(cfg_doc *d, size_t n);
 void cfgi_null_to_map(cfg_node *n);
 ssize_t cfgi_map_find(const cfg_node *m, const char *key);
-void cfgi_map_put(cfg_node *m, cfg_node *key, cfg_node *val);
 int cfgi_implicit_entry(cfg_doc *d, const char *key, const char *yaml, const cfg_node *at,
                         cfg_node **kp, cfg_node **vp, err *e);
 cfg_node *cfgi_default_key(cfg_doc *d, const char *name, const cfg_node *at);

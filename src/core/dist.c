@@ -271,7 +271,7 @@ int ecdf_load(const char *path, double unit, ecdf **out, err *e)
     ecdf *t = xcalloc(1, sizeof *t);
     size_t cap = 0;
     char line[1024];
-    int lineno = 0, r = 0;
+    int lineno = 0, first_line = 0, r = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *s = line;
@@ -293,25 +293,30 @@ int ecdf_load(const char *path, double unit, ecdf **out, err *e)
         double x = strtod(s, &end1);
         double p = end1 != s ? strtod(end1, &end2) : 0;
         if (end1 == s || end2 == end1 || errno || !isfinite(x) || !isfinite(p)) {
-            r = ERR(e, AISIM_EINVAL, "%s:%d: expected \"value probability\", found \"%.40s\"",
-                    path, lineno, s);
+            r = ERR(e, AISIM_EINVAL, "%s:%d:%d: expected \"value probability\" (two finite "
+                    "numbers), found \"%.40s\"", path, lineno, (int)(s - line) + 1, s);
             break;
         }
         while (*end2 == ' ')
             end2++;
         if (*end2) {
-            r = ERR(e, AISIM_EINVAL, "%s:%d: expected two columns, found extra text \"%.20s\"",
-                    path, lineno, end2);
+            r = ERR(e, AISIM_EINVAL, "%s:%d:%d: expected two columns, found extra text \"%.20s\"",
+                    path, lineno, (int)(end2 - line) + 1, end2);
             break;
         }
         if (p < 0 || p > 1) {
-            r = ERR(e, AISIM_ERANGE, "%s:%d: probability must be in [0, 1], found %g", path,
-                    lineno, p);
+            const char *pc = end1;
+            while (*pc == ' ')
+                pc++;
+            r = ERR(e, AISIM_ERANGE, "%s:%d:%d: expected a probability in [0, 1], found %g", path,
+                    lineno, (int)(pc - line) + 1, p);
             break;
         }
         if (t->n > 0 && (x < t->x[t->n - 1] / unit || p < t->p[t->n - 1])) {
-            r = ERR(e, AISIM_EINVAL, "%s:%d: CDF is not monotone: (%g, %g) follows (%g, %g)",
-                    path, lineno, x, p, t->x[t->n - 1] / unit, t->p[t->n - 1]);
+            r = ERR(e, AISIM_EINVAL, "%s:%d:%d: expected a monotone CDF (values and "
+                    "probabilities never decrease), found (%g, %g) after (%g, %g)",
+                    path, lineno, (int)(s - line) + 1, x, p, t->x[t->n - 1] / unit,
+                    t->p[t->n - 1]);
             break;
         }
         if (t->n == cap) {
@@ -319,6 +324,8 @@ int ecdf_load(const char *path, double unit, ecdf **out, err *e)
             t->x = xrealloc(t->x, cap * sizeof *t->x);
             t->p = xrealloc(t->p, cap * sizeof *t->p);
         }
+        if (t->n == 0)
+            first_line = lineno;
         t->x[t->n] = x * unit;
         t->p[t->n++] = p;
     }
@@ -326,12 +333,14 @@ int ecdf_load(const char *path, double unit, ecdf **out, err *e)
         r = ERR(e, AISIM_EIO, "%s: read error", path);
     fclose(f);
     if (!r && t->n == 0)
-        r = ERR(e, AISIM_EINVAL, "%s: no data points", path);
+        r = ERR(e, AISIM_EINVAL, "%s: expected at least one \"value probability\" line, "
+                "found none", path);
     if (!r && t->p[t->n - 1] != 1.0)
-        r = ERR(e, AISIM_EINVAL, "%s:%d: the last cumulative probability must be 1, found %g",
-                path, lineno, t->p[t->n - 1]);
+        r = ERR(e, AISIM_EINVAL, "%s:%d: expected the last cumulative probability to be 1, "
+                "found %g", path, lineno, t->p[t->n - 1]);
     if (!r && t->x[0] < 0)
-        r = ERR(e, AISIM_ERANGE, "%s: values must be >= 0, found %g", path, t->x[0] / unit);
+        r = ERR(e, AISIM_ERANGE, "%s:%d:1: expected values >= 0, found %g", path, first_line,
+                t->x[0] / unit);
     if (r) {
         ecdf_free(t);
         return r;

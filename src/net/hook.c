@@ -69,14 +69,9 @@ static int64_t chain_find(const hook_chain *c, const hook *h)
     return -1;
 }
 
-bool hook_attached(const port *q, const hook *h)
-{
-    return chain_find(q->hooks, h) >= 0;
-}
-
 void hook_attach(port *q, hook *h)
 {
-    assert(!hook_attached(q, h));
+    assert(chain_find(q->hooks, h) < 0);
     hook_chain *c = q->hooks;
     if (!c || c->n == c->cap) {
         uint32_t cap = c ? 2 * c->cap : 2;

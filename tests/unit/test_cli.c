@@ -1,9 +1,8 @@
 /*
  * test_cli.c - the aisim command as a user meets it: exit codes, help, list,
  * the corpus of invalid scenarios (exact message, exit 2, no run directory),
- * an interrupted run that leaves nothing that looks complete, and sweeps
- * (aisim sweep: the table against the points' own summaries, seeds, errors
- * before anything runs, determinism, plots).
+ * an interrupted run that leaves nothing that looks complete (sweeps:
+ * test_cli_sweep.c).
  *
  * The binary is $AISIM (set by `make test`), run from the repository root.
  */
@@ -25,56 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
-
-static const char *aisim;
-
-/* A file's text, or "" if there is none (free it). */
-static char *slurp(const char *path)
-{
-    return access(path, F_OK) == 0 ? tu_slurp(path, NULL) : calloc(1, 1);
-}
-
-/* Runs aisim with args (NULL-terminated); returns the exit status and the
- * output (caller frees). */
-static int run_aisim(const char *const *args, char **out, char **errout)
-{
-    char po[128], pe[128];
-    snprintf(po, sizeof po, "%s/stdout", tu_tmp);
-    snprintf(pe, sizeof pe, "%s/stderr", tu_tmp);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        const char *argv[32] = {aisim};
-        for (int i = 0; args[i] && i < 30; i++)
-            argv[i + 1] = args[i];
-        execv(aisim, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    char *o = slurp(po), *e = slurp(pe);
-    if (out)
-        *out = o;
-    else
-        free(o);
-    if (errout)
-        *errout = e;
-    else
-        free(e);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static int setup(void **state)
-{
-    aisim = getenv("AISIM");
-    if (!aisim)
-        aisim = "build/aisim";
-    return tu_setup(state);
-}
+#include "clitest.h"
 
 static void test_cli_exit_codes_for_usage(void **state)
 {
@@ -210,12 +160,6 @@ static void test_cli_run_prints_headlines_then_counters(void **state)
     assert_non_null(strstr(o, "counters (every result):\n"));
     assert_non_null(strstr(o, "  analytic.model                 M/M/1\n"));
     free(o);
-}
-
-static int exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
 }
 
 /* Mistakes a user makes, each answered with the fix, exit 2, no run. */
@@ -375,21 +319,6 @@ static void test_cli_suspicious_scenarios_warn(void **state)
 
 /* issue 19.3: a point that runs past the end of time fails the sweep with
  * exit 1 naming the point (it used to abort the whole process). */
-static void test_sweep_point_past_the_end_of_time_exits_1(void **state)
-{
-    (void)state;
-    char dir[128], *e;
-    snprintf(dir, sizeof dir, "%s/endsweep", tu_tmp);
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--jobs", "1", "--out",
-                                                dir, "--set", "queue.customers=100", "--vary",
-                                                "queue.arrival={dist: exponential, mean: 1ms},"
-                                                "{dist: constant, value: 1000000s}", NULL},
-                               NULL, &e), 1);
-    if (!strstr(e, "past the end of simulated time") || !strstr(e, "aisim sweep: point "))
-        fail_msg("got: %s", e);
-    free(e);
-}
-
 static void test_cli_set_errors_and_seed_override(void **state)
 {
     (void)state;
@@ -683,16 +612,6 @@ static void test_cli_rerun_replaces_earlier_outputs(void **state)
 }
 
 /* Writes `text` to dir/name. */
-static void put(const char *dir, const char *name, const char *text)
-{
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static char *dir_file(const char *dir, const char *name)
 {
     char p[512];
@@ -930,6 +849,37 @@ static void test_cli_plot_draws_png_with_gnuplot(void **state)
     char *gp = slurp(p);
     assert_non_null(strstr(gp, "set output 'queue.png'"));
     free(gp);
+    /* The figures join the run's files (the model's curated ones only:
+     * no default figure of another table without --all) ... */
+    snprintf(p, sizeof p, "%s/summary.json", dir);
+    json_t *sum = json_load_file(p, 0, NULL);
+    assert_non_null(sum);
+    char *files = json_dumps(json_object_get(sum, "files"), JSON_COMPACT);
+    assert_non_null(strstr(files, "\"queue.png\",\"queue.gp\""));
+    free(files);
+    json_decref(sum);
+    /* ... so a run into the same directory removes them. */
+    assert_int_equal(run_aisim((const char *[]){"run", "core/mm1", "-q", "--set",
+                                                "queue.customers=2000", "--out", dir, NULL},
+                               NULL, NULL), 0);
+    snprintf(p, sizeof p, "%s/queue.png", dir);
+    assert_false(exists(p));
+    snprintf(p, sizeof p, "%s/queue.gp", dir);
+    assert_false(exists(p));
+    /* A bit rate gets SI prefixes on its axis (82.0M, not 8.2e+07). */
+    snprintf(dir, sizeof dir, "%s/plotnet", tu_tmp);
+    assert_int_equal(run_aisim((const char *[]){"run", "net/incast", "-q", "--set",
+                                                "net.incast.rounds=2", "--out", dir, NULL},
+                               NULL, NULL), 0);
+    assert_int_equal(run_aisim((const char *[]){"plot", dir, NULL}, NULL, NULL), 0);
+    snprintf(p, sizeof p, "%s/incast.gp", dir);
+    gp = slurp(p);
+    assert_non_null(strstr(gp, "set format y '%.1s%c'\n"));
+    free(gp);
+    snprintf(p, sizeof p, "%s/flows.gp", dir);
+    gp = slurp(p);
+    assert_null(strstr(gp, "set format y"));       /* FCTs in seconds: plain */
+    free(gp);
     /* Not a run directory: a clear error, exit 2. */
     char *e;
     assert_int_equal(run_aisim((const char *[]){"plot", tu_tmp, NULL}, NULL, &e), 2);
@@ -938,292 +888,6 @@ static void test_cli_plot_draws_png_with_gnuplot(void **state)
 }
 
 /* ---- aisim sweep ---------------------------------------------------------- */
-
-/* Splits one CSV line (RFC 4180 quoting, as sweep.csv writes it) into at
- * most max fields, in place; returns the count. */
-static int csv_split(char *line, char **f, int max)
-{
-    int n = 0;
-    char *p = line;
-    line[strcspn(line, "\n")] = '\0';
-    while (n < max) {
-        char *w = p;
-        f[n++] = w;
-        if (*p == '"') {
-            for (p++; *p && !(p[0] == '"' && p[1] != '"'); p++) {
-                if (*p == '"')
-                    p++;
-                *w++ = *p;
-            }
-            if (*p == '"')
-                p++;
-        } else {
-            while (*p && *p != ',')
-                *w++ = *p++;
-        }
-        char c = *p;
-        *w = '\0';
-        if (c != ',')
-            break;
-        p++;
-    }
-    return n;
-}
-
-/* sweep.csv as lines (caller frees lines[0] and lines); returns the count. */
-static int csv_lines(const char *dir, char ***lines)
-{
-    char p[256];
-    snprintf(p, sizeof p, "%s/sweep.csv", dir);
-    char *text = slurp(p);
-    int n = 0;
-    *lines = calloc(256, sizeof **lines);
-    for (char *l = text; *l && n < 256; n++) {
-        (*lines)[n] = l;
-        char *nl = strchr(l, '\n');
-        if (!nl)
-            fail_msg("%s: last line has no newline", p);
-        *nl = '\0';
-        l = nl + 1;
-    }
-    if (n == 0)
-        free(text);
-    return n;
-}
-
-/* The number at a dotted path under v ("analytic.load"). */
-static json_t *json_path(json_t *v, const char *path)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *k = strtok(buf, "."); k && v; k = strtok(NULL, "."))
-        v = json_object_get(v, k);
-    return v;
-}
-
-static int sweep_mm1(const char *dir, const char *extra1, const char *extra2, char **errout)
-{
-    return run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir, "--vary",
-                                      "queue.customers=1000,2000", "--vary",
-                                      "queue.arrival.mean=2ms,1.25ms", extra1, extra2, NULL},
-                     NULL, errout);
-}
-
-static void test_sweep_2x2_table_matches_point_summaries(void **state)
-{
-    (void)state;
-    char dir[128], p[512];
-    snprintf(dir, sizeof dir, "%s/sweep2x2", tu_tmp);
-    assert_int_equal(sweep_mm1(dir, NULL, NULL, NULL), 0);
-    const char *names[] = {"customers=1000,mean=2ms", "customers=1000,mean=1.25ms",
-                           "customers=2000,mean=2ms", "customers=2000,mean=1.25ms"};
-    char **lines;
-    assert_int_equal(csv_lines(dir, &lines), 5);
-    char *head[64];
-    int nh = csv_split(lines[0], head, 64);
-    assert_true(nh > 6);
-    assert_string_equal(head[0], "queue.customers");
-    assert_string_equal(head[1], "queue.arrival.mean");
-    assert_string_equal(head[2], "seed");
-    assert_string_equal(head[3], "run_dir");
-    assert_string_equal(head[4], "customers");
-    assert_string_equal(head[5], "mean_wait_s");
-    for (int i = 0; i < 4; i++) {
-        char *f[64];
-        assert_int_equal(csv_split(lines[i + 1], f, 64), nh);
-        assert_string_equal(f[0], i < 2 ? "1000" : "2000");
-        assert_string_equal(f[1], i % 2 ? "1.25ms" : "2ms");
-        assert_string_equal(f[2], "1");
-        assert_string_equal(f[3], names[i]);
-        snprintf(p, sizeof p, "%s/%s/summary.json", dir, names[i]);
-        json_t *sum = json_load_file(p, 0, NULL);
-        assert_non_null(sum);
-        json_t *res = json_object_get(sum, "results");
-        /* Every result column holds the point's own number. */
-        for (int c = 4; c < nh; c++) {
-            json_t *v = json_path(res, head[c]);
-            if (!json_is_number(v))
-                fail_msg("%s: %s is not a number in %s", names[i], head[c], p);
-            if (strtod(f[c], NULL) != json_number_value(v))
-                fail_msg("%s: %s is %s in sweep.csv, %.17g in summary.json", names[i], head[c],
-                         f[c], json_number_value(v));
-        }
-        assert_int_equal(strtoll(f[4], NULL, 10), i < 2 ? 1000 : 2000);
-        json_decref(sum);
-    }
-    free(lines[0]);
-    free(lines);
-    snprintf(p, sizeof p, "%s/sweep.json", dir);
-    json_t *j = json_load_file(p, 0, NULL);
-    assert_non_null(j);
-    assert_int_equal(json_array_size(json_object_get(j, "points")), 4);
-    assert_int_equal(json_array_size(json_object_get(j, "columns")), nh);
-    json_decref(j);
-}
-
-static void test_sweep_seeds_range_gives_one_row_per_seed(void **state)
-{
-    (void)state;
-    char dir[128];
-    snprintf(dir, sizeof dir, "%s/seeds", tu_tmp);
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--seeds", "1..3",
-                                                "--set", "queue.customers=500", "--out", dir,
-                                                NULL}, NULL, NULL), 0);
-    char **lines;
-    assert_int_equal(csv_lines(dir, &lines), 4);
-    char *head[64], *f[64];
-    csv_split(lines[0], head, 64);
-    assert_string_equal(head[0], "seed");
-    assert_string_equal(head[1], "run_dir");
-    assert_string_equal(head[3], "mean_wait_s");
-    char waits[3][64];
-    for (int i = 0; i < 3; i++) {
-        csv_split(lines[i + 1], f, 64);
-        char want[32];
-        snprintf(want, sizeof want, "%d", i + 1);
-        assert_string_equal(f[0], want);
-        snprintf(want, sizeof want, "seed=%d", i + 1);
-        assert_string_equal(f[1], want);
-        snprintf(waits[i], sizeof waits[i], "%s", f[3]);
-    }
-    /* The seed reached the run: three different samples. */
-    assert_string_not_equal(waits[0], waits[1]);
-    assert_string_not_equal(waits[1], waits[2]);
-    free(lines[0]);
-    free(lines);
-}
-
-static void test_sweep_bad_point_exits_2_before_running_anything(void **state)
-{
-    (void)state;
-    char dir[128], *e;
-    snprintf(dir, sizeof dir, "%s/badsweep", tu_tmp);
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "--out", dir, "--vary",
-                                                "queue.custmers=1000,2000", NULL}, NULL, &e), 2);
-    assert_true(strncmp(e, "--set:1:1: queue.custmers: unknown key; did you mean \"customers\"?",
-                        63) == 0);
-    free(e);
-    assert_false(exists(dir));
-    /* Only the last value is bad: the first points do not run either. */
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "--out", dir, "--vary",
-                                                "queue.customers=1000,lots", NULL}, NULL, &e), 2);
-    assert_true(strncmp(e, "--set:1:17: queue.customers: expected an integer, found \"lots\"\n",
-                        62) == 0);
-    assert_non_null(strstr(e, "point customers=lots is invalid"));
-    free(e);
-    assert_false(exists(dir));
-    /* Usage errors. */
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", NULL}, NULL, &e), 2);
-    assert_non_null(strstr(e, "nothing to sweep"));
-    free(e);
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "--vary", "queue.customers=1,{2",
-                                                NULL}, NULL, &e), 2);
-    assert_non_null(strstr(e, "unbalanced"));
-    free(e);
-}
-
-static void test_sweep_run_failure_exits_1_naming_the_point(void **state)
-{
-    (void)state;
-    char dir[160], *e;
-    /* An aisim directory in which the first point's directory is a file. */
-    snprintf(dir, sizeof dir, "%s/failsweep", tu_tmp);
-    assert_int_equal(mkdir(dir, 0777), 0);
-    put(dir, ".aisim", "");
-    put(dir, "customers=1000", "");
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir,
-                                                "--vary", "queue.customers=1000,2000", NULL},
-                               NULL, &e), 1);
-    assert_non_null(strstr(e, "aisim sweep: point customers=1000 failed"));
-    free(e);
-}
-
-static void test_sweep_splits_values_at_top_level_commas(void **state)
-{
-    (void)state;
-    char dir[128], p[512];
-    snprintf(dir, sizeof dir, "%s/flowmap", tu_tmp);
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir,
-                                                "--set", "queue.customers=500", "--vary",
-                                                "queue.arrival={dist: exponential, mean: 2ms},"
-                                                "{dist: constant, value: 1.5ms}", NULL},
-                               NULL, NULL), 0);
-    char **lines;
-    assert_int_equal(csv_lines(dir, &lines), 3);
-    char *f[64];
-    csv_split(lines[1], f, 64);
-    assert_string_equal(f[0], "{dist: exponential, mean: 2ms}");
-    assert_string_equal(f[2], "arrival=dist_exponential_mean_2ms");
-    csv_split(lines[2], f, 64);
-    assert_string_equal(f[0], "{dist: constant, value: 1.5ms}");
-    assert_string_equal(f[2], "arrival=dist_constant_value_1.5ms");
-    snprintf(p, sizeof p, "%s/%s/scenario.yaml", dir, f[2]);
-    char *y = slurp(p);
-    assert_non_null(strstr(y, "dist: constant"));
-    assert_non_null(strstr(y, "value: 1.5ms"));
-    free(y);
-    free(lines[0]);
-    free(lines);
-}
-
-static void test_sweep_repeats_byte_for_byte_with_any_jobs(void **state)
-{
-    (void)state;
-    char a[128], b[128], p[256];
-    snprintf(a, sizeof a, "%s/rep-a", tu_tmp);
-    snprintf(b, sizeof b, "%s/rep-b", tu_tmp);
-    assert_int_equal(sweep_mm1(a, "--seeds", "2", NULL), 0);
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", b, "--vary",
-                                                "queue.customers=1000,2000", "--vary",
-                                                "queue.arrival.mean=2ms,1.25ms", "--seeds", "2",
-                                                "--jobs", "3", NULL}, NULL, NULL), 0);
-    const char *files[] = {"sweep.csv", "sweep.json"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(p, sizeof p, "%s/%s", a, files[i]);
-        char *x = slurp(p);
-        snprintf(p, sizeof p, "%s/%s", b, files[i]);
-        char *y = slurp(p);
-        assert_true(strlen(x) > 100);
-        assert_string_equal(x, y);
-        free(x);
-        free(y);
-    }
-}
-
-static void test_sweep_plot_draws_png(void **state)
-{
-    (void)state;
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
-        skip();
-    char dir[128], p[256];
-    snprintf(dir, sizeof dir, "%s/sweepplot", tu_tmp);
-    assert_int_equal(run_aisim((const char *[]){"sweep", "core/mm1", "-q", "--out", dir,
-                                                "--vary", "queue.customers=1000,2000,4000",
-                                                "--vary", "queue.warmup=0,100", NULL},
-                               NULL, NULL), 0);
-    char *o;
-    assert_int_equal(run_aisim((const char *[]){"plot", dir, NULL}, &o, NULL), 0);
-    free(o);
-    snprintf(p, sizeof p, "%s/sweep-mean_wait_s.png", dir);
-    char *png = slurp(p);
-    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
-    free(png);
-    snprintf(p, sizeof p, "%s/sweep-mean_wait_s.gp", dir);
-    char *gp = slurp(p);
-    /* Against the first key, one line per value of the second; the title
-     * names the run. */
-    assert_non_null(strstr(gp, "set xlabel 'queue.customers'"));
-    assert_non_null(strstr(gp, "set title 'mm1 sweep: mean_wait_s"));
-    assert_non_null(strstr(gp, "title 'warmup=0'"));
-    assert_non_null(strstr(gp, "title 'warmup=100'"));
-    free(gp);
-    /* The analytic values do not depend on either key: no figure. */
-    snprintf(p, sizeof p, "%s/sweep-analytic.load.png", dir);
-    assert_false(exists(p));
-    /* The varied key's own result (customers) against itself: no figure. */
-    snprintf(p, sizeof p, "%s/sweep-customers.png", dir);
-    assert_false(exists(p));
-}
 
 int main(void)
 {
@@ -1235,7 +899,6 @@ int main(void)
         cmocka_unit_test(test_cli_bad_usage_names_the_fix),
         cmocka_unit_test(test_cli_bad_scenarios_exit_2_with_exact_message),
         cmocka_unit_test(test_cli_badrun_scenarios_fail_with_exit_code_and_message),
-        cmocka_unit_test(test_sweep_point_past_the_end_of_time_exits_1),
         cmocka_unit_test(test_cli_suspicious_scenarios_warn),
         cmocka_unit_test(test_cli_set_errors_and_seed_override),
         cmocka_unit_test(test_cli_interrupted_run_leaves_nothing_complete),
@@ -1255,13 +918,6 @@ int main(void)
         cmocka_unit_test(test_cli_out_refuses_foreign_directory),
         cmocka_unit_test(test_cli_bench_help_lists_every_case),
         cmocka_unit_test(test_cli_plot_draws_png_with_gnuplot),
-        cmocka_unit_test(test_sweep_2x2_table_matches_point_summaries),
-        cmocka_unit_test(test_sweep_seeds_range_gives_one_row_per_seed),
-        cmocka_unit_test(test_sweep_bad_point_exits_2_before_running_anything),
-        cmocka_unit_test(test_sweep_run_failure_exits_1_naming_the_point),
-        cmocka_unit_test(test_sweep_splits_values_at_top_level_commas),
-        cmocka_unit_test(test_sweep_repeats_byte_for_byte_with_any_jobs),
-        cmocka_unit_test(test_sweep_plot_draws_png),
     };
     return cmocka_run_group_tests_name("cli", tests, setup, tu_teardown);
 }

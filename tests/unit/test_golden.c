@@ -195,6 +195,57 @@ static int report_diff(const char *name, const char *want, const char *got)
     return nd;
 }
 
+/* Every column of a CSV the run wrote is listed under the table's heading
+ * in docs/tables.md ("| `col` |"; "| `prefix_<edge>` |" stands for every
+ * column that starts with prefix_).  Returns the columns missing, printed. */
+static int tables_documented(const char *dir)
+{
+    char *doc = tu_slurp("docs/tables.md", NULL);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int missing = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t nl = strlen(de->d_name);
+        if (de->d_name[0] == '.' || nl < 5 || strcmp(de->d_name + nl - 4, ".csv") != 0)
+            continue;
+        char head[300], p[512];
+        snprintf(head, sizeof head, "\n## `%s`\n", de->d_name);
+        char *sec = strstr(doc, head), *end = sec ? strstr(sec + 1, "\n## ") : NULL;
+        if (!sec) {
+            fprintf(stderr, "docs/tables.md: no section \"## `%s`\"\n", de->d_name);
+            missing++;
+            continue;
+        }
+        size_t slen = end ? (size_t)(end - sec) : strlen(sec);
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        char *csv = tu_slurp(p, NULL);
+        csv[strcspn(csv, "\n")] = '\0';
+        for (char *c = strtok(csv, ","); c; c = strtok(NULL, ",")) {
+            char want[300];
+            snprintf(want, sizeof want, "| `%s` |", c);
+            int found = 0;
+            for (char *q = sec; !found && (q = strstr(q, want)) && q < sec + slen; q++)
+                found = 1;
+            /* a per-edge column: "| `bcap_<edge>` |" */
+            for (char *q = sec; !found && (q = strstr(q, "| `")) && q < sec + slen; q++) {
+                const char *lt = strchr(q + 3, '<'), *bt = strchr(q + 3, '`');
+                size_t pl = lt && bt && lt < bt ? (size_t)(lt - (q + 3)) : 0;
+                found = pl > 0 && strncmp(c, q + 3, pl) == 0 && c[pl] != '\0';
+            }
+            if (!found) {
+                fprintf(stderr, "docs/tables.md: `%s` has no row for column \"%s\"\n",
+                        de->d_name, c);
+                missing++;
+            }
+        }
+        free(csv);
+    }
+    closedir(d);
+    free(doc);
+    return missing;
+}
+
 static void test_golden_case(void **state)
 {
     const gcase *c = *state;
@@ -211,6 +262,7 @@ static void test_golden_case(void **state)
     char dir[256], ref[256];
     snprintf(dir, sizeof dir, "%s/%s", tu_tmp, c->name);
     fingerprint_files(&t, dir);
+    int undocumented = tables_documented(dir);
     snprintf(ref, sizeof ref, "%s/%s.txt", GOLDEN_DIR, c->name);
     const char *upd = getenv("AISIM_GOLDEN_UPDATE");
     if (upd && strcmp(upd, "1") == 0) {
@@ -235,6 +287,9 @@ static void test_golden_case(void **state)
         fail_msg("%s: %d result(s) differ from %s; if intended, `make golden-update` and "
                  "explain the change in the commit",
                  c->name, nd, ref);
+    if (undocumented)
+        fail_msg("%s: %d table column(s) not in docs/tables.md (listed above)", c->name,
+                 undocumented);
 }
 
 /* Reads tests/golden/cases.txt: "NAME SCENARIO [KEY=VALUE]..." per line. */

@@ -167,13 +167,16 @@ static void test_ecdf_rejects_bad_files_naming_the_line(void **state)
     struct {
         const char *text, *msg_tail;
     } cs[] = {
-        {"0 0\n200 0.5\n100 1\n", ":3: CDF is not monotone: (100, 1) follows (200, 0.5)"},
-        {"0 0\n100 0.7\n200 0.6\n", ":3: CDF is not monotone: (200, 0.6) follows (100, 0.7)"},
-        {"0 0\n100 0.9\n", ":2: the last cumulative probability must be 1, found 0.9"},
-        {"0 0\n100 x\n", ":2: expected \"value probability\", found \"100 x\""},
-        {"0 0\n100 1.5\n", ":2: probability must be in [0, 1], found 1.5"},
-        {"0 0 7\n", ":1: expected two columns, found extra text \"7\""},
-        {"# nothing\n", ": no data points"},
+        {"0 0\n200 0.5\n100 1\n", ":3:1: expected a monotone CDF (values and probabilities never "
+                                   "decrease), found (100, 1) after (200, 0.5)"},
+        {"0 0\n100 0.7\n 200 0.6\n", ":3:2: expected a monotone CDF (values and probabilities never "
+                                     "decrease), found (200, 0.6) after (100, 0.7)"},
+        {"0 0\n100 0.9\n", ":2: expected the last cumulative probability to be 1, found 0.9"},
+        {"0 0\n100 x\n", ":2:1: expected \"value probability\" (two finite numbers), found \"100 x\""},
+        {"0 0\n100  1.5\n", ":2:6: expected a probability in [0, 1], found 1.5"},
+        {"0 0 7\n", ":1:5: expected two columns, found extra text \"7\""},
+        {"# nothing\n", ": expected at least one \"value probability\" line, found none"},
+        {"# x\n-5 0\n0 1\n", ":2:1: expected values >= 0, found -5"},
     };
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
         char *p = write_tmp(cs[i].text);
