@@ -322,6 +322,22 @@ static const char *tmpdir(const char *tag)
     return dir;
 }
 
+/* Removes a test's output directory (files only, one level). */
+static void rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[600];
+    while (d && (de = readdir(d)))
+        if (de->d_name[0] != '.') {
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            unlink(path);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
 /* The short real run: sdtcp and kernel arms, 4 senders, one long flow. */
 static void test_real_run(void **st)
 {
@@ -429,6 +445,7 @@ static void test_real_run(void **st)
     char pfx[32];
     snprintf(pfx, sizeof pfx, "asr%d-", (int)p);
     assert_int_equal(count_ns(pfx), 0);
+    rm_dir(dir);
 }
 
 /* A run stopped by SIGTERM deletes its namespaces and stops its children;
@@ -500,6 +517,7 @@ static void test_killed_run(void **st)
                 sleep_ms(10);
             assert_false(alive);
         }
+        rm_dir(dir);
     }
 }
 
