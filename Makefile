@@ -1,6 +1,6 @@
 # aisim - GNU Makefile.
 #
-#   make              optimised build: build/aisim, build/libaisim.a
+#   make              optimised build: build/aisim, build/libaisim.a, build/aisim-sdtcp-real
 #   make demo         install missing Debian packages, build, run the demo
 #   make test         install missing packages, build and run the whole suite
 #   make test SAN=1   the same with AddressSanitizer + UndefinedBehaviorSanitizer
@@ -64,15 +64,23 @@ ifeq ($(shell pkg-config --exists ompi-c 2>/dev/null && echo yes),yes)
 endif
 LDFLAGS += $(LDSAN)
 
-LIB_SRC  := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
+LIB_SRC  := $(filter-out src/cli/main.c src/real/sdtcp/bin/%,$(shell find src -name '*.c' | sort))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/examples.o
 EXAMPLES := $(shell find examples -name '*.yaml' | sort)
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
+# aisim-sdtcp-real (docs/sdtcp.md, "Running it for real"): its own program, so
+# that only it links libnetfilter_queue and libmnl.
+SDR_SRC := $(sort $(wildcard src/real/sdtcp/bin/*.c))
+SDR_LIBS := $(shell pkg-config --libs libnetfilter_queue libmnl 2>/dev/null)
+$(BUILD)/aisim-sdtcp-real: $(SDR_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libaisim.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(SDR_LIBS) $(LDLIBS) -o $@
+
 .PHONY: all deps demo test bench fuzz fuzz-run clean golden-update ns3-compare shared install
-all: $(BUILD)/aisim
+all: $(BUILD)/aisim $(BUILD)/aisim-sdtcp-real
 
 deps:
 	@scripts/deps.sh
@@ -164,7 +172,7 @@ VALGRIND_CMD := valgrind -q --error-exitcode=97 --leak-check=full \
 test: deps
 	@$(if $(VALGRIND),scripts/deps.sh valgrind)
 	@scripts/deps.sh tshark || echo "tshark could not be installed: test_pcap skips its decoding tests"
-	@$(MAKE) --no-print-directory $(BUILD)/aisim $(TESTS)
+	@$(MAKE) --no-print-directory $(BUILD)/aisim $(BUILD)/aisim-sdtcp-real $(TESTS)
 	@AISIM=$(BUILD)/aisim RUNNER="$(if $(VALGRIND),$(VALGRIND_CMD))" tests/run.sh $(TESTS)
 
 bench: deps

@@ -18,7 +18,7 @@ set -eu
 
 PKGS="gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev \
 libpcap-dev libopenblas-dev libglpk-dev coinor-libipopt-dev zlib1g-dev \
-gnuplot-nox libfftw3-dev"
+gnuplot-nox libfftw3-dev libnetfilter-queue-dev libmnl-dev iproute2 iptables"
 case "${1:-}" in
 fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;
 mpi) PKGS="$PKGS libopenmpi-dev openmpi-bin" ;;
