@@ -263,7 +263,8 @@ if __name__ == "__main__":
     if sys.argv[1] == "headline":
         headline(sys.argv[2], float(sys.argv[3]), sys.argv[4:])
     elif sys.argv[1] == "regret":
-        regret()
+        regret(vs=tuple(float(v) if "." in v else int(v)
+                        for v in os.environ.get("FE_V", "2,20").split(",")))
     elif sys.argv[1] == "sweep":
         sweep()
     else:
