@@ -120,7 +120,8 @@ static const cfg_key ctl_keys[] = {
      .flags = CFG_MIN, .min = 0, .help = "initial virtual queue Q_1"},
     {.name = "rho_floor", .type = CFG_FLOAT, .off = F(rho_floor), .def = "1",
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1,
-     .help = "lower clip of the stability score rho in the update scaling"},
+     .help = "lower clip of the stability score rho in the update scaling (1: E / tau, "
+             "FedNova's normalisation)"},
     {.name = "warmup_rounds", .type = CFG_INT, .off = F(warmup_rounds), .def = "0",
      .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 1e6,
      .help = "rounds at the full E before the controllers act"},
