@@ -28,18 +28,23 @@ AISIM = os.environ.get("AISIM", "build/aisim")
 OUT = os.environ.get("FE_OUT", "out/fedenergy-study")
 METHODS = ["fedavg", "fixed", "fixed_scaled", "random", "fedprox", "fednova", "ccfedavg", "gel",
            "online", "online_pd"]
-# One knob per method, the same three-point grid size for every tunable one.
+# One knob per method, the same seven-point grid size for every tunable one.
+# The fixed-tau grid (reduced_iters) and the controllers' budget grid are the
+# same error levels: a uniform tau costs E / tau - 1 = 19, 9, 5.67, 4, 3,
+# 1.86, 1 of FedNova's noise term at E = 20 (fedenergy.h).
+TAUS = [1, 2, 3, 4, 5, 7, 10]
+BUDGETS = [19, 9, 5.667, 4, 3, 1.857, 1]
 KNOBS = {
-    "fixed": ("reduced_iters", [5, 10, 15]),
-    "fixed_scaled": ("reduced_iters", [5, 10, 15]),
-    "fednova": ("reduced_iters", [5, 10, 15]),
-    "fedprox": ("prox_mu", [0.001, 0.01, 0.1]),
-    "ccfedavg": ("cc_budget", [0.5, 1, 2]),
-    "gel": ("reduced_iters", [5, 10, 15]),
-    "online": ("controller.budget", [0.02, 0.05, 0.1]),
-    "online_pd": ("controller.budget", [0.02, 0.05, 0.1]),
+    "fixed": ("reduced_iters", TAUS),
+    "fixed_scaled": ("reduced_iters", TAUS),
+    "fednova": ("reduced_iters", TAUS),
+    "fedprox": ("prox_mu", [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1]),
+    "ccfedavg": ("cc_budget", [0.25, 0.5, 0.75, 1, 1.5, 2, 3]),
+    "gel": ("reduced_iters", TAUS),
+    "online": ("controller.budget", BUDGETS),
+    "online_pd": ("controller.budget", BUDGETS),
 }
-GRID = 3
+GRID = 7
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
         9: 2.262}
 
@@ -56,7 +61,31 @@ def run(scenario, seed, sets):
             cmd += ["--set", s]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(summary) as f:
-        return json.load(f)["results"]
+        res = json.load(f)["results"]
+    res["_dir"] = out
+    return res
+
+
+def curve(res, method):
+    """(cumulative energy, accuracy) per round of one method."""
+    pts = []
+    with open(os.path.join(res["_dir"], "rounds.csv")) as f:
+        next(f)
+        for line in f:
+            c = line.rstrip("\n").split(",")
+            if c[0] == method:
+                pts.append((float(c[8]), float(c[9])))
+    return pts
+
+
+def acc_at_energy(res, method, budget_j):
+    """Test accuracy after the last round whose cumulative energy is within
+    budget_j (None if even the first round costs more)."""
+    acc = None
+    for e, a in curve(res, method):
+        if e <= budget_j * (1 + 1e-12):
+            acc = a
+    return acc
 
 
 def ci(xs):
@@ -133,23 +162,23 @@ def headline(scenario, target, extra=(), tune_seeds=(101, 102), seeds=(1, 2, 3, 
               f"| {fmt([x['energy_j'] for x in xs], 2)} "
               f"| {fmt([x['final_accuracy'] for x in xs], 2, 100)} "
               f"| {fmt([x['final_loss'] for x in xs])} |")
-    # sensitivity: the controllers with the undamped scaling rule (rho = 1,
-    # the same E / tau extrapolation as fixed_scaled), at their tuned budget
-    for m in ("online", "online_pd") if tune_seeds else ():
-        j = choice[m]
-        xs = [run(scenario, s, grid_sets(j, extra + ["fedenergy.controller.rho_floor=1"]))
-              ["methods"][m] for s in seeds]
-        per[m + " (rho_floor 1)"] = xs
-        print(f"| {m}, rho_floor = 1 (untuned variant) | {KNOBS[m][0]} = {KNOBS[m][1][j]} "
-              f"| {fmt([x['energy_to_target_j'] for x in xs])} "
-              f"| {fmt([x['time_to_target_s'] for x in xs])} "
-              f"| {fmt([x['energy_j'] for x in xs], 2)} "
-              f"| {fmt([x['final_accuracy'] for x in xs], 2, 100)} "
-              f"| {fmt([x['final_loss'] for x in xs])} |")
+    # accuracy at equal energy: each seed's budget is the least total
+    # energy any method spent over its rounds
+    print("\nTest accuracy at equal energy (each seed: after the last round within the "
+          "least total energy any method spent; %) and at equal rounds (final):\n")
+    print("| method | energy budget (J) | accuracy at equal energy % | final accuracy % |")
+    print("|---|---|---|---|")
+    eq = []
+    for k, s_ in enumerate(seeds):
+        eq.append(min(per[m][k]["energy_j"] for m in METHODS))
+    for m in METHODS:
+        rs = res[choice[m]]
+        accs = [acc_at_energy(r, m, b) for r, b in zip(rs, eq)]
+        print(f"| {m} | {fmt(eq, 2)} | {fmt(accs, 2, 100)} "
+              f"| {fmt([x['final_accuracy'] for x in per[m]], 2, 100)} |")
     print("\nEnergy to target saved by the controllers against each method "
           "(paired per seed, 1 - ours / theirs, %; negative: ours spent more):\n")
-    ours_all = ("online", "online_pd") + (("online (rho_floor 1)", "online_pd (rho_floor 1)")
-                                          if tune_seeds else ())
+    ours_all = ("online", "online_pd")
     print("| against | " + " | ".join(ours_all) + " |")
     print("|---" * (len(ours_all) + 1) + "|")
     for m in METHODS[:-2]:
@@ -163,38 +192,48 @@ def headline(scenario, target, extra=(), tune_seeds=(101, 102), seeds=(1, 2, 3, 
         print(f"| {m} | " + " | ".join(cells) + " |")
 
 
-def regret(Ts=(30, 60, 120, 240, 480), seeds=(1, 2, 3)):
-    print("\ndigits_regret, V = 0.02 sqrt(T) (controller.v_scale: sqrt_rounds), "
+def regret(Ts=(30, 60, 120, 240, 480, 960), seeds=(1, 2, 3), vs=(2, 20)):
+    print("\ndigits_regret (10 devices, availability 0.7, E = 10, budget 2), "
+          "V = v sqrt(T) (controller.v_scale: sqrt_rounds), "
           f"seeds {seeds[0]}-{seeds[-1]}; per-round values in mJ\n")
-    print("| T | regret/T vs per-round plan | its bound / T | regret/T vs long-term plan "
-          "(same g) | regret/T vs best uniform tau (own training) | violation/T "
-          "| online_pd regret/T vs best fixed plan | online_pd violation/T |")
-    print("|---|---|---|---|---|---|---|---|")
-    rows = []
-    for T in Ts:
-        rs = [run("fedenergy/digits_regret", s,
-                  [f"fedenergy.rounds={T}", "fedenergy.controller.v_scale=sqrt_rounds",
-                   "fedenergy.controller.v=0.02"]) for s in seeds]
-        o = [r["methods"]["online"]["offline"] for r in rs]
-        p = [r["methods"]["online_pd"]["offline"] for r in rs]
-        n = [x["rounds"] for x in o]
-        pr = [x["regret_vs_per_round_j"] / t for x, t in zip(o, n)]
-        rows.append((T, pr))
-        print(f"| {T} | {fmt(pr, 3, 1e3)} "
-              f"| {fmt([x['regret_bound_j'] / t for x, t in zip(o, n)], 3, 1e3)} "
-              f"| {fmt([x['regret_j'] / t for x, t in zip(o, n)], 3, 1e3)} "
-              f"| {fmt([x.get('regret_vs_own_training_j', float('nan')) / t for x, t in zip(o, n)], 3, 1e3)} "
-              f"| {fmt([r['methods']['online']['violation_per_round'] for r in rs], 4)} "
-              f"| {fmt([x['regret_vs_fixed_j'] / t for x, t in zip(p, n)], 3, 1e3)} "
-              f"| {fmt([r['methods']['online_pd']['violation_per_round'] for r in rs], 4)} |")
-    # log-log slope of mean regret/T against T (least squares)
-    pts = [(math.log(T), math.log(ci(pr)[0])) for T, pr in rows if ci(pr)[0] > 0]
-    if len(pts) >= 2:
-        mx = sum(x for x, _ in pts) / len(pts)
-        my = sum(y for _, y in pts) / len(pts)
-        slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
-        print(f"\nlog-log slope of mean regret/T (per-round plan) against T: {slope:.2f} "
-              "(O(sqrt T) regret: -0.5; linear: 0)")
+    print("| v | T | online compute energy / T | regret/T vs hindsight optimum (MILP) "
+          "| regret/T vs its LP bound | violation/T | regret/T vs per-round plan "
+          "| its bound / T | online_pd regret/T vs hindsight optimum | online_pd violation/T |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    slopes = {}
+    for v in vs:
+        rows = []
+        for T in Ts:
+            rs = [run("fedenergy/digits_regret", s,
+                      [f"fedenergy.rounds={T}", f"fedenergy.controller.v={v}",
+                       "fedenergy.own_training=false"]) for s in seeds]
+            o = [r["methods"]["online"]["offline"] for r in rs]
+            p = [r["methods"]["online_pd"]["offline"] for r in rs]
+            n = [x["rounds"] for x in o]
+            hr = [x["regret_j"] / t for x, t in zip(o, n)]
+            vio = [r["methods"]["online"]["violation_per_round"] for r in rs]
+            rows.append((T, hr, vio))
+            print(f"| {v} | {T} | {fmt([x['online_compute_energy_j'] / t for x, t in zip(o, n)], 3, 1e3)} "
+                  f"| {fmt(hr, 4, 1e3)} "
+                  f"| {fmt([x['regret_vs_lower_bound_j'] / t for x, t in zip(o, n)], 4, 1e3)} "
+                  f"| {fmt(vio, 4)} "
+                  f"| {fmt([x['regret_vs_per_round_j'] / t for x, t in zip(o, n)], 4, 1e3)} "
+                  f"| {fmt([x['regret_bound_j'] / t for x, t in zip(o, n)], 3, 1e3)} "
+                  f"| {fmt([x['regret_j'] / t for x, t in zip(p, n)], 4, 1e3)} "
+                  f"| {fmt([r['methods']['online_pd']['violation_per_round'] for r in rs], 4)} |")
+        slopes[v] = rows
+    # log-log slope of mean |regret/T| and of mean |violation/T| against T
+    for v, rows in slopes.items():
+        for name, k in (("regret/T", 1), ("violation/T", 2)):
+            pts = [(math.log(r[0]), math.log(abs(ci(r[k])[0]))) for r in rows
+                   if ci(r[k])[0] != 0]
+            if len(pts) >= 2:
+                mx = sum(x for x, _ in pts) / len(pts)
+                my = sum(y for _, y in pts) / len(pts)
+                sl = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2
+                                                                     for x, _ in pts)
+                print(f"\nv = {v}: log-log slope of |mean {name}| against T: {sl:.2f} "
+                      "(O(sqrt T) total: -0.5; linear: 0)")
 
 
 def sweep(seeds=(1, 2, 3)):
@@ -224,7 +263,8 @@ if __name__ == "__main__":
     if sys.argv[1] == "headline":
         headline(sys.argv[2], float(sys.argv[3]), sys.argv[4:])
     elif sys.argv[1] == "regret":
-        regret()
+        regret(vs=tuple(float(v) if "." in v else int(v)
+                        for v in os.environ.get("FE_V", "2,20").split(",")))
     elif sys.argv[1] == "sweep":
         sweep()
     else:

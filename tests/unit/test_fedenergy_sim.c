@@ -85,6 +85,75 @@ static void test_fedavg_one_device_equals_centralised(void **state)
     fe_data_fini(&te);
 }
 
+/* The scaled update, exactly: one device, one round from w0.  fixed_scaled
+ * with tau = 4 of E = 10 moves the model by 10/4 times the 4-step local
+ * update (the same steps centrally, from the device's batch stream);
+ * online (V = 20, budget 3, Q_1 = 1, no warm-up) picks tau from
+ * E sqrt(Q_1 g / V) with g = N p = 1, i.e. 2 or 3, moves the model by E/tau
+ * times its update, reports that scale, an error of g (E/tau - 1), and a
+ * queue of max(Q_1 + error - budget, 0) after the round. */
+static void test_scaled_update_is_e_over_tau(void **state)
+{
+    (void)state;
+    fe_dataset d, tr, te;
+    size_t *idx = load_digits(&d, &tr, &te);
+    fe_device dev = {.idx = idx, .n = tr.n, .p = 1, .step_energy_j = 1, .step_time_s = 1e-3};
+    fe_problem pb = {.train = &tr, .test = &te, .n_dev = 1, .dev = &dev, .iters_max = 10,
+                     .reduced_iters = 4, .batch = 16, .lr = 0.1, .warmup_rounds = 0,
+                     .participation = 1,
+                     .ctl = {.iters_max = 10, .v = 20, .budget = 3, .queue_init = 1,
+                             .rho_floor = 1},
+                     .seed = 9};
+    fe_arch_init(&pb.arch, FE_ARCH_LOGISTIC, 64, 10, 0);
+    size_t P = pb.arch.nparam;
+    double *w0 = calloc(P, sizeof *w0), *wc = calloc(P, sizeof *wc);
+    for (size_t i = 0; i < P; i++)
+        w0[i] = 0.01 * (double)(i % 7);
+    pb.w0 = w0;
+    fe_work *wk = fe_work_create(&pb.arch, 16);
+    const enum fe_method ms[2] = {FE_M_FIXED_SCALED, FE_M_ONLINE};
+    for (int k = 0; k < 2; k++) {
+        fe_run *run = fe_run_create(&pb, ms[k]);
+        fe_round_stats st;
+        fe_run_round(run, &st);
+        int tau = (int)st.mean_iters;
+        assert_float_equal(st.mean_iters, tau, 0);
+        if (k == 0)
+            assert_int_equal(tau, 4);
+        else
+            assert_true(tau == 2 || tau == 3);
+        double s = 10.0 / tau;
+        assert_float_equal(st.mean_scale, s, 1e-12);
+        memcpy(wc, w0, P * sizeof *wc);
+        rng rb;
+        rng_init(&rb, 9, "fedenergy.batch", 0);
+        fe_model_sgd(&pb.arch, wc, tr.x, tr.y, idx, tr.n, (size_t)tau, 16, 0.1, 0, &rb, wk);
+        const double *wf = fe_run_params(run);
+        double maxdiff = 0, maxmove = 0;
+        for (size_t i = 0; i < P; i++) {
+            double want = w0[i] + s * (wc[i] - w0[i]);
+            maxdiff = fmax(maxdiff, fabs(wf[i] - want));
+            maxmove = fmax(maxmove, fabs(want - w0[i]));
+        }
+        print_message("%s: tau %d, scale %.3f, max |w - (w0 + s D)| %.3g (max move %.3g), "
+                      "error %.4f, queue %.4f\n", fe_method_names[ms[k]], tau, s, maxdiff,
+                      maxmove, st.error, st.queue);
+        assert_true(maxmove > 1e-3);
+        assert_true(maxdiff <= 1e-12 * maxmove);
+        assert_float_equal(st.error, 10.0 / tau - 1, 1e-12);
+        if (k == 1)
+            assert_float_equal(st.queue, fmax(1 + st.error - 3, 0), 1e-12);
+        fe_run_destroy(run);
+    }
+    fe_work_destroy(wk);
+    free(w0);
+    free(wc);
+    free(idx);
+    fe_data_fini(&d);
+    fe_data_fini(&tr);
+    fe_data_fini(&te);
+}
+
 /* The reduced-iteration baselines of papers.md 5(c) at the level of rounds:
  * 6 IID devices with step energies 1,1,1,2,3,5 (mean 13/6), all taking part.
  * ccfedavg (cc_budget 1): device i trains in the rounds t with
@@ -304,8 +373,8 @@ static void test_end_to_end_saves_energy_keeps_accuracy(void **state)
 /* The controller against "always E steps" (FedAvg) at an equal accuracy
  * target, on three seeds of the three-device-class scenario (power model,
  * compute is most of the energy; 40 rounds): on every seed the online
- * controller reaches 90% test accuracy on at most 85% of FedAvg's energy
- * (measured: 66-76%), and the mean over seeds too.  A controller that always
+ * controller reaches 90% test accuracy on at most 30% of FedAvg's energy
+ * (measured: 14-16%), and on at most 25% in the mean over seeds.  A controller that always
  * ran E steps would spend exactly FedAvg's energy and fail. */
 static void test_online_beats_always_e(void **state)
 {
@@ -323,19 +392,19 @@ static void test_online_beats_always_e(void **state)
         print_message("seed %d: energy to 90%%: online %.1f J, FedAvg %.1f J (%.2f)\n", seed, on,
                       fa, on / fa);
         assert_true(isfinite(on) && isfinite(fa));
-        assert_true(on <= 0.85 * fa);
+        assert_true(on <= 0.3 * fa);
         ratio_sum += on / fa;
         json_decref(sum);
         rm_dir(dir);
     }
-    assert_true(ratio_sum / 3 <= 0.8);
+    assert_true(ratio_sum / 3 <= 0.25);
 }
 
 static void test_offline_regret_reported(void **state)
 {
     (void)state;
     static const char *sets[] = {"fedenergy.rounds=30", "fedenergy.devices=10",
-                                 "fedenergy.offline=true", "fedenergy.controller.v=0.02",
+                                 "fedenergy.offline=true", "fedenergy.controller.v=2",
                                  "fedenergy.controller.v_scale=sqrt_rounds", NULL};
     char dir[64];
     snprintf(dir, sizeof dir, "/tmp/fe_test_off_%d", (int)getpid());
@@ -346,7 +415,7 @@ static void test_offline_regret_reported(void **state)
                                     "offline");
     assert_true(jnum(offpd, "offline_lower_bound_j", NULL) <=
                 jnum(offpd, "offline_compute_energy_j", NULL) + 1e-9);
-    assert_true(jnum(offpd, "rounds", NULL) == 29);
+    assert_true(jnum(offpd, "rounds", NULL) == 30);
     double on = jnum(off, "online_compute_energy_j", NULL);
     double opt = jnum(off, "offline_compute_energy_j", NULL);
     double lb = jnum(off, "offline_lower_bound_j", NULL);
@@ -354,7 +423,7 @@ static void test_offline_regret_reported(void **state)
                   jnum(off, "rounds", NULL));
     assert_true(lb <= opt + 1e-9);
     assert_true(opt > 0 && on > 0);
-    assert_true(jnum(off, "rounds", NULL) == 29);   /* 30 rounds minus 1 warm-up */
+    assert_true(jnum(off, "rounds", NULL) == 30);   /* no warm-up */
     double per = jnum(off, "per_round_plan_energy_j", NULL);
     double reg = jnum(off, "regret_vs_per_round_j", NULL), bound = jnum(off, "regret_bound_j", NULL);
     json_t *ms = json_object_get(res, "methods");
@@ -366,14 +435,61 @@ static void test_offline_regret_reported(void **state)
                   jnum(off, "regret_vs_own_training_j", NULL),
                   jnum(offpd, "regret_vs_fixed_j", NULL), pd_vio);
     assert_float_equal(reg, on - per, 1e-9);
-    /* regret against the hindsight optimum of the integer program, in all
-     * and per round (over the 29 rounds after the warm-up) */
+    /* regret against the hindsight optimum of the integer program, in all,
+     * per round and against its LP bound */
     assert_float_equal(jnum(off, "regret_j", NULL), on - opt, 1e-9);
-    assert_float_equal(jnum(off, "regret_per_round_j", NULL), (on - opt) / 29, 1e-9);
+    assert_float_equal(jnum(off, "regret_per_round_j", NULL), (on - opt) / 30, 1e-9);
+    assert_float_equal(jnum(off, "regret_vs_lower_bound_j", NULL), on - lb, 1e-9);
     assert_true(opt <= per + 1e-9);
     assert_true(reg <= bound);
     assert_true(vio <= qb - 1);                     /* Q_1 = 1 */
     assert_true(isfinite(jnum(offpd, "regret_vs_fixed_j", NULL)) && isfinite(pd_vio));
+    json_decref(sum);
+    rm_dir(dir);
+}
+
+/* The MNIST benchmark at CI size: the small CNN (2 filters here) on
+ * MNIST-10k, label skew Dirichlet(0.5) over 5 devices, E = 10, 10 rounds,
+ * 200 test samples (scripts/fedenergy_study.py mnist runs the full size).
+ * Every method trains (accuracy above 20% after 10 rounds; measured
+ * 27-80%), the online controller cuts iterations (mean below E) and scales
+ * by E / tau (its mean scale above 1), and FedAvg runs E steps. */
+static void test_mnist_cnn_tiny(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"fedenergy.rounds=10", "fedenergy.devices=5",
+                                 "fedenergy.test_samples=200", "fedenergy.filters=2", NULL};
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/fe_test_mnist_%d", (int)getpid());
+    json_t *sum = run_ok("fedenergy/mnist_cnn", dir, sets, 4, NULL);
+    json_t *ms = json_object_get(json_object_get(sum, "results"), "methods");
+    const char *name;
+    json_t *m;
+    json_object_foreach(ms, name, m) {
+        double acc = jnum(m, "final_accuracy", NULL);
+        print_message("%-12s accuracy %.3f, energy %.3f J, mean iters %.2f\n", name, acc,
+                      jnum(m, "energy_j", NULL), jnum(m, "mean_local_iters", NULL));
+        assert_true(acc > 0.2);
+        assert_true(jnum(m, "energy_j", NULL) > 0);
+    }
+    assert_float_equal(jnum(ms, "fedavg", "mean_local_iters"), 10, 1e-12);
+    assert_true(jnum(ms, "online", "mean_local_iters") < 10);
+    char csv[128];
+    snprintf(csv, sizeof csv, "%s/rounds.csv", dir);
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[512];
+    int seen = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "online,", 7) == 0) {
+            double it, sc;
+            assert_int_equal(sscanf(line, "online,%*d,%*[^,],%lf,%lf", &it, &sc), 2);
+            assert_true(sc >= 10 / it - 1e-9);   /* mean of E/tau_i >= E / mean tau_i */
+            assert_true(sc > 1);
+            seen++;
+        }
+    fclose(f);
+    assert_int_equal(seen, 10);
     json_decref(sum);
     rm_dir(dir);
 }
@@ -511,9 +627,15 @@ static void test_partial_participation(void **state)
     assert_true(ratio > 0.3 && ratio < 0.7);
     assert_true(jnum(res[1], "fedavg_final_accuracy", NULL) > 0.85);
     assert_true(jnum(res[1], "online_final_accuracy", NULL) > 0.85);
-    json_t *note = json_object_get(json_object_get(res[1], "offline"), "note");
-    assert_non_null(strstr(json_string_value(note), "skipped"));
-    assert_true(jnum(json_object_get(res[0], "offline"), "rounds", NULL) == 19);
+    /* the hindsight program covers partial participation: absent devices
+     * cost nothing and err nothing in their rounds */
+    for (int k = 0; k < 2; k++) {
+        json_t *off = json_object_get(res[k], "offline");
+        assert_true(jnum(off, "rounds", NULL) == 20);
+        assert_true(jnum(off, "offline_lower_bound_j", NULL) <=
+                    jnum(off, "offline_compute_energy_j", NULL) + 1e-9);
+        assert_true(jnum(off, "offline_compute_energy_j", NULL) > 0);
+    }
     json_decref(sum[0]);
     json_decref(sum[1]);
 }
@@ -690,6 +812,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fedavg_one_device_equals_centralised),
+        cmocka_unit_test(test_scaled_update_is_e_over_tau),
+        cmocka_unit_test(test_mnist_cnn_tiny),
         cmocka_unit_test(test_ccfedavg_gel_rounds),
         cmocka_unit_test(test_end_to_end_saves_energy_keeps_accuracy),
         cmocka_unit_test(test_online_beats_always_e),

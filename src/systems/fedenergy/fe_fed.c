@@ -2,11 +2,10 @@
  * fe_fed.c - one method's federated rounds (fe_fed.h).
  *
  * Round t: every participant downloads the global w, runs its first SGD
- * step (the norm of that step, over the same norm in its first round,
- * squared, is its error coefficient g_i,t), then tau_i - 1 more, and
- * produces D_i = w_i - w; the server applies w += sum_i p_i s_i D_i over the
- * updates received.  The substitution error is h_i = g_i ((E - tau_i)/E)^2
- * (fedenergy.h).  Cost per round: O(sum_i tau_i * step cost + N * nparam +
+ * step, then tau_i - 1 more, and produces D_i = w_i - w; the server applies
+ * w += sum_i p_i s_i D_i over the updates received.  The error coefficient
+ * of a participant is g_i,t = N p_i,t (FedNova's noise term, fedenergy.h),
+ * its error h_i = g_i (E / tau_i - 1).  Cost per round: O(sum_i tau_i * step cost + N * nparam +
  * test evaluation).
  */
 #include "systems/fedenergy/fe_fed.h"
@@ -40,7 +39,7 @@ struct fe_run {
     fedenergy_pd pd;        /* online_pd only */
     double *p, *e_step;     /* per device */
     double mean_e;          /* mean step energy */
-    double *g_obs, *ref;
+    double *g_obs;
     int *iters;
     unsigned char *in;      /* takes part in this round */
     double *slow;           /* this round's compute-time factor */
@@ -49,7 +48,9 @@ struct fe_run {
     double *pr;             /* this round's FedAvg weights (0 if not taking part) */
     size_t *perm;           /* scratch for drawing participants */
     int round;
-    double *g_hist;         /* controlled rounds x n_dev */
+    double *cost_hist;      /* controlled rounds x n_dev: J per step, 0 if not trained */
+    double *coef_hist;      /* controlled rounds x n_dev: p_i,t g_i,t */
+    double *cost_now;       /* this round's cost_hist row */
     size_t n_hist, cap_hist;
     double ctl_compute_j, ctl_error;
     /* ccfedavg */
@@ -97,7 +98,7 @@ fe_run *fe_run_create(const fe_problem *pb, enum fe_method m)
     r->p = xmalloc(N * sizeof *r->p);
     r->e_step = xmalloc(N * sizeof *r->e_step);
     r->g_obs = xmalloc(N * sizeof *r->g_obs);
-    r->ref = xcalloc(N, sizeof *r->ref);
+    r->cost_now = xcalloc(N, sizeof *r->cost_now);
     r->iters = xmalloc(N * sizeof *r->iters);
     r->in = xmalloc(N * sizeof *r->in);
     r->slow = xmalloc(N * sizeof *r->slow);
@@ -146,7 +147,7 @@ void fe_run_destroy(fe_run *r)
     free(r->p);
     free(r->e_step);
     free(r->g_obs);
-    free(r->ref);
+    free(r->cost_now);
     free(r->iters);
     free(r->in);
     free(r->slow);
@@ -154,7 +155,8 @@ void fe_run_destroy(fe_run *r)
     free(r->t_dev);
     free(r->pr);
     free(r->perm);
-    free(r->g_hist);
+    free(r->cost_hist);
+    free(r->coef_hist);
     free(r->last);
     free(r->have_last);
     free(r->cc_k);
@@ -272,6 +274,7 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
     for (size_t i = 0; i < N; i++) {
         r->t_dev[i] = -1;
         r->g_obs[i] = 0;
+        r->cost_now[i] = 0;
         if (!r->in[i])
             continue;
         if (sim_poll(pb->poll, 1))
@@ -315,11 +318,8 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
                           &r->r_dev[i], r->wk);
         memcpy(r->tmp, r->wl, P * sizeof *r->tmp);
         cblas_daxpy((int)P, -1.0, r->w, 1, r->tmp, 1);
-        double n1 = cblas_dnrm2((int)P, r->tmp, 1);
-        if (r->ref[i] == 0)
-            r->ref[i] = n1 > 0 ? n1 : 1;
-        double q = n1 / r->ref[i];
-        r->g_obs[i] = q * q;
+        r->g_obs[i] = (double)N * r->pr[i];
+        r->cost_now[i] = d->step_energy_j;
         if (r->m == FE_M_ONLINE && controlled(r))
             r->iters[i] = pb->plan_iters > 0
                               ? pb->plan_iters
@@ -414,9 +414,12 @@ void fe_run_round(fe_run *r, fe_round_stats *st)
             fedenergy_pd_observe(&r->pd, r->e_step, r->pr, r->iters, r->g_obs);
         if (r->n_hist == r->cap_hist) {
             r->cap_hist = r->cap_hist ? 2 * r->cap_hist : 64;
-            r->g_hist = xrealloc(r->g_hist, r->cap_hist * N * sizeof *r->g_hist);
+            r->cost_hist = xrealloc(r->cost_hist, r->cap_hist * N * sizeof *r->cost_hist);
+            r->coef_hist = xrealloc(r->coef_hist, r->cap_hist * N * sizeof *r->coef_hist);
         }
-        memcpy(r->g_hist + r->n_hist * N, r->g_obs, N * sizeof *r->g_obs);
+        memcpy(r->cost_hist + r->n_hist * N, r->cost_now, N * sizeof *r->cost_now);
+        for (size_t i = 0; i < N; i++)
+            r->coef_hist[r->n_hist * N + i] = r->pr[i] * r->g_obs[i];
         r->n_hist++;
         r->ctl_compute_j += st->compute_j;
         r->ctl_error += st->error;
@@ -434,8 +437,11 @@ const fedenergy_pd *fe_run_pd(const fe_run *r) { return &r->pd; }
 double fe_run_controlled_compute_j(const fe_run *r) { return r->ctl_compute_j; }
 double fe_run_controlled_error(const fe_run *r) { return r->ctl_error; }
 
-const double *fe_run_g_history(const fe_run *r, size_t *n_hist)
+size_t fe_run_history(const fe_run *r, const double **cost, const double **coef)
 {
-    *n_hist = r->n_hist;
-    return r->g_hist;
+    if (cost)
+        *cost = r->cost_hist;
+    if (coef)
+        *coef = r->coef_hist;
+    return r->n_hist;
 }

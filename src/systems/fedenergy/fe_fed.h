@@ -7,7 +7,8 @@
  *   fedavg        E iterations, scale 1
  *   fixed         `reduced` iterations, scale 1
  *   fixed_scaled  `reduced` iterations, scale E / reduced
- *   random        uniform in 1..E, damped scale (fedenergy_scale)
+ *   random        uniform in 1..E, scale fedenergy_scale() (E / tau at the
+ *                 default rho_floor = 1)
  *   fedprox       E iterations with the proximal term prox_mu, scale 1; under
  *                 a deadline a device sends the steps it managed (partial
  *                 work, FedProx's gamma-inexact updates) instead of being
@@ -28,13 +29,13 @@
  *                 guess from the last computed gradient, with plain SGD
  *                 instead of Adam's moments); scale 1, no compute energy for
  *                 the guesses
- *   online        the drift-plus-penalty controller (fedenergy.h), damped
- *                 scale; the first `warmup_rounds` rounds run E iterations
- *   online_pd     the online primal-dual controller (fedenergy_pd), damped
- *                 scale, same warm-up
- * Every training device's first local step of a round gives its error
- * coefficient g_i,t (fedenergy.h); `online` decides tau_i,t after it
- * (ccfedavg's estimation rounds run no step: g = 0, error 0).
+ *   online        the drift-plus-penalty controller (fedenergy.h), scale
+ *                 fedenergy_scale(); the first `warmup_rounds` rounds run E
+ *   online_pd     the online primal-dual controller (fedenergy_pd), same
+ *                 scale and warm-up
+ * A training device's error coefficient is g_i,t = N p_i,t (fedenergy.h);
+ * `online` decides tau_i,t after its first step (ccfedavg's estimation
+ * rounds run no step: g = 0, error 0).
  * Every method starts from the same parameters and device i draws its
  * mini-batches from stream ("fedenergy.batch", i) in every method (common
  * random numbers), so differences between methods are the methods'.
@@ -144,12 +145,13 @@ void fe_run_round(fe_run *r, fe_round_stats *st);
 /* Rounds run so far. */
 /* Current global parameters (nparam). */
 const double *fe_run_params(const fe_run *r);
-/* Online methods: the controllers, and the observed error coefficients of
- * every controlled round (after warm-up), for the offline optimum:
- * g_hist[t * n_dev + i], *n_hist rounds. */
+/* Online methods: the controllers, and the realised program of every
+ * controlled round (after warm-up), for the offline optimum: per round t
+ * and device i, cost[t * n_dev + i] (J per local step, 0 if it did not
+ * train) and coef[t * n_dev + i] = p_i,t g_i,t.  Returns the rounds. */
 const fedenergy_ctl *fe_run_ctl(const fe_run *r);
 const fedenergy_pd *fe_run_pd(const fe_run *r);
-const double *fe_run_g_history(const fe_run *r, size_t *n_hist);
+size_t fe_run_history(const fe_run *r, const double **cost, const double **coef);
 /* Compute energy of the controlled rounds (online methods only), J, and
  * their error sum_t sum_i p_i h_i,t. */
 double fe_run_controlled_compute_j(const fe_run *r);

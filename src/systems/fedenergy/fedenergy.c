@@ -3,7 +3,7 @@
  * offline MILP and the energy formulas (see fedenergy.h for the model).
  *
  * Per-device subproblem, with x = tau / E, a = e_i / mean(e), w = N p_i:
- *     min_x  V a x + Q w g (1 - x)^2   ->   x* = 1 - V a / (2 Q w g),
+ *     min_x  V a x + Q w g (1/x - 1)   ->   x* = sqrt(Q w g / (V a)),
  * clipped to [1/E, 1]; the integer optimum of a convex function of tau is
  * the better of floor(E x*) and ceil(E x*) (ties go to more iterations).
  */
@@ -28,8 +28,7 @@ void fedenergy_init(fedenergy_ctl *c, const fedenergy_params *p)
 
 double fedenergy_error(int iters_max, int iters, double g)
 {
-    double d = (double)(iters_max - iters) / (double)iters_max;
-    return g * d * d;
+    return g * ((double)iters_max / (double)iters - 1);
 }
 
 static double objective(const fedenergy_ctl *c, double a, double w, double g, int tau)
@@ -45,7 +44,7 @@ int fedenergy_decide_dev(const fedenergy_ctl *c, double a, double w, double g)
     double k = c->queue * w * g;
     if (!(k > 0))
         return 1;
-    double x = 1 - c->p.v * a / (2 * k), t = x * E;
+    double t = a > 0 ? E * sqrt(k / (c->p.v * a)) : E;
     if (!(t > 1))
         t = 1;
     if (t > E)
@@ -160,7 +159,7 @@ double fedenergy_pd_observe(fedenergy_pd *c, const double *step_energy_j, const 
         if (p[i] == 0)
             continue;           /* did not take part: nothing revealed */
         double a = mean_e > 0 ? step_energy_j[i] / mean_e : 1;
-        double grad = a - 2 * c->mu * (double)n * p[i] * g_obs[i] * (1 - c->x[i]);
+        double grad = a - c->mu * (double)n * p[i] * g_obs[i] / (c->x[i] * c->x[i]);
         double x = c->x[i] - c->eta_primal * grad;
         double lo = 1.0 / E;
         c->x[i] = x < lo ? lo : x > 1 ? 1 : x;
@@ -175,26 +174,25 @@ double fedenergy_pd_observe(fedenergy_pd *c, const double *step_energy_j, const 
     return h;
 }
 
-int fedenergy_offline(size_t n, size_t T, int iters_max, const double *step_energy_j,
-                      const double *p, const double *g, double budget, double mip_gap,
+int fedenergy_offline(size_t n, size_t T, int iters_max, const double *cost,
+                      const double *coef, double budget, double mip_gap,
                       double *energy_j, double *bound_j, int *iters, err *e)
 {
     /* Incremental form: tau = 1 + sum_k y_k, y_k binary, k = 1..E-1.  The
-     * error falls by d_k = g (2 (E - k) - 1) / E^2 with the k-th extra step,
+     * error falls by d_k = c E / (k (k + 1)) with the k-th extra step,
      * decreasing in k at equal cost, so an optimum may take any k-subset: the
      * prefix of the same size costs the same and errs no more.  One covering
-     * constraint remains: sum p d_k y_k >= sum p h(1) - budget T. */
+     * constraint remains: sum c d_k y_k >= sum c h(1) - budget T. */
     size_t K = (size_t)iters_max - 1, ncol = n * T * K;
     double base_j = 0, need = -budget * (double)T;
-    for (size_t t = 0; t < T; t++)
-        for (size_t i = 0; i < n; i++) {
-            base_j += step_energy_j[i];
-            need += p[i] * fedenergy_error(iters_max, 1, g[t * n + i]);
-        }
+    for (size_t j = 0; j < n * T; j++) {
+        base_j += cost[j];
+        need += fedenergy_error(iters_max, 1, coef[j]);
+    }
     if (iters)
         for (size_t j = 0; j < n * T; j++)
             iters[j] = 1;
-    if (need <= 0 || K == 0) {
+    if (need <= 1e-12 * (1 + fabs(budget) * (double)T) || K == 0) {
         *energy_j = base_j;
         if (bound_j)
             *bound_j = base_j;
@@ -208,21 +206,19 @@ int fedenergy_offline(size_t n, size_t T, int iters_max, const double *step_ener
     int *ia = xmalloc((ncol + 1) * sizeof *ia), *ja = xmalloc((ncol + 1) * sizeof *ja);
     double *ar = xmalloc((ncol + 1) * sizeof *ar);
     int nz = 0;
-    double E2 = (double)iters_max * iters_max;
-    for (size_t t = 0; t < T; t++)
-        for (size_t i = 0; i < n; i++)
-            for (size_t k = 1; k <= K; k++) {
-                int col = (int)((t * n + i) * K + k);
-                glp_set_col_kind(lp, col, GLP_BV);
-                glp_set_obj_coef(lp, col, step_energy_j[i]);
-                double d = p[i] * g[t * n + i] * (2.0 * (double)(iters_max - (int)k) - 1) / E2;
-                if (d > 0) {
-                    nz++;
-                    ia[nz] = 1;
-                    ja[nz] = col;
-                    ar[nz] = d;
-                }
+    for (size_t j = 0; j < n * T; j++)
+        for (size_t k = 1; k <= K; k++) {
+            int col = (int)(j * K + k);
+            glp_set_col_kind(lp, col, GLP_BV);
+            glp_set_obj_coef(lp, col, cost[j]);
+            double d = coef[j] * (double)iters_max / ((double)k * (double)(k + 1));
+            if (d > 0) {
+                nz++;
+                ia[nz] = 1;
+                ja[nz] = col;
+                ar[nz] = d;
             }
+        }
     glp_load_matrix(lp, nz, ia, ja, ar);
     free(ia);
     free(ja);
@@ -267,33 +263,35 @@ int fedenergy_offline(size_t n, size_t T, int iters_max, const double *step_ener
     return 0;
 }
 
-int fedenergy_offline_fixed(size_t n, size_t T, int iters_max, const double *step_energy_j,
-                            const double *p, const double *g, double budget, double mip_gap,
+int fedenergy_offline_fixed(size_t n, size_t T, int iters_max, const double *cost,
+                            const double *coef, double budget, double mip_gap,
                             double *energy_j, int *iters, err *e)
 {
-    /* h is linear in g: a fixed tau_i errs sum_t g_t,i ((E - tau_i)/E)^2 in
-     * total, so the T-round program is a one-round program with summed g
-     * and budget T epsilon. */
-    double *gs = xcalloc(n, sizeof *gs), one;
+    /* Cost and error are linear in the per-round cost and coefficient: a
+     * fixed tau_i costs tau_i sum_t cost_t,i and errs sum_t c_t,i (E/tau_i - 1)
+     * in total, so the T-round program is a one-round program with summed
+     * costs and coefficients and budget T epsilon. */
+    double *cs = xcalloc(n, sizeof *cs), *gs = xcalloc(n, sizeof *gs);
     for (size_t t = 0; t < T; t++)
-        for (size_t i = 0; i < n; i++)
-            gs[i] += g[t * n + i];
-    int r = fedenergy_offline(n, 1, iters_max, step_energy_j, p, gs, budget * (double)T, mip_gap,
-                              &one, NULL, iters, e);
+        for (size_t i = 0; i < n; i++) {
+            cs[i] += cost[t * n + i];
+            gs[i] += coef[t * n + i];
+        }
+    int r = fedenergy_offline(n, 1, iters_max, cs, gs, budget * (double)T, mip_gap, energy_j,
+                              NULL, iters, e);
+    free(cs);
     free(gs);
-    if (!r)
-        *energy_j = one * (double)T;
     return r;
 }
 
-int fedenergy_offline_per_round(size_t n, size_t T, int iters_max, const double *step_energy_j,
-                                const double *p, const double *g, double budget, double mip_gap,
+int fedenergy_offline_per_round(size_t n, size_t T, int iters_max, const double *cost,
+                                const double *coef, double budget, double mip_gap,
                                 double *energy_j, int *iters, err *e)
 {
     double sum = 0;
     for (size_t t = 0; t < T; t++) {
         double one;
-        int r = fedenergy_offline(n, 1, iters_max, step_energy_j, p, g + t * n, budget, mip_gap,
+        int r = fedenergy_offline(n, 1, iters_max, cost + t * n, coef + t * n, budget, mip_gap,
                                   &one, NULL, iters ? iters + t * n : NULL, e);
         if (r)
             return r;

@@ -4,46 +4,57 @@
  * files, no training.  The simulator glue and a real FL server can call the
  * same functions.
  *
- * Reconstruction (the design notes, papers.md section 5(b), [I] items): each
- * round t, device i runs tau_i in 1..E local SGD steps instead of E and the
- * server scales its update by
- *     s_i = 1 + (E / tau_i - 1) * rho_i,   rho_i = clip(cos(D_i, D_prev), 0, 1)
- * (D_i the device's reduced update, D_prev the previous global update): the
- * more the model has settled into one direction, the more the short update is
- * extrapolated.  Energy per round is  sum_i tau_i e_i + c_i  (e_i compute
- * energy per step, c_i communication energy).  The substitution error of a
- * device is
- *     h_i,t(tau) = g_i,t * ((E - tau) / E)^2,
- * g_i,t = (norm of the device's first local step from w_t / the same norm
- * in its first round)^2, a gradient-norm proxy that decays as training
- * converges.  The first step is run whatever tau is, so g_i,t is known
- * before tau_i,t is chosen and does not depend on it (the device decides
- * after its first step, from Q_t broadcast with the model).  The long-term
- * convergence constraint is  (1/T) sum_t sum_i p_i h_i,t(tau_i,t) <= epsilon
- * (p_i = n_i / n).
+ * Reconstruction (papers.md section 5(b), [I] items): each round t, device i
+ * runs tau_i in 1..E local SGD steps instead of E and the server scales its
+ * update by s_i = E / tau_i: FedNova's normalised averaging with the
+ * effective step count fixed at E (Wang, Liu, Liang, Joshi, Poor, "Tackling
+ * the Objective Inconsistency Problem in Heterogeneous Federated
+ * Optimization", NeurIPS 2020, eq. (6)-(7)), so the aggregate keeps FedAvg's
+ * effective learning rate whatever the tau_i.  (fedenergy_scale() keeps the
+ * damped variant 1 + (E/tau - 1) rho for rho_floor < 1.)  Energy per round is
+ * sum_i tau_i e_i + c_i (e_i compute energy per step, c_i communication).
+ *
+ * Convergence proxy.  FedNova's Theorem 1 (L-smooth objectives, local
+ * stochastic gradients of variance <= sigma^2, bounded gradient
+ * dissimilarity beta^2, kappa^2) bounds min_t E|grad F(w_t)|^2 by an
+ * optimisation term 4 (F(w_0) - F_inf) / (eta tau_eff T), fixed here since
+ * tau_eff = E, plus a noise term 4 eta L sigma^2 A / m with
+ * A = m tau_eff sum_i p_i^2 |a_i|_2^2 / |a_i|_1^2 = m E sum_i p_i^2 / tau_i
+ * for plain local SGD (a_i = [1..1], tau_i entries), plus client-drift terms
+ * proportional to eta^2 L^2 (sigma^2 sum_i p_i (tau_i - 1) + kappa^2
+ * max_i tau_i (tau_i - 1)) that only shrink as tau_i falls.  Cutting steps and
+ * scaling the update therefore costs convergence through A alone: the error
+ * of a round is its excess of A over full local training (per participant,
+ * m = N devices),
+ *     h_t(tau) = sum_i p_i,t g_i,t (E / tau_i - 1),   g_i,t = N p_i,t,
+ * with p_i,t the round's FedAvg weights renormalised over its participants
+ * (0 if absent): time-varying through participation and data share, known
+ * before the round, independent of the decision.  The long-term convergence
+ * constraint is  (1/T) sum_t h_t(tau_t) <= epsilon: the time average of
+ * the bound's noise term stays within epsilon (in units of
+ * 4 eta L sigma^2 E / N) of FedAvg's.  fedenergy_error() is one device's
+ * g (E / tau - 1).
  *
  * Algorithm: Lyapunov drift-plus-penalty with one virtual queue
- *     Q_{t+1} = max(Q_t + h_t - epsilon, 0),   h_t = sum_i p_i h_i,t(tau_i,t).
+ *     Q_{t+1} = max(Q_t + h_t - epsilon, 0).
  * Each round minimises  V f_t(tau) + N Q_t h_t(tau),
  *     f(tau) = sum_i (e_i / e_mean) tau_i / E,
  * exactly over integers (separable: per device a convex function of one
  * integer, floor or ceiling of the clipped continuous minimiser; O(N)).
  *
- * What is guaranteed (deterministic, any g sequence, adaptive or not;
- * proof in docs/fedenergy.md): for every plan tau*_t (fixed or changing
- * each round) that meets the budget in every round, h_t(tau*_t) <= epsilon,
- * on the same g sequence,
- *     sum_t f(tau_t) - f(tau*_t) <= N (sum_t (h_t - epsilon)^2 + Q_1^2 - Q_{T+1}^2) / (2 V),
- * and the cumulative violation sum_t (h_t - epsilon) <= Q_{T+1} - Q_1 with
- *     Q_t <= max(Q_1, V (E - 1) / (E epsilon) + max_t h_t - epsilon).
- * With V = v sqrt(T) both are O(sqrt T).  fedenergy_regret_bound() and
- * fedenergy_queue_bound() evaluate the right-hand sides.  Not guaranteed:
- * regret against the hindsight plan that meets the budget only on average
- * over T rounds (fedenergy_offline() with T rounds): when g drifts (it
- * decays over training) that plan spends the budget late, and the regret
- * against it can grow linearly (measured in docs/fedenergy.md).  Nor is
- * anything claimed against plans that run their own training (a different
- * g sequence); the simulator measures that comparator too.
+ * What is guaranteed (proof in docs/fedenergy.md): (1) deterministic, any
+ * coefficient sequence: for every plan tau*_t that meets the budget in every
+ * round, sum_t f(tau_t) - f(tau*_t) <= N (sum_t (h_t - eps)^2 + Q_1^2 -
+ * Q_{T+1}^2) / (2 V), and the cumulative violation sum_t (h_t - eps) <=
+ * Q_{T+1} - Q_1 with Q_t <= max(Q_1, V (E - 1) / (E eps) + max_t h_t - eps);
+ * (2) with participation drawn i.i.d. over rounds (the coefficients i.i.d.),
+ * the expected regret against the hindsight optimum of the T-round program
+ * itself (fedenergy_offline()) is at most T B / V with B = N max (h - eps)^2
+ * / 2 (Neely 2010, Theorem 4.8, against the best stationary randomised
+ * policy, whose cost lower-bounds the expected hindsight optimum by weak
+ * duality), and the violation at most Q_{T+1} = O(V): with V = v sqrt(T)
+ * both O(sqrt T).  fedenergy_regret_bound() and fedenergy_queue_bound()
+ * evaluate the right-hand sides of (1).
  */
 #ifndef AISIM_FEDENERGY_H
 #define AISIM_FEDENERGY_H
@@ -87,7 +98,7 @@ int fedenergy_decide_dev(const fedenergy_ctl *c, double a, double w, double g);
 double fedenergy_regret_bound(const fedenergy_ctl *c, size_t n);
 double fedenergy_queue_bound(const fedenergy_ctl *c);
 
-/* The error term h(tau) = g ((E - tau) / E)^2. */
+/* One device's error term h(tau) = g (E / tau - 1). */
 double fedenergy_error(int iters_max, int iters, double g);
 
 /* Scale of a reduced update: 1 + (E / tau - 1) * max(rho_floor, clip(cos)). */
@@ -102,11 +113,12 @@ double fedenergy_observe(fedenergy_ctl *c, size_t n, const double *p, const int 
 /* The online primal-dual alternative (papers.md 5(b) item 4, as written
  * there): relaxed iterations x_i = tau_i / E in [1/E, 1] take a projected
  * gradient step on the Lagrangian
- *     L = sum_i (e_i / mean e) x_i + mu N (sum_i p_i g_i (1 - x_i)^2 - epsilon)
+ *     L = sum_i (e_i / mean e) x_i + mu N (sum_i p_i h_i(E x_i) - epsilon)
  * after each round (g revealed), the dual variable takes
  *     mu <- max(mu + eta_dual (sum_i p_i h_i - epsilon), 0),
  * and each round's integer iterations are a randomised rounding of E x_i
- * that preserves the expectation.  It decides before seeing the round's g.
+ * that preserves the expectation (with h = g (E/tau - 1), the g term reads
+ * mu N sum_i p_i g_i (1/x_i - 1)).  It decides before seeing the round's g.
  * The textbook bounds for this scheme with steps ~ 1/sqrt(T), O(sqrt T)
  * regret against the best fixed x meeting the budget on average and
  * O(T^3/4) violation, assume constraint functions drawn i.i.d. (or a fixed
@@ -137,34 +149,36 @@ void fedenergy_pd_decide(fedenergy_pd *c, int *iters);
 double fedenergy_pd_observe(fedenergy_pd *c, const double *step_energy_j, const double *p,
                             const int *iters, const double *g_obs);
 
-/* Offline optimum in hindsight: over T rounds and n devices with error
- * coefficients g[t * n + i], chooses integer iters in 1..E minimising
- * sum_t sum_i step_energy_j[i] * iters subject to
- * sum_t sum_i p[i] h(iters; g) <= budget * T, as a 0-1 MILP (one binary per
- * extra iteration of a device in a round; GLPK simplex, then branch and
- * bound until the relative gap is below mip_gap, e.g. 1e-4; at most 60 s).
- * Writes the best plan's compute energy to *energy_j, the LP-relaxation
- * lower bound to *bound_j (if not NULL; the true optimum lies between the
- * two) and, if iters is not NULL, the plan (T * n).  Returns 0, or
- * AISIM_ESOLVER with e filled.  (Infeasibility is impossible: tau = E has
+/* Offline optimum in hindsight: over T rounds and n devices with realised
+ * costs cost[t * n + i] (J per local step of device i in round t, 0 if it
+ * did not train) and weighted error coefficients coef[t * n + i] = p_i,t
+ * g_i,t, chooses integer iters in 1..E minimising
+ * sum_t sum_i cost[t n + i] * iters subject to
+ * sum_t sum_i coef[t n + i] (E / iters - 1) <= budget * T, as a 0-1 MILP (one
+ * binary per extra iteration of a device in a round; GLPK simplex, then
+ * branch and bound until the relative gap is below mip_gap, e.g. 1e-4; at
+ * most 60 s).  Writes the best plan's compute energy to *energy_j, the
+ * LP-relaxation lower bound to *bound_j (if not NULL; the true optimum lies
+ * between the two) and, if iters is not NULL, the plan (T * n).  Returns 0,
+ * or AISIM_ESOLVER with e filled.  (Infeasibility is impossible: tau = E has
  * zero error.) */
-int fedenergy_offline(size_t n, size_t T, int iters_max, const double *step_energy_j,
-                      const double *p, const double *g, double budget, double mip_gap,
+int fedenergy_offline(size_t n, size_t T, int iters_max, const double *cost,
+                      const double *coef, double budget, double mip_gap,
                       double *energy_j, double *bound_j, int *iters, err *e);
 
 /* Best fixed plan in hindsight: one tau_i per device for all T rounds,
- * minimising T sum_i e_i tau_i subject to the budget on average over the T
- * rounds of g (the primal-dual comparator).  Same outputs as
+ * minimising sum_t sum_i cost tau_i subject to the budget on average over
+ * the T rounds (the primal-dual comparator).  Same inputs and outputs as
  * fedenergy_offline() (iters: n entries). */
-int fedenergy_offline_fixed(size_t n, size_t T, int iters_max, const double *step_energy_j,
-                            const double *p, const double *g, double budget, double mip_gap,
+int fedenergy_offline_fixed(size_t n, size_t T, int iters_max, const double *cost,
+                            const double *coef, double budget, double mip_gap,
                             double *energy_j, int *iters, err *e);
 
-/* Best plan meeting the budget in every round (the drift-plus-penalty
- * comparator): T independent per-round programs.  Writes its compute
- * energy; iters (T * n) if not NULL. */
-int fedenergy_offline_per_round(size_t n, size_t T, int iters_max, const double *step_energy_j,
-                                const double *p, const double *g, double budget, double mip_gap,
+/* Best plan meeting the budget in every round (the comparator of guarantee
+ * (1)): T independent per-round programs.  Writes its compute energy; iters
+ * (T * n) if not NULL. */
+int fedenergy_offline_per_round(size_t n, size_t T, int iters_max, const double *cost,
+                                const double *coef, double budget, double mip_gap,
                                 double *energy_j, int *iters, err *e);
 
 /* Energy models. */
