@@ -20,6 +20,8 @@
 const char *const policy_names[] = {"birp", "birp_static", "serial", "model_selection",
                                     "local", "jsq", "clipper", "batch_only", "triton", NULL};
 static const char *const source_names[] = {"trace", "poisson", "onoff", NULL};
+static const char *const batcher_names[] = {"qp", "aimd", "triton", NULL};
+static const char *const tir_names[] = {"parametric", "profile", NULL};
 
 /* ---- configuration -------------------------------------------------------- */
 
@@ -76,6 +78,14 @@ static const cfg_key top_keys[] = {
     {.name = "target_util", .type = CFG_FLOAT, .off = offsetof(top_cfg, target_util), .def = "0.9",
      .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1,
      .help = "model_selection: utilisation above which models are downgraded"},
+    {.name = "batcher", .type = CFG_ENUM, .off = offsetof(top_cfg, batcher), .def = "qp",
+     .choices = batcher_names,
+     .help = "birp, birp_static, batch_only (ablation): batches formed under the QP's caps "
+             "(qp), Clipper's AIMD caps (aimd) or Triton's dynamic batcher (triton)"},
+    {.name = "tir", .type = CFG_ENUM, .off = offsetof(top_cfg, tir), .def = "parametric",
+     .choices = tir_names,
+     .help = "the QP's TIR: the bandit-tuned parametric form, or (ablation, an oracle) the "
+             "profile's own b l(1) / l(b)"},
     {.name = "switch_cost", .type = CFG_BOOL, .off = offsetof(top_cfg, switch_cost),
      .def = "true", .help = "a model an edge puts in use serves only once its engine is loaded "
                             "(load_setup + engine size / load_rate); false: switching is free"},
@@ -651,6 +661,10 @@ int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *e
         return r;
     if ((r = conf_triton(m, path, e)))
         return r;
+    int pol = m->cfg.policy;
+    m->batcher = pol == P_CLIPPER ? B_AIMD : pol == P_TRITON ? B_TRITON
+                 : pol == P_BIRP || pol == P_BIRP_STATIC || pol == P_BATCH_ONLY ? m->cfg.batcher
+                 : B_QP;                    /* serial policies: caps of 1 */
     /* arrival rate from the serial capacity with each class's best model */
     m->cap_ref = 0;
     for (int j = 0; j < m->E; j++) {

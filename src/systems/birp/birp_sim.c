@@ -152,9 +152,9 @@ static int64_t return_ps(const birp_model *m, const req *q)
 /* The batch-size cap of queue k at edge j, whose head is request q. */
 static int queue_cap(const birp_model *m, const edge *ed, int k, const req *q)
 {
-    if (m->cfg.policy == P_CLIPPER)
+    if (m->batcher == B_AIMD)
         return (int)ed->aimd[k];
-    if (m->cfg.policy == P_TRITON)
+    if (m->batcher == B_TRITON)
         return ed->tmax[k];
     return ed->ccap[q->cls];
 }
@@ -172,11 +172,11 @@ static int ready_batch(const birp_model *m, const edge *ed, int k, int64_t now, 
     const req *head = &m->r[h->v[0]];
     int n = (int)h->n, cap = queue_cap(m, ed, k, head);
     int avail = n < cap ? n : cap;
-    if (m->cfg.policy == P_CLIPPER) {
+    if (m->batcher == B_AIMD) {
         *due = head->t_enq + m->cl.timeout_ps;
         return n < cap && *due > now ? 0 : avail;
     }
-    if (m->cfg.policy == P_TRITON) {
+    if (m->batcher == B_TRITON) {
         for (int x = m->tr.npref - 1; x >= 0; x--)
             if (m->tr.pref[x] <= avail)
                 return m->tr.pref[x];
@@ -288,7 +288,7 @@ static void on_batch_done(sim *s, void *obj, uint64_t arg)
         decided(m, q);
         obj_s = fmin(obj_s, m->slo_s[q->cls] / 2);
     }
-    if (m->cfg.policy == P_CLIPPER) {
+    if (m->batcher == B_AIMD) {
         /* Clipper's AIMD (Crankshaw et al., NSDI 2017, sec. 4.3): a batch
          * within the latency objective (half the tightest SLO in it, the
          * bound BIRP's QP uses) raises the cap by `step` if it was full; one
@@ -495,7 +495,9 @@ static void qp_decide(birp_model *m, const double *lam, const double *backlog, d
         double tmax = m->grid[m->K - 1] * mix_lat(m, i, 1) / mix_lat(m, i, m->grid[m->K - 1]);
         for (int k = 0; k < in.ngrid; k++) {
             in.lat_s[i][k] = mix_lat(m, i, m->grid[k]);
-            in.mu[i][k] = birp_tir(m->grid[k], tmax, a, beta) / in.lat_s[i][0] * gain;
+            double tir = m->cfg.tir == TIR_PROFILE ? m->grid[k] * in.lat_s[i][0] / in.lat_s[i][k]
+                                                   : birp_tir(m->grid[k], tmax, a, beta);
+            in.mu[i][k] = tir / in.lat_s[i][0] * gain;
         }
     }
     double t0 = wall_s();

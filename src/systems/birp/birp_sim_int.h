@@ -28,6 +28,8 @@ enum policy { P_BIRP, P_BIRP_STATIC, P_SERIAL, P_MS, P_LOCAL, P_JSQ, P_CLIPPER, 
               P_TRITON };
 extern const char *const policy_names[];     /* indexed by enum policy; in birp_cfg.c */
 enum source { SRC_TRACE, SRC_POISSON, SRC_ONOFF };
+enum batcher { B_QP, B_AIMD, B_TRITON };    /* how a queue forms its batches */
+enum tir_kind { TIR_PARAMETRIC, TIR_PROFILE };
 
 /* ---- configuration (bound in birp_cfg.c) ---------------------------------- */
 
@@ -43,6 +45,8 @@ typedef struct top_cfg {
     double target_util;
     bool downgrade, class_caps;
     bool switch_cost;                       /* a model put in use is loaded first */
+    int batcher;                            /* enum batcher (the QP policies; ablation) */
+    int tir;                                /* enum tir_kind: the QP's TIR (ablation) */
     int64_t load_rate_bps, load_setup_ps;   /* load time = setup + engine bytes / rate */
 } top_cfg;
 
@@ -152,6 +156,7 @@ typedef struct birp_model {
     triton_cfg tr;
     weight_cfg w;
     sim *sim;                               /* polled (sim_poll) in long loops */
+    int batcher;                            /* enum batcher in force */
     int E, C;
     edge e[BIRP_MAX_EDGES];
     char cname[MAX_CLASSES][32];
