@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "aisim/rng.h"
+#include "aisim/sim.h"
 #include "systems/birp/birp.h"
 
 static void test_tir_is_one_at_batch_one_increasing_and_saturating(void **st)
@@ -342,6 +343,42 @@ static void test_slot_solver_failure_falls_back_safely(void **st)
     assert_int_equal(out.fallback, 0);
 }
 
+/* Two streams at gamma 0.6 serve 2 / 1.6 = 1.25 times one stream; one
+ * stream, or gamma 1 with two, serve exactly one stream's worth. */
+static void test_stream_gain_is_the_parallel_throughput(void **st)
+{
+    (void)st;
+    assert_float_equal(birp_stream_gain(2, 0.6), 1.25, 1e-15);
+    assert_float_equal(birp_stream_gain(1, 0.6), 1, 0);
+    assert_float_equal(birp_stream_gain(2, 1), 1, 1e-15);
+    assert_float_equal(birp_stream_gain(4, 0), 4, 0);
+    assert_float_equal(birp_stream_gain(3, 0.5), 1.5, 1e-15);
+}
+
+/* A run that must end (the CLI's signal flag set) stops Ipopt at its first
+ * iteration: the solve falls back to the safe decision instead of running
+ * to the end. */
+static void test_slot_solver_stops_when_the_run_must_end(void **st)
+{
+    (void)st;
+    birp_slot_in in;
+    birp_slot_out out;
+    tiny_instance(&in, 3);
+    sim *s = sim_create();
+    volatile sig_atomic_t flag = 0;
+    sim_set_interrupt(s, &flag);
+    in.poll = s;
+    birp_slot_solve(&in, lat_grid, &in, &out);
+    assert_int_equal(out.fallback, 0);           /* not interrupted: solved */
+    flag = 1;
+    birp_slot_solve(&in, lat_grid, &in, &out);
+    assert_int_equal(out.status, 5);             /* User_Requested_Stop */
+    assert_int_equal(out.fallback, 1);
+    assert_true(birp_slot_violation(&in, &out) <= 1e-9);
+    assert_true(sim_was_cut(s));
+    sim_destroy(s);
+}
+
 static void test_model_selection_downgrades_under_load(void **st)
 {
     (void)st;
@@ -384,6 +421,8 @@ int main(void)
         cmocka_unit_test(test_slot_hot_edge_sends_to_idle_and_batches),
         cmocka_unit_test(test_slot_solver_failure_falls_back_safely),
         cmocka_unit_test(test_model_selection_downgrades_under_load),
+        cmocka_unit_test(test_stream_gain_is_the_parallel_throughput),
+        cmocka_unit_test(test_slot_solver_stops_when_the_run_must_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

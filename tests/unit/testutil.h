@@ -32,17 +32,17 @@ static inline int tu_teardown(void **state)
     return system(cmd);
 }
 
-/* Runs `scenario` (file or built-in example) with overrides into
+/* Runs `spec` (a scenario file or built-in example) with overrides into
  * tu_tmp/sub; fails the test on error.  Returns the summary (decref it). */
-static inline json_t *tu_run(const char *scenario, const char *sub, const char **sets, int nsets)
+static inline json_t *tu_run(const char *spec, const char *sub, const char **sets, int nsets)
 {
     char dir[256];
     snprintf(dir, sizeof dir, "%s/%s", tu_tmp, sub);
-    run_opts o = {.scenario = scenario, .out_dir = dir, .sets = sets, .nsets = nsets};
+    run_opts o = {.scenario = spec, .out_dir = dir, .sets = sets, .nsets = nsets};
     err e = {0};
     json_t *sum = NULL;
     if (run_scenario(&o, &sum, NULL, &e))
-        fail_msg("run of %s failed: %s", scenario, e.msg);
+        fail_msg("run of %s failed: %s", spec, e.msg);
     return sum;
 }
 

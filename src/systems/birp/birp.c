@@ -27,6 +27,7 @@
 #include <coin/IpStdCInterface.h>
 
 #include "aisim/err.h"
+#include "aisim/sim.h"
 #include "systems/birp/birp.h"
 
 double birp_tir(double b, double tmax, double a, double beta)
@@ -34,6 +35,11 @@ double birp_tir(double b, double tmax, double a, double beta)
     if (b < 1)
         b = 1;
     return 1 + a * (tmax - 1) * (1 - exp(-beta * (b - 1)));
+}
+
+double birp_stream_gain(int parallel, double gamma)
+{
+    return parallel < 1 ? 1 : parallel / (1 + gamma * (parallel - 1));
 }
 
 /* ---- UCB bandit ------------------------------------------------------------ */
@@ -164,6 +170,7 @@ typedef struct qp {
     int *jr, *jc;
     double *jv;
     double *xl, *xu, *gl, *gu;
+    struct sim *poll;       /* polled per iteration (cb_iter) */
 } qp;
 
 static void qp_alloc(qp *q, int n, int m, int maxh, int maxj)
@@ -309,6 +316,17 @@ static Bool cb_h(Index n, Number *x, Bool new_x, Number of, Index m, Number *lam
 #define IZ(E, K, j, k) ((E) * (E) + (j) * (K) + (k))
 #define IO(E, K, j) ((E) * (E) + (E) * (K) + (j))
 #define BIG 1e19
+
+/* Ipopt's per-iteration callback: false ends the solve when the run must
+ * stop (a signal, or a fuzzer's work budget). */
+static Bool cb_iter(Index alg_mod, Index iter, Number obj, Number inf_pr, Number inf_du, Number mu,
+                    Number d_norm, Number reg, Number alpha_du, Number alpha_pr, Index ls_trials,
+                    UserDataPtr ud)
+{
+    (void)alg_mod, (void)iter, (void)obj, (void)inf_pr, (void)inf_du, (void)mu, (void)d_norm;
+    (void)reg, (void)alpha_du, (void)alpha_pr, (void)ls_trials;
+    return !sim_poll(((qp *)ud)->poll, 1);
+}
 
 static double total_load(const birp_slot_in *in)
 {
@@ -546,6 +564,8 @@ void birp_slot_solve(const birp_slot_in *in, double (*lat)(void *, int, double),
         AddIpoptStrOption(p, "jac_d_constant", "yes");
         AddIpoptNumOption(p, "tol", 1e-9);
         AddIpoptIntOption(p, "max_iter", in->max_iter > 0 ? in->max_iter : 3000);
+        q.poll = in->poll;
+        SetIntermediateCallback(p, cb_iter);
         double obj = 0;
         st = IpoptSolve(p, x, NULL, &obj, NULL, NULL, NULL, &q);
         FreeIpoptProblem(p);

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sim;     /* polled through sim_poll() (aisim/sim.h); NULL: never */
+
 
 #define BIRP_MAX_EDGES 8
 #define BIRP_MAX_GRID 12
@@ -39,6 +41,15 @@
 /* Parametric TIR of batch b (>= 1) for an edge whose profiled maximum TIR
  * is tmax (>= 1). */
 double birp_tir(double b, double tmax, double a, double beta);
+
+/* Throughput of `parallel` execution streams relative to one, when a batch
+ * started with k others running takes (1 + gamma k) times longer: with
+ * every stream busy each batch starts beside parallel - 1 others, so the
+ * accelerator serves parallel / (1 + gamma (parallel - 1)) times what one
+ * stream does (1.25 for 2 streams and gamma 0.6).  Every planner (the QP's
+ * service rates, model selection's and the batching baselines' capacity)
+ * multiplies its one-stream capacity by it. */
+double birp_stream_gain(int parallel, double gamma);
 
 /* ---- UCB bandit ------------------------------------------------------------- */
 
@@ -108,6 +119,7 @@ typedef struct birp_slot_in {
     /* objective weights (docs/birp.md) */
     double w_tau, w_batch, w_queue, w_util;
     int max_iter;                           /* Ipopt iteration limit (tests force failure) */
+    struct sim *poll;                       /* polled once per Ipopt iteration; NULL: never */
 } birp_slot_in;
 
 typedef struct birp_slot_out {
@@ -129,7 +141,8 @@ typedef struct birp_slot_out {
  * that violates a constraint by more than 1e-6, out->fallback = 1 and the
  * decision is local routing with the largest batch within the latency bound.
  * lat_curve(j, b) gives l_j(b) for rounding (may be NULL: interpolate the
- * breakpoints). */
+ * breakpoints).  When in->poll says the run must end, Ipopt stops at its
+ * next iteration and the safe decision is returned (fallback = 1). */
 void birp_slot_solve(const birp_slot_in *in, double (*lat_curve)(void *ctx, int j, double b),
                      void *ctx, birp_slot_out *out);
 

@@ -18,15 +18,18 @@
 #include "systems/birp/birp_sim_int.h"
 
 const char *const policy_names[] = {"birp", "birp_static", "serial", "model_selection",
-                                    "local", "jsq", "clipper", "batch_only", NULL};
+                                    "local", "jsq", "clipper", "batch_only", "triton", NULL};
 static const char *const source_names[] = {"trace", "poisson", "onoff", NULL};
+static const char *const batcher_names[] = {"qp", "aimd", "triton", NULL};
+static const char *const tir_names[] = {"parametric", "profile", NULL};
 
 /* ---- configuration -------------------------------------------------------- */
 
 static const cfg_key top_keys[] = {
     {.name = "policy", .type = CFG_ENUM, .off = offsetof(top_cfg, policy), .def = "birp",
      .choices = policy_names,
-     .help = "scheduler: birp, birp_static, serial, model_selection, local, jsq, clipper, batch_only"},
+     .help = "scheduler: birp, birp_static, serial, model_selection, local, jsq, clipper, "
+             "batch_only, triton"},
     {.name = "profiles", .type = CFG_STR, .off = offsetof(top_cfg, profiles),
      .help = "latency-vs-batch profile CSV, relative to the scenario file"},
     {.name = "engine", .type = CFG_STR, .off = offsetof(top_cfg, engine), .def = "TRT_fp16",
@@ -62,6 +65,8 @@ static const cfg_key top_keys[] = {
              "static_a, static_beta}"},
     {.name = "clipper", .type = CFG_NODE, .off = offsetof(top_cfg, clipper), .def = "{}",
      .help = "clipper: AIMD adaptive batching {step, backoff, timeout}"},
+    {.name = "triton", .type = CFG_NODE, .off = offsetof(top_cfg, triton), .def = "{}",
+     .help = "triton: Triton's dynamic batcher {max_queue_delay, preferred, max_batch}"},
     {.name = "batch_grid", .type = CFG_NODE, .off = offsetof(top_cfg, grid),
      .def = "[1, 2, 4, 8, 16, 32, 64]", .help = "breakpoints of the piecewise-linear batch model"},
     {.name = "weights", .type = CFG_NODE, .off = offsetof(top_cfg, weights), .def = "{}",
@@ -73,6 +78,23 @@ static const cfg_key top_keys[] = {
     {.name = "target_util", .type = CFG_FLOAT, .off = offsetof(top_cfg, target_util), .def = "0.9",
      .flags = CFG_MIN_EXCL | CFG_MAX, .min = 0, .max = 1,
      .help = "model_selection: utilisation above which models are downgraded"},
+    {.name = "batcher", .type = CFG_ENUM, .off = offsetof(top_cfg, batcher), .def = "qp",
+     .choices = batcher_names,
+     .help = "birp, birp_static, batch_only (ablation): batches formed under the QP's caps "
+             "(qp), Clipper's AIMD caps (aimd) or Triton's dynamic batcher (triton)"},
+    {.name = "tir", .type = CFG_ENUM, .off = offsetof(top_cfg, tir), .def = "parametric",
+     .choices = tir_names,
+     .help = "the QP's TIR: the bandit-tuned parametric form, or (ablation, an oracle) the "
+             "profile's own b l(1) / l(b)"},
+    {.name = "switch_cost", .type = CFG_BOOL, .off = offsetof(top_cfg, switch_cost),
+     .def = "true", .help = "a model an edge puts in use serves only once its engine is loaded "
+                            "(load_setup + engine size / load_rate); false: switching is free"},
+    {.name = "load_rate", .type = CFG_RATE, .off = offsetof(top_cfg, load_rate_bps),
+     .def = "2Gbps", .flags = CFG_MIN_EXCL, .min = 0,
+     .help = "rate an engine file is read and deserialised at when a model is put in use"},
+    {.name = "load_setup", .type = CFG_TIME, .off = offsetof(top_cfg, load_setup_ps),
+     .def = "100ms", .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 3600e12,
+     .help = "fixed part of a model's load time (execution context, warm-up run)"},
     {0},
 };
 
@@ -201,6 +223,25 @@ static const cfg_key clipper_keys[] = {
     {.name = "timeout", .type = CFG_TIME, .off = offsetof(clipper_cfg, timeout_ps), .def = "2ms",
      .flags = CFG_MIN_EXCL, .min = 0,
      .help = "longest a request waits for its batch to fill"},
+    {0},
+};
+
+/* Triton's dynamic batcher (model configuration `dynamic_batching`): a
+ * batch of the largest preferred size that the queue can form goes at once;
+ * otherwise (or with no preferred sizes) the batcher waits until the queue
+ * holds max_batch_size requests or its head has waited max_queue_delay,
+ * then sends what it has (up to max_batch_size). */
+static const cfg_key triton_keys[] = {
+    {.name = "max_queue_delay", .type = CFG_TIME, .off = offsetof(triton_cfg, delay_ps),
+     .def = "5ms", .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 3600e12,
+     .help = "longest the head of a queue waits for a larger batch (Triton's "
+             "max_queue_delay_microseconds)"},
+    {.name = "max_batch", .type = CFG_INT, .off = offsetof(triton_cfg, max_batch), .def = "0",
+     .flags = CFG_MIN | CFG_MAX, .min = 0, .max = 4096,
+     .help = "max_batch_size (0: per edge and model, the largest batch within half the "
+             "tightest SLO of the classes it serves)"},
+    {.name = "preferred", .type = CFG_NODE, .off = offsetof(triton_cfg, preferred), .def = "[]",
+     .help = "preferred_batch_size: batch sizes sent as soon as the queue can form them"},
     {0},
 };
 
@@ -510,6 +551,45 @@ static int conf_workload(birp_model *m, const char *path, const model_env *env, 
 static int birp_trace_arrivals(birp_model *m, cfg_node *at, const char *path, uint64_t seed,
                                err *e);
 
+/* Triton's keys; max_batch_size per (edge, model): the key's value, or the
+ * largest batch whose profiled latency is within half the tightest SLO of
+ * the classes the model may serve there (what a latency-bounded search of
+ * the model configuration, as Triton's Model Analyzer runs, would pick). */
+static int conf_triton(birp_model *m, const char *path, err *e)
+{
+    char sub[256], s2[256];
+    cfg_path(sub, sizeof sub, path, "triton");
+    int r = cfg_bind(m->cfg.triton, sub, triton_keys, &m->tr, e);
+    if (r)
+        return r;
+    double pv[BIRP_MAX_GRID];
+    cfg_path(s2, sizeof s2, sub, "preferred");
+    int n = read_floats(m->tr.preferred, s2, 0, pv, BIRP_MAX_GRID, e);
+    if (n < 0)
+        return n;
+    for (int k = 0; k < n; k++)
+        if (pv[k] != floor(pv[k]) || (k && pv[k] <= pv[k - 1]) || pv[k] > 4096)
+            return cfg_err(e, AISIM_EINVAL, m->tr.preferred, s2, "expected increasing integer "
+                           "batch sizes up to 4096, found %g at [%d]", pv[k], k);
+    m->tr.npref = n;
+    for (int k = 0; k < n; k++)
+        m->tr.pref[k] = (int)pv[k];
+    for (int j = 0; j < m->E; j++) {
+        edge *ed = &m->e[j];
+        for (int k = 0; k < ed->nmodels; k++) {
+            double slo = INFINITY;
+            for (int c = 0; c < m->C; c++)
+                for (int x = 0; x < ed->ms_nopt[c]; x++)
+                    if (ed->ms_opt[c][x] == k || ed->best[c] == k)
+                        slo = fmin(slo, m->slo_s[c]);
+            int bmax = m->grid[m->K - 1];
+            ed->tmax[k] = m->tr.max_batch > 0 ? (int)m->tr.max_batch
+                          : isfinite(slo) ? birp_curve_max_batch(ed->curve[k], slo / 2, bmax) : 1;
+        }
+    }
+    return 0;
+}
+
 int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *env, err *e)
 {
     birp_model *m = st;
@@ -521,6 +601,7 @@ int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *e
         return cfg_err(e, AISIM_EINVAL, sec, path, "the birp model needs a stop time (top-level "
                        "key stop, e.g. stop: 120s)");
     m->stop_ps = env->stop_ps;
+    m->sim = env->sim;
     char full[1024];
     resolve(full, sizeof full, env->base_dir, m->cfg.profiles);
     if ((r = birp_profiles_load(full, m->cfg.engine, &m->prof, e))) {
@@ -578,6 +659,12 @@ int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *e
     if ((r = cfg_bind(m->cfg.weights, cfg_path(sub, sizeof sub, path, "weights"), weight_keys,
                       &m->w, e)))
         return r;
+    if ((r = conf_triton(m, path, e)))
+        return r;
+    int pol = m->cfg.policy;
+    m->batcher = pol == P_CLIPPER ? B_AIMD : pol == P_TRITON ? B_TRITON
+                 : pol == P_BIRP || pol == P_BIRP_STATIC || pol == P_BATCH_ONLY ? m->cfg.batcher
+                 : B_QP;                    /* serial policies: caps of 1 */
     /* arrival rate from the serial capacity with each class's best model */
     m->cap_ref = 0;
     for (int j = 0; j < m->E; j++) {
@@ -592,10 +679,42 @@ int birp_configure(void *st, cfg_node *sec, const char *path, const model_env *e
     return 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* Sorts v[0..n) ascending: a bottom-up merge sort (stable, O(n log n),
+ * n extra words) that polls the engine every 2^16 elements moved, so a
+ * signal ends the sort of tens of millions of arrivals at once (qsort
+ * cannot be interrupted).  Returns false if it was cut short. */
+static bool sort_i64(sim *s, int64_t *v, size_t n)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    int64_t *tmp = xmalloc((n ? n : 1) * sizeof *tmp), *a = v, *b = tmp;
+    size_t moved = 0;
+    bool ok = true;
+    for (size_t w = 1; w < n && ok; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                b[k++] = a[j] < a[i] ? a[j++] : a[i++];
+            while (i < mid)
+                b[k++] = a[i++];
+            while (j < hi)
+                b[k++] = a[j++];
+            moved += hi - lo;
+            if (moved >= 0x10000) {
+                if (sim_poll(s, moved)) {
+                    ok = false;
+                    break;
+                }
+                moved = 0;
+            }
+        }
+        int64_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (ok && a != v)
+        memcpy(v, a, n * sizeof *v);
+    free(tmp);
+    return ok;
 }
 
 /* Appends the arrivals of one copy of the trace that starts `off` trace ps
@@ -622,6 +741,8 @@ static void trace_copy(birp_model *m, double off, size_t *cap)
         double ts = (base + (double)t->t_ps[i]) / m->wl.speedup;
         if (!(ts < (double)m->stop_ps))
             break;
+        if ((m->narr & 0xffff) == 0 && sim_poll(m->sim, 0x10000))
+            return;
         if (m->narr == *cap) {
             *cap *= 2;
             m->arr_ps = xrealloc(m->arr_ps, *cap * sizeof *m->arr_ps);
@@ -663,13 +784,19 @@ static int birp_trace_arrivals(birp_model *m, cfg_node *at, const char *path, ui
             off = rng_u01(&r) * (window < span ? span - window : span);
         trace_copy(m, fmod(off, span), &cap);
         m->tr_copies++;
+        if (sim_poll(m->sim, 1))
+            return MODEL_CUT(e);
     }
     double p = want / (double)m->narr;
     size_t n = 0;
-    for (size_t i = 0; i < m->narr; i++)                    /* thin, in copy order */
+    for (size_t i = 0; i < m->narr; i++) {                  /* thin, in copy order */
         if (rng_u01(&r) < p)
             m->arr_ps[n++] = m->arr_ps[i];
+        if ((i & 0xffff) == 0xffff && sim_poll(m->sim, 0x10000))
+            return MODEL_CUT(e);
+    }
     m->narr = n;
-    qsort(m->arr_ps, m->narr, sizeof *m->arr_ps, cmp_i64);
+    if (!sort_i64(m->sim, m->arr_ps, m->narr))
+        return MODEL_CUT(e);
     return 0;
 }

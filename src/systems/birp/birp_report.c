@@ -36,11 +36,15 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     int64_t cn[MAX_CLASSES] = {0}, cf[MAX_CLASSES] = {0}, served[BIRP_MAX_EDGES] = {0};
     int64_t offloaded = 0, arrived = 0;
     double loss = 0, closs[MAX_CLASSES] = {0}, accsum = 0;
-    samples qd, lat;
+    samples qd, lat, clat[MAX_CLASSES];
     samples_init(&qd);
     samples_init(&lat);
+    for (int c = 0; c < m->C; c++)
+        samples_init(&clat[c]);
     for (size_t i = 0; i < m->nr; i++) {
         req *q = &m->r[i];
+        if ((i & 0xffff) == 0xffff && sim_poll(m->sim, 0x10000))
+            break;
         if (q->t_arr < m->cfg.warmup_ps)
             continue;
         arrived++;
@@ -65,14 +69,27 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
             done++;
             served[q->dest]++;
             samples_add(&lat, ps_to_s(q->t_done - q->t_arr));
+            samples_add(&clat[q->cls], ps_to_s(q->t_done - q->t_arr));
         }
         if (q->t_start >= 0)
             samples_add(&qd, ps_to_s(q->t_start - q->t_enq));
         if (q->dest != q->origin)
             offloaded++;
     }
+    double cp99[MAX_CLASSES];
+    for (int c = 0; c < m->C; c++) {
+        cp99[c] = samples_quantile(&clat[c], 0.99);
+        samples_fini(&clat[c]);
+    }
+    if (sim_was_cut(m->sim)) {
+        samples_fini(&qd);
+        samples_fini(&lat);
+        return MODEL_CUT(e);
+    }
     double util = 0;
+    int64_t switches = 0;
     for (int j = 0; j < m->E; j++) {
+        switches += m->e[j].switches;
         account_busy(&m->e[j], now);
         util += m->e[j].busy_ps / (double)now / m->E;
     }
@@ -93,6 +110,18 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     out_json_num(sum, "queueing_delay_p99_s", samples_quantile(&qd, 0.99));
     out_json_num(sum, "latency_p50_s", samples_quantile(&lat, 0.5));
     out_json_num(sum, "latency_p99_s", samples_quantile(&lat, 0.99));
+    json_object_set_new(sum, "model_switches", json_integer(switches));
+    /* per class, together: loss, SLO failures and the p99 response time
+     * (of the requests served, late or not) */
+    json_t *co = json_object();
+    for (int c = 0; c < m->C; c++) {
+        json_t *o1 = json_object();
+        out_json_num(o1, "inference_loss", cn[c] ? closs[c] / (double)cn[c] : NAN);
+        out_json_num(o1, "slo_failure_rate", cn[c] ? (double)cf[c] / (double)cn[c] : NAN);
+        out_json_num(o1, "latency_p99_s", cp99[c]);
+        json_object_set_new(co, m->cname[c], o1);
+    }
+    json_object_set_new(sum, "classes", co);
     if (m->wl.source == SRC_TRACE) {
         json_t *to = json_object();
         out_json_num(to, "speedup", m->wl.speedup);
@@ -132,13 +161,14 @@ int birp_report(void *st, const sim *s, out *o, json_t *sum, err *e)
     FILE *f = out_file(o, "classes.csv", e);
     if (!f)
         return e->code;
-    fprintf(f, "class,slo_s,requests,slo_failures,slo_failure_rate,inference_loss\n");
+    fprintf(f, "class,slo_s,requests,slo_failures,slo_failure_rate,inference_loss,latency_p99_s\n");
     for (int c = 0; c < m->C; c++) {
         fmt(b1, sizeof b1, m->slo_s[c]);
         fmt(b2, sizeof b2, cn[c] ? (double)cf[c] / (double)cn[c] : NAN);
         fmt(b3, sizeof b3, cn[c] ? closs[c] / (double)cn[c] : NAN);
-        fprintf(f, "%s,%s,%lld,%lld,%s,%s\n", m->cname[c], b1, (long long)cn[c],
-                (long long)cf[c], b2, b3);
+        fmt(b4, sizeof b4, cp99[c]);
+        fprintf(f, "%s,%s,%lld,%lld,%s,%s,%s\n", m->cname[c], b1, (long long)cn[c],
+                (long long)cf[c], b2, b3, b4);
     }
     if (!(f = out_file(o, "edges.csv", e)))
         return e->code;

@@ -152,9 +152,48 @@ static int64_t return_ps(const birp_model *m, const req *q)
 /* The batch-size cap of queue k at edge j, whose head is request q. */
 static int queue_cap(const birp_model *m, const edge *ed, int k, const req *q)
 {
-    if (m->cfg.policy == P_CLIPPER)
+    if (m->batcher == B_AIMD)
         return (int)ed->aimd[k];
+    if (m->batcher == B_TRITON)
+        return ed->tmax[k];
     return ed->ccap[q->cls];
+}
+
+/* The batch queue k of edge ed would send now: its size, or 0 if the queue
+ * waits (then *due is when it stops waiting).  Clipper waits up to its
+ * timeout for a full batch.  Triton's dynamic batcher sends the largest
+ * preferred size the queue can form at once; failing that, it waits until
+ * the queue holds max_batch_size requests or its head has waited
+ * max_queue_delay, then sends what it has.  The other policies send up to
+ * their cap at once. */
+static int ready_batch(const birp_model *m, const edge *ed, int k, int64_t now, int64_t *due)
+{
+    const rheap *h = &ed->q[k];
+    const req *head = &m->r[h->v[0]];
+    int n = (int)h->n, cap = queue_cap(m, ed, k, head);
+    int avail = n < cap ? n : cap;
+    if (m->batcher == B_AIMD) {
+        *due = head->t_enq + m->cl.timeout_ps;
+        return n < cap && *due > now ? 0 : avail;
+    }
+    if (m->batcher == B_TRITON) {
+        for (int x = m->tr.npref - 1; x >= 0; x--)
+            if (m->tr.pref[x] <= avail)
+                return m->tr.pref[x];
+        *due = head->t_enq + m->tr.delay_ps;
+        return n < cap && *due > now ? 0 : avail;
+    }
+    return avail;
+}
+
+/* The model new arrivals of class c go to at edge ed: the planned one once
+ * its engine is loaded, until then the one that served the class before. */
+static int serving_model(edge *ed, int c, int64_t now)
+{
+    int u = ed->use[c];
+    if (ed->run[c] != u && ed->ready_at[u] >= 0 && ed->ready_at[u] <= now)
+        ed->run[c] = u;
+    return ed->run[c];
 }
 
 static void try_dispatch(birp_model *m, sim *s, int j)
@@ -162,7 +201,7 @@ static void try_dispatch(birp_model *m, sim *s, int j)
     edge *ed = &m->e[j];
     int64_t now = sim_now(s);
     while (ed->running < ed->conc && ed->queued > 0) {
-        int best = -1;
+        int best = -1, size[MAX_MODELS] = {0};
         int64_t wake = INT64_MAX;
         for (int k = 0; k < ed->nmodels; k++) {     /* drop heads that cannot make it */
             rheap *h = &ed->q[k];
@@ -178,12 +217,10 @@ static void try_dispatch(birp_model *m, sim *s, int j)
             }
             if (!h->n)
                 continue;
-            if (m->cfg.policy == P_CLIPPER) {       /* Clipper: wait for a full batch or the timeout */
-                int64_t due = m->r[h->v[0]].t_enq + m->cl.timeout_ps;
-                if ((int)h->n < queue_cap(m, ed, k, &m->r[h->v[0]]) && due > now) {
-                    wake = due < wake ? due : wake;
-                    continue;
-                }
+            int64_t due = INT64_MAX;
+            if (!(size[k] = ready_batch(m, ed, k, now, &due))) {
+                wake = due < wake ? due : wake;
+                continue;
             }
             if (best < 0 || heap_less(m, h->v[0], ed->q[best].v[0]))
                 best = k;
@@ -196,8 +233,7 @@ static void try_dispatch(birp_model *m, sim *s, int j)
             break;
         }
         rheap *h = &ed->q[best];
-        int cap = queue_cap(m, ed, best, &m->r[h->v[0]]);
-        int n = (int)h->n < cap ? (int)h->n : cap;
+        int n = size[best];
         batch *b = xmalloc(sizeof *b + (size_t)n * sizeof(uint32_t));
         b->edge = j;
         b->model = best;
@@ -252,7 +288,7 @@ static void on_batch_done(sim *s, void *obj, uint64_t arg)
         decided(m, q);
         obj_s = fmin(obj_s, m->slo_s[q->cls] / 2);
     }
-    if (m->cfg.policy == P_CLIPPER) {
+    if (m->batcher == B_AIMD) {
         /* Clipper's AIMD (Crankshaw et al., NSDI 2017, sec. 4.3): a batch
          * within the latency objective (half the tightest SLO in it, the
          * bound BIRP's QP uses) raises the cap by `step` if it was full; one
@@ -284,7 +320,7 @@ static void on_enqueue(sim *s, void *obj, uint64_t id)
     req *q = &m->r[id];
     edge *ed = &m->e[q->dest];
     q->t_enq = sim_now(s);
-    q->model = (uint8_t)ed->use[q->cls];
+    q->model = (uint8_t)serving_model(ed, q->cls, q->t_enq);
     heap_push(m, &ed->q[q->model], (uint32_t)id);
     ed->queued++;
     ed->enq_slot++;
@@ -441,6 +477,8 @@ static void qp_decide(birp_model *m, const double *lam, const double *backlog, d
     in.w_batch = m->w.batch;
     in.w_queue = m->w.queue;
     in.w_util = m->w.util;
+    in.poll = m->sim;
+    double gain = birp_stream_gain((int)m->cfg.parallel, m->cfg.gamma);
     double bytes = 0, obytes = 0;           /* mean input and response */
     for (int c = 0; c < m->C; c++) {
         bytes += m->share[c] * m->input_bytes[c];
@@ -457,7 +495,9 @@ static void qp_decide(birp_model *m, const double *lam, const double *backlog, d
         double tmax = m->grid[m->K - 1] * mix_lat(m, i, 1) / mix_lat(m, i, m->grid[m->K - 1]);
         for (int k = 0; k < in.ngrid; k++) {
             in.lat_s[i][k] = mix_lat(m, i, m->grid[k]);
-            in.mu[i][k] = birp_tir(m->grid[k], tmax, a, beta) / in.lat_s[i][0];
+            double tir = m->cfg.tir == TIR_PROFILE ? m->grid[k] * in.lat_s[i][0] / in.lat_s[i][k]
+                                                   : birp_tir(m->grid[k], tmax, a, beta);
+            in.mu[i][k] = tir / in.lat_s[i][0] * gain;
         }
     }
     double t0 = wall_s();
@@ -518,7 +558,10 @@ static void decide(birp_model *m, slot_row *row, int64_t now)
     }
     if (p == P_LOCAL || p == P_JSQ)
         return;
-    if (p == P_MS || p == P_CLIPPER) {
+    if (p == P_MS || p == P_CLIPPER || p == P_TRITON) {
+        /* capacity as it is: every execution stream, with the inflation of
+         * running them side by side (birp_stream_gain) */
+        double gain = birp_stream_gain((int)m->cfg.parallel, m->cfg.gamma);
         birp_ms_in in = {.nedges = E, .target_util = m->cfg.target_util};
         for (int j = 0; j < E; j++) {
             edge *ed = &m->e[j];
@@ -533,14 +576,17 @@ static void decide(birp_model *m, slot_row *row, int64_t now)
                 for (int c = 0; c < m->C; c++) {
                     int mi = ed->ms_opt[c][l < ed->ms_nopt[c] ? l : ed->ms_nopt[c] - 1];
                     /* time per request: serial, or (clipper) in the largest
-                     * batch within the AIMD objective, half the class's SLO */
+                     * batch within the AIMD objective, half the class's SLO,
+                     * or (triton) in a batch of max_batch_size */
                     int b = 1;
                     if (p == P_CLIPPER)
                         b = birp_curve_max_batch(ed->curve[mi], m->slo_s[c] / 2, m->grid[m->K - 1]);
+                    else if (p == P_TRITON)
+                        b = ed->tmax[mi];
                     lat += m->share[c] * model_lat(ed, mi, b) / b;
                     acc += m->share[c] * ed->curve[mi]->acc;
                 }
-                in.cap[j][l] = 1 / lat;
+                in.cap[j][l] = gain / lat;
                 in.acc[j][l] = acc;
             }
             in.lambda[j] = lam[j];
@@ -608,7 +654,7 @@ static void decide(birp_model *m, slot_row *row, int64_t now)
             if (lv[j] < maxl && so.o[j] > 0 && (worst < 0 || so.o[j] > so.o[worst]))
                 worst = j;
         }
-        if (over <= 0.01 * tot || worst < 0 || iter >= 4 * E)
+        if (over <= 0.01 * tot || worst < 0 || iter >= 4 * E || sim_poll(m->sim, 1))
             break;
         lv[worst]++;
     }
@@ -636,6 +682,37 @@ static void decide(birp_model *m, slot_row *row, int64_t now)
     }
 }
 
+/* Model switching costs the new engine's load time: a model an edge puts
+ * in use that is not loaded starts loading now and serves new arrivals of
+ * the class from now + load_setup + engine size / load_rate; until then the
+ * class stays on the model that served it.  An edge keeps loaded only the
+ * engines it uses (or is loading) and those with queued requests, so a
+ * model dropped and taken up again is loaded again.  With switch_cost
+ * false every load is instantaneous. */
+static void apply_switches(birp_model *m, int64_t now)
+{
+    for (int j = 0; j < m->E; j++) {
+        edge *ed = &m->e[j];
+        bool keep[MAX_MODELS] = {false};
+        for (int c = 0; c < m->C; c++) {
+            int u = ed->use[c];
+            if (ed->ready_at[u] < 0) {
+                int64_t t = 0;
+                if (m->cfg.switch_cost)
+                    t = m->cfg.load_setup_ps +
+                        units_tx_time_ps((int64_t)ed->curve[u]->size_bytes, m->cfg.load_rate_bps);
+                ed->ready_at[u] = now + t;
+                ed->switches++;
+            }
+            serving_model(ed, c, now);
+            keep[u] = keep[ed->run[c]] = true;
+        }
+        for (int k = 0; k < ed->nmodels; k++)
+            if (!keep[k] && ed->q[k].n == 0)
+                ed->ready_at[k] = -1;
+    }
+}
+
 static void on_slot(sim *s, void *obj, uint64_t arg)
 {
     (void)arg;
@@ -651,6 +728,7 @@ static void on_slot(sim *s, void *obj, uint64_t arg)
     m->slot_loss = 0;
     m->slot_n = 0;
     decide(m, row, sim_now(s));
+    apply_switches(m, sim_now(s));
     double off = 0;
     for (int i = 0; i < m->E; i++) {
         row->bcap[i] = m->e[i].bcap;
@@ -670,7 +748,16 @@ static int birp_start(void *st, sim *s, err *e)
 {
     (void)e;
     birp_model *m = st;
+    m->sim = s;
     for (int j = 0; j < m->E; j++) {
+        /* the engines of the first plan (each class's most accurate
+         * feasible model) are loaded before the run */
+        for (int k = 0; k < MAX_MODELS; k++)
+            m->e[j].ready_at[k] = -1;
+        for (int c = 0; c < m->C; c++) {
+            m->e[j].run[c] = m->e[j].use[c];
+            m->e[j].ready_at[m->e[j].use[c]] = 0;
+        }
         m->e[j].bcap = 1;
         for (int c = 0; c < m->C; c++)
             m->e[j].ccap[c] = 1;

@@ -24,9 +24,12 @@
 #define MAX_MODELS 8        /* deployed per edge */
 #define PULL_RING 64        /* bandit pulls awaiting their reward */
 
-enum policy { P_BIRP, P_BIRP_STATIC, P_SERIAL, P_MS, P_LOCAL, P_JSQ, P_CLIPPER, P_BATCH_ONLY };
+enum policy { P_BIRP, P_BIRP_STATIC, P_SERIAL, P_MS, P_LOCAL, P_JSQ, P_CLIPPER, P_BATCH_ONLY,
+              P_TRITON };
 extern const char *const policy_names[];     /* indexed by enum policy; in birp_cfg.c */
 enum source { SRC_TRACE, SRC_POISSON, SRC_ONOFF };
+enum batcher { B_QP, B_AIMD, B_TRITON };    /* how a queue forms its batches */
+enum tir_kind { TIR_PARAMETRIC, TIR_PROFILE };
 
 /* ---- configuration (bound in birp_cfg.c) ---------------------------------- */
 
@@ -38,9 +41,13 @@ typedef struct top_cfg {
     int64_t parallel;
     int64_t drift_ps;
     double drift_gain;
-    cfg_node *edges, *links, *classes, *workload, *bandit, *grid, *weights, *clipper;
+    cfg_node *edges, *links, *classes, *workload, *bandit, *grid, *weights, *clipper, *triton;
     double target_util;
     bool downgrade, class_caps;
+    bool switch_cost;                       /* a model put in use is loaded first */
+    int batcher;                            /* enum batcher (the QP policies; ablation) */
+    int tir;                                /* enum tir_kind: the QP's TIR (ablation) */
+    int64_t load_rate_bps, load_setup_ps;   /* load time = setup + engine bytes / rate */
 } top_cfg;
 
 typedef struct wl_cfg {
@@ -63,6 +70,13 @@ typedef struct clipper_cfg {
     int64_t step, timeout_ps;
     double backoff;
 } clipper_cfg;
+
+typedef struct triton_cfg {
+    int64_t delay_ps;                       /* max_queue_delay */
+    int64_t max_batch;                      /* 0: per (edge, model) from the SLO */
+    cfg_node *preferred;
+    int pref[BIRP_MAX_GRID], npref;         /* preferred batch sizes, increasing */
+} triton_cfg;
 
 typedef struct weight_cfg {
     double tau, batch, queue, util;
@@ -102,7 +116,11 @@ typedef struct edge {
     int best[MAX_CLASSES];                  /* most accurate SLO-feasible model per class */
     int ms_opt[MAX_CLASSES][MAX_MODELS];    /* model_selection options per class, best first */
     int ms_nopt[MAX_CLASSES];
-    int use[MAX_CLASSES];                   /* model in use per class */
+    int use[MAX_CLASSES];                   /* model chosen per class (the plan) */
+    int run[MAX_CLASSES];                   /* model new arrivals of the class go to: use[c]
+                                               once loaded, the previous one until then */
+    int64_t ready_at[MAX_MODELS];           /* engine loaded from then on (-1: not loaded) */
+    int tmax[MAX_MODELS];                   /* triton: max_batch_size per model */
     rheap q[MAX_MODELS];                    /* EDF queue per model */
     int queued;
     int running;                            /* batches on the accelerator */
@@ -116,6 +134,7 @@ typedef struct edge {
     int64_t busy_since;
     double busy_ps;
     int64_t batches, batched_reqs, enq_slot;
+    int64_t switches;                       /* engine loads after the start */
     int64_t arr_slot;                       /* arrivals at this origin in the slot */
     double lam_est;                         /* EWMA arrival rate, req/s */
     double wrr[BIRP_MAX_EDGES];             /* smooth WRR credit per destination */
@@ -134,7 +153,10 @@ typedef struct birp_model {
     wl_cfg wl;
     bandit_cfg bc;
     clipper_cfg cl;
+    triton_cfg tr;
     weight_cfg w;
+    sim *sim;                               /* polled (sim_poll) in long loops */
+    int batcher;                            /* enum batcher in force */
     int E, C;
     edge e[BIRP_MAX_EDGES];
     char cname[MAX_CLASSES][32];
