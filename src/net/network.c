@@ -43,6 +43,11 @@ static int64_t hop_sojourn(network *n);
 int network_endpoint(network *n, const char *name, const cfg_node *at, const char *path,
                      err *e)
 {
+    if (!name) {                /* a map or a list where a host name goes */
+        char d[64];
+        return cfg_err(e, AISIM_EINVAL, at, path, "expected a host name, found %s",
+                       cfg_describe(at, d, sizeof d));
+    }
     int node = topo_find_node(n->t, name);
     if (node < 0)
         return cfg_err(e, AISIM_EINVAL, at, path, "unknown host \"%s\"", name);

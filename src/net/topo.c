@@ -191,7 +191,7 @@ void topo_destroy(topo *t)
 
 int topo_find_node(const topo *t, const char *name)
 {
-    if (!t->names.cap)
+    if (!t->names.cap || !name)
         return -1;
     name_key k = {t, name};
     tab_ent *e = tab_slot((tab *)&t->names, hash_str(name), name_eq, &k);
