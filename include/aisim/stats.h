@@ -24,6 +24,9 @@ void stat_init(stat_acc *a);
 void stat_add(stat_acc *a, double x);
 double stat_var(const stat_acc *a);     /* sample variance (n-1); 0 if n<2 */
 double stat_sd(const stat_acc *a);
+/* Half-width of the 95 % confidence interval of the mean, t(0.975, n-1) sd /
+ * sqrt(n) (stat_t975); NAN for fewer than 2 observations. */
+double stat_ci95(const stat_acc *a);
 
 /* Batch means over a series whose length is not known in advance: keeps
  * `nbatch` batches and doubles the batch size when they are full. */

@@ -506,8 +506,7 @@ static void sweep_means(const sweep_tab *s, int c, int numeric_x, table *dst)
         if (acc[r].n)
             out_fmt_double(v, sizeof v, acc[r].mean);
         if (acc[r].n > 1)
-            out_fmt_double(h, sizeof h, stat_t975((int)acc[r].n - 1) * stat_sd(&acc[r]) /
-                                            sqrt((double)acc[r].n));
+            out_fmt_double(h, sizeof h, stat_ci95(&acc[r]));
         dst->cell[r][2] = xstrdup(v);
         dst->cell[r][3] = xstrdup(h);
     }
@@ -605,7 +604,7 @@ static int record_plots(const char *dir, json_t *sum, err *e)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return ERR(e, AISIM_EIO, "cannot write %s: %s", tmp, strerror(errno));
-    int bad = json_dumpf(sum, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    int bad = json_dumpf(sum, f, RUN_JSON_FLAGS);
     bad |= fputc('\n', f) == EOF;
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path) != 0) {

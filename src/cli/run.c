@@ -275,7 +275,7 @@ int run_scenario(const run_opts *o, json_t **summary, char **out_dir_used, err *
         r = e->code;
         goto done;
     }
-    json_dumpf(sum, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    json_dumpf(sum, f, RUN_JSON_FLAGS);
     fputc('\n', f);
     log_file = NULL;
     r = out_commit(od, e);

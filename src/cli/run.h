@@ -23,6 +23,10 @@ typedef struct run_opts {
 /* summary.json's schema_version. */
 #define AISIM_SUMMARY_SCHEMA 1
 
+/* How summary.json and sweep.json are written (aisim plot rewrites a
+ * summary with the same flags, so its numbers stay as they were). */
+#define RUN_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
+
 /* Exit codes of the aisim command. */
 enum { EXIT_OK = 0, EXIT_RUN_FAILED = 1, EXIT_BAD_INPUT = 2 };
 

@@ -788,7 +788,7 @@ static int write_table(const sweep *sw, const char *name, const point *pts, out 
     if (!r) {
         write_csv(fc, sw, pts, rows, &c);
         json_t *j = sweep_json(sw, name, pts, rows, &c);
-        json_dumpf(j, fj, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+        json_dumpf(j, fj, RUN_JSON_FLAGS);
         fputc('\n', fj);
         json_decref(j);
         r = out_commit(od, e);

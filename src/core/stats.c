@@ -36,6 +36,11 @@ double stat_var(const stat_acc *a)
 
 double stat_sd(const stat_acc *a) { return sqrt(stat_var(a)); }
 
+double stat_ci95(const stat_acc *a)
+{
+    return a->n < 2 ? NAN : stat_t975((int)a->n - 1) * stat_sd(a) / sqrt((double)a->n);
+}
+
 void bm_init(batch_means *b, int nbatch)
 {
     memset(b, 0, sizeof *b);
@@ -97,7 +102,7 @@ double bm_halfwidth95(const batch_means *b)
     stat_init(&a);
     for (int i = 0; i < k; i++)
         stat_add(&a, b->sums[i] / (double)b->size);
-    return stat_t975(k - 1) * stat_sd(&a) / sqrt((double)k);
+    return stat_ci95(&a);
 }
 
 void samples_init(samples *s) { memset(s, 0, sizeof *s); }

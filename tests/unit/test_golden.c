@@ -224,9 +224,8 @@ static int tables_documented(const char *dir)
         for (char *c = strtok(csv, ","); c; c = strtok(NULL, ",")) {
             char want[300];
             snprintf(want, sizeof want, "| `%s` |", c);
-            int found = 0;
-            for (char *q = sec; !found && (q = strstr(q, want)) && q < sec + slen; q++)
-                found = 1;
+            const char *hit = strstr(sec, want);
+            int found = hit && hit < sec + slen;
             /* a per-edge column: "| `bcap_<edge>` |" */
             for (char *q = sec; !found && (q = strstr(q, "| `")) && q < sec + slen; q++) {
                 const char *lt = strchr(q + 3, '<'), *bt = strchr(q + 3, '`');

@@ -258,7 +258,7 @@ static void mean_ci(const run_res *r, int n, int arm, size_t off, double *m, dou
             stat_add(&a, x);
     }
     *m = a.n ? a.mean : NAN;
-    *ci = a.n > 1 ? stat_t975((int)a.n - 1) * stat_sd(&a) / sqrt((double)a.n) : 0;
+    *ci = a.n > 1 ? stat_ci95(&a) : 0;
 }
 
 static int tool_missing(void)
